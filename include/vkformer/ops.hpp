@@ -1,0 +1,163 @@
+// The kernels, one function each. Every function records into a Recorder and
+// returns what it dispatched: the variant it picked, its specialization
+// constants, and its FLOP and byte counts (for the benchmark).
+//
+// Conventions:
+//   - activations are fp32; weights, tables and K/V may be fp32 or fp16
+//     (storage only: every kernel accumulates in fp32);
+//   - shapes are row-major, outermost first, like PyTorch with batch_first;
+//   - `variant` empty means "pick from the device's capabilities".
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "vkformer/recorder.hpp"
+#include "vkformer/tensor.hpp"
+
+namespace vkf {
+
+/// What an op dispatched.
+struct OpInfo {
+  std::string op;
+  std::string variant;
+  std::vector<std::pair<std::string, uint32_t>> spec;  ///< specialization constants
+  double flops = 0;  ///< useful floating-point operations
+  double bytes = 0;  ///< minimum bytes read + written
+};
+
+enum class Activation { None, ReLU, GeluErf, GeluTanh, SiLU };
+
+/// Y = act(X·Wᵀ + b) + R, with W stored as PyTorch's nn.Linear weight.
+struct GemmArgs {
+  const Tensor* x = nullptr;         ///< [..., K] f32, leading dims are M
+  const Tensor* w = nullptr;         ///< [N, K] f32 or f16
+  const Tensor* bias = nullptr;      ///< optional [N], dtype of w
+  const Tensor* residual = nullptr;  ///< optional [..., N] f32, added after act
+  Tensor* y = nullptr;               ///< [..., N] f32; must not alias x or residual
+  Activation act = Activation::None;
+  std::string variant;               ///< "gemv", "tiled", "tiled_small" or "" (auto)
+};
+/// @throws vkf::Error on a shape or dtype mismatch, naming the argument.
+OpInfo gemm(Recorder& rec, const GemmArgs& a);
+/// The GEMM variants, for benchmarks and tests.
+std::vector<std::string> gemm_variants();
+
+/// A [batch, length, heads·head_dim] view into a tensor whose rows may be
+/// wider, e.g. the K part of a packed [batch, length, 3·d] QKV projection.
+struct HeadsView {
+  const Tensor* t = nullptr;
+  uint32_t col_offset = 0;    ///< first column of the view within a row
+  uint32_t row_stride = 0;    ///< elements between rows; 0: the tensor's last dim
+  uint32_t batch_stride = 0;  ///< elements between batches; 0: row_stride·dim(-2)
+};
+
+struct AttentionShape {
+  uint32_t batch = 1, heads = 1, head_dim = 64;
+  uint32_t q_len = 1;   ///< query rows
+  uint32_t kv_len = 1;  ///< keys (for a KV cache: keys filled so far)
+};
+
+/// Which scores become -inf before the softmax. A row with every key masked
+/// gives all-zero probabilities (and a zero attention output), never NaN.
+struct AttentionMask {
+  const Tensor* key_padding = nullptr;  ///< optional [batch, ≥kv_len] i32; nonzero = masked key
+  uint32_t key_padding_stride = 0;      ///< elements between batches; 0: kv_len
+  bool causal = false;                  ///< query i sees keys j ≤ i + causal_offset
+  uint32_t causal_offset = 0;           ///< keys before the first query (KV-cache decoding)
+};
+
+/// S[b,h,i,j] = scale · Σ_c Q[b,i,h,c]·K[b,j,h,c], read straight from the views.
+struct AttentionScoresArgs {
+  HeadsView q, k;
+  AttentionShape shape;
+  float scale = 1.0f;       ///< usually 1/√head_dim
+  Tensor* scores = nullptr; ///< [batch, heads, q_len, kv_len] f32
+  std::string variant;
+};
+OpInfo attention_scores(Recorder& rec, const AttentionScoresArgs& a);
+
+/// In place: each row of S becomes softmax over its unmasked keys (fp32 sums).
+struct SoftmaxArgs {
+  Tensor* scores = nullptr;  ///< [batch, heads, q_len, kv_len] f32
+  AttentionShape shape;      ///< head_dim unused
+  AttentionMask mask;
+  std::string variant;       ///< "subgroup", "shared" or "" (auto)
+};
+OpInfo masked_softmax(Recorder& rec, const SoftmaxArgs& a);
+
+/// O[b,i,h·D + c] = Σ_j P[b,h,i,j]·V[b,j,h,c]: heads written concatenated.
+struct AttentionValuesArgs {
+  const Tensor* probs = nullptr;  ///< [batch, heads, q_len, kv_len] f32
+  HeadsView v;
+  AttentionShape shape;
+  Tensor* out = nullptr;          ///< [batch, q_len, heads·head_dim] f32
+  std::string variant;
+};
+OpInfo attention_values(Recorder& rec, const AttentionValuesArgs& a);
+
+/// softmax(scale·QKᵀ + mask)·V in one pass with an online softmax; the score
+/// matrix is never stored. Same masks and output layout as the unfused path.
+struct FlashAttentionArgs {
+  HeadsView q, k, v;
+  AttentionShape shape;
+  AttentionMask mask;
+  float scale = 1.0f;
+  Tensor* out = nullptr;  ///< [batch, q_len, heads·head_dim] f32
+  std::string variant;
+};
+OpInfo flash_attention(Recorder& rec, const FlashAttentionArgs& a);
+
+/// y = LayerNorm(x + residual)·gamma + beta over the last dimension.
+struct LayerNormArgs {
+  const Tensor* x = nullptr;         ///< [..., d] f32
+  const Tensor* residual = nullptr;  ///< optional, shape of x
+  const Tensor* gamma = nullptr;     ///< [d] f32 or f16
+  const Tensor* beta = nullptr;      ///< [d], dtype of gamma
+  Tensor* y = nullptr;               ///< shape of x, f32; may not alias x
+  float eps = 1e-5f;
+  std::string variant;               ///< "subgroup", "shared" or ""
+};
+OpInfo layernorm(Recorder& rec, const LayerNormArgs& a);
+
+/// out[b,i,:] = table[ids[b,i]]·scale + pos[pos_offset + i].
+struct EmbeddingArgs {
+  const Tensor* ids = nullptr;        ///< [batch, len] i32
+  const Tensor* table = nullptr;      ///< [vocab, d] f32 or f16
+  const Tensor* positions = nullptr;  ///< optional [max_positions, d] (learned or sinusoidal_table())
+  uint32_t pos_offset = 0;            ///< position of column 0 (KV-cache decoding)
+  float scale = 1.0f;                 ///< √d_model when the model scales embeddings
+  Tensor* out = nullptr;              ///< [batch, len, d] f32
+  std::string variant;
+};
+/// Ids outside [0, vocab) are clamped on the device; callers validate ids first.
+OpInfo embedding(Recorder& rec, const EmbeddingArgs& a);
+
+/// The paper's positional encoding: PE(p, 2i) = sin(p / 10000^(2i/d)),
+/// PE(p, 2i+1) = cos(p / 10000^(2i/d)), computed in double on the host.
+std::vector<float> sinusoidal_table(uint32_t max_positions, uint32_t d);
+
+/// y = a + b, elementwise, same shapes, f32.
+struct AddArgs {
+  const Tensor* a = nullptr;
+  const Tensor* b = nullptr;
+  Tensor* y = nullptr;
+  std::string variant;
+};
+OpInfo add(Recorder& rec, const AddArgs& a);
+
+/// The k largest values of each row and their indices, largest first; ties go
+/// to the lower index. k = 1 is argmax.
+struct TopKArgs {
+  const Tensor* x = nullptr;   ///< [rows, n] f32
+  uint32_t k = 1;              ///< 1 ≤ k ≤ topk_max_k()
+  Tensor* values = nullptr;    ///< [rows, k] f32
+  Tensor* indices = nullptr;   ///< [rows, k] i32
+  std::string variant;
+};
+OpInfo topk(Recorder& rec, const TopKArgs& a);
+/// The largest k topk() supports.
+uint32_t topk_max_k();
+
+}  // namespace vkf

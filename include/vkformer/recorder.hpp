@@ -1,0 +1,49 @@
+// A Recorder collects kernel dispatches into one command buffer, with only the
+// barriers the data flow needs, and optionally a timestamp pair per dispatch.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace vkf {
+
+class Context;
+
+/// Time one dispatch took on the device, from timestamp queries.
+struct DispatchTiming {
+  std::string label;  ///< op and variant, e.g. "gemm/tiled"
+  double ms = 0.0;
+};
+
+/// Records ops (see ops.hpp) into one command buffer. Submit it with
+/// Context::submit(); after that it can be reset() and reused.
+class Recorder {
+ public:
+  /// @param timestamps bracket every dispatch with timestamp queries.
+  explicit Recorder(Context& ctx, bool timestamps = false);
+  ~Recorder();
+  Recorder(const Recorder&) = delete;
+  Recorder& operator=(const Recorder&) = delete;
+
+  /// Drops everything recorded, ready to record again. Waits for nothing:
+  /// call only after the submission finished (Context::submit returns then).
+  void reset();
+
+  /// Dispatches recorded so far.
+  size_t dispatches() const;
+  /// Pipeline barriers recorded so far.
+  size_t barriers() const;
+  /// Per-dispatch device times of the last submission (needs timestamps=true).
+  std::vector<DispatchTiming> timings() const;
+
+  struct Impl;
+  /// Internal state, used by ops (not part of the stable API).
+  Impl& impl() { return *impl_; }
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace vkf

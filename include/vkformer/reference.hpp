@@ -1,0 +1,77 @@
+// Naive CPU references for every kernel, computed in double precision.
+// Tests and `vkformer kernel` check the Vulkan kernels against these.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "vkformer/ops.hpp"
+
+namespace vkf::ref {
+
+/// A host-side HeadsView: [batch, length, heads·head_dim] inside wider rows.
+struct HostHeads {
+  const std::vector<float>* data = nullptr;
+  uint32_t col_offset = 0;
+  uint32_t row_stride = 0;    ///< must be set (no defaults on the host side)
+  uint32_t batch_stride = 0;  ///< must be set
+  double at(uint32_t b, uint32_t i, uint32_t col) const {
+    return (*data)[size_t(b) * batch_stride + size_t(i) * row_stride + col_offset + col];
+  }
+};
+
+/// A host-side AttentionMask.
+struct HostMask {
+  const std::vector<int32_t>* key_padding = nullptr;
+  uint32_t key_padding_stride = 0;  ///< must be set when key_padding is
+  bool causal = false;
+  uint32_t causal_offset = 0;
+  bool masked(uint32_t b, uint32_t i, uint32_t j) const;
+};
+
+/// The activation in double precision (GELU with the exact erf).
+double activation(double v, Activation act);
+
+/// act(X·Wᵀ + b) + R, [M, N].
+std::vector<double> gemm(const std::vector<float>& x, const std::vector<float>& w,
+                         const std::vector<float>* bias, const std::vector<float>* residual,
+                         int64_t M, int64_t N, int64_t K, Activation act);
+
+/// [B, H, Lq, Lk] scores.
+std::vector<double> attention_scores(const HostHeads& q, const HostHeads& k,
+                                     const AttentionShape& s, double scale);
+
+/// Row softmax of [B, H, Lq, Lk] scores; fully masked rows are zero.
+std::vector<double> masked_softmax(const std::vector<double>& scores, const AttentionShape& s,
+                                   const HostMask& m);
+
+/// [B, Lq, H·D] = P·V with heads concatenated.
+std::vector<double> attention_values(const std::vector<double>& probs, const HostHeads& v,
+                                     const AttentionShape& s);
+
+/// softmax(scale·QKᵀ, masked)·V, [B, Lq, H·D].
+std::vector<double> attention(const HostHeads& q, const HostHeads& k, const HostHeads& v,
+                              const AttentionShape& s, const HostMask& m, double scale);
+
+/// LayerNorm(x + residual) over rows of length d.
+std::vector<double> layernorm(const std::vector<float>& x, const std::vector<float>* residual,
+                              const std::vector<float>& gamma, const std::vector<float>& beta,
+                              int64_t rows, int64_t d, double eps);
+
+/// table[ids]·scale + positions[pos_offset + i], [B, L, d].
+std::vector<double> embedding(const std::vector<int32_t>& ids, uint32_t batch, uint32_t len,
+                              const std::vector<float>& table, uint32_t d,
+                              const std::vector<float>* positions, uint32_t pos_offset,
+                              double scale);
+
+/// a + b.
+std::vector<double> add(const std::vector<float>& a, const std::vector<float>& b);
+
+/// Top k of each row, largest first, ties to the lower index.
+void topk(const std::vector<float>& x, int64_t rows, int64_t n, uint32_t k,
+          std::vector<float>& values, std::vector<int32_t>& indices);
+
+/// max |got − want| / max |want|: the error metric every test states a bound for.
+double max_rel_error(const std::vector<float>& got, const std::vector<double>& want);
+
+}  // namespace vkf::ref

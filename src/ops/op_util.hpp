@@ -1,0 +1,56 @@
+// Small helpers every op uses: argument checks with clear messages, and
+// workgroup sizes chosen from the device's limits.
+#pragma once
+
+#include <algorithm>
+#include <string>
+
+#include "vk/recorder_impl.hpp"
+#include "vkformer/ops.hpp"
+
+namespace vkf {
+
+/// Throws vkf::Error("op: what") unless ok.
+inline void require(bool ok, const char* op, const std::string& what) {
+  if (!ok) throw Error(std::string(op) + ": " + what);
+}
+
+/// Checks that t is set and has the dtype; `name` is the argument's name.
+inline void require_tensor(const Tensor* t, const char* op, const char* name, DType dtype) {
+  require(t && !t->empty(), op, std::string(name) + " is missing");
+  require(t->dtype() == dtype, op,
+          std::string(name) + " " + t->describe() + " must be " + dtype_name(dtype));
+}
+
+/// Checks that a weight-like tensor is f32, or f16 on a device that can store it.
+inline void require_weight(const Tensor* t, const char* op, const char* name, const Capabilities& c) {
+  require(t && !t->empty(), op, std::string(name) + " is missing");
+  require(t->dtype() == DType::F32 || t->dtype() == DType::F16, op,
+          std::string(name) + " " + t->describe() + " must be f32 or f16");
+  require(t->dtype() != DType::F16 || c.storage_16bit, op,
+          std::string(name) + " is f16 but the device (or its profile) has no 16-bit storage");
+}
+
+/// A workgroup size near `want`, a multiple of the subgroup size, within the limits.
+inline uint32_t workgroup_size(const Capabilities& c, uint32_t want) {
+  uint32_t limit = std::min(c.max_workgroup_invocations, c.max_workgroup_size[0]);
+  uint32_t wg = std::min(want, limit);
+  uint32_t sg = std::max(1u, c.subgroup_size);
+  if (wg >= sg) wg = wg / sg * sg;
+  return std::max(1u, wg);
+}
+
+/// Whether to use the subgroup variant of a reduction, honouring a forced variant.
+inline bool use_subgroups(const Capabilities& c, const std::string& variant, const char* op) {
+  if (variant == "subgroup") {
+    require(c.subgroup_arithmetic, op, "variant \"subgroup\" needs subgroup arithmetic, which the device lacks");
+    return true;
+  }
+  if (variant == "shared") return false;
+  require(variant.empty(), op, "unknown variant \"" + variant + "\" (subgroup, shared)");
+  return c.subgroup_arithmetic;
+}
+
+inline uint32_t ceil_div(uint64_t a, uint64_t b) { return uint32_t((a + b - 1) / b); }
+
+}  // namespace vkf

@@ -1,0 +1,291 @@
+// Context: creates instance and device, owns memory and pipelines, and moves
+// data between host and device.
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+#include "vk/check.hpp"
+#include "vk/context_impl.hpp"
+#include "vk/recorder_impl.hpp"
+
+namespace vkf {
+namespace {
+
+bool env_flag(const char* name) {
+  const char* v = std::getenv(name);
+  return v && *v && std::strcmp(v, "0") != 0;
+}
+
+uint32_t compute_queue_family(VkPhysicalDevice phys) {
+  uint32_t n = 0;
+  vkGetPhysicalDeviceQueueFamilyProperties(phys, &n, nullptr);
+  std::vector<VkQueueFamilyProperties> q(n);
+  vkGetPhysicalDeviceQueueFamilyProperties(phys, &n, q.data());
+  // Prefer a compute family without graphics (async compute) only if it has timestamps.
+  for (uint32_t i = 0; i < n; ++i)
+    if ((q[i].queueFlags & VK_QUEUE_COMPUTE_BIT) && !(q[i].queueFlags & VK_QUEUE_GRAPHICS_BIT) &&
+        q[i].timestampValidBits)
+      return i;
+  for (uint32_t i = 0; i < n; ++i)
+    if (q[i].queueFlags & VK_QUEUE_COMPUTE_BIT) return i;
+  throw Error("the selected device has no compute queue");
+}
+
+void transfer_barrier(VkCommandBuffer cb, VkPipelineStageFlags src, VkAccessFlags sa,
+                      VkPipelineStageFlags dst, VkAccessFlags da) {
+  VkMemoryBarrier b{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
+  b.srcAccessMask = sa;
+  b.dstAccessMask = da;
+  vkCmdPipelineBarrier(cb, src, dst, 0, 1, &b, 0, nullptr, 0, nullptr);
+}
+
+}  // namespace
+
+std::vector<DeviceDescription> list_devices() {
+  InstanceHandles h = create_instance(false, nullptr);
+  std::vector<DeviceDescription> out;
+  try {
+    auto devs = devices_in_preference_order(h.instance);
+    for (uint32_t i = 0; i < devs.size(); ++i) {
+      Capabilities c = query_capabilities(devs[i]);
+      out.push_back({i, c.device_name, c.device_type, c.driver_name});
+    }
+  } catch (...) {
+    destroy_instance(h);
+    throw;
+  }
+  destroy_instance(h);
+  return out;
+}
+
+Context::Context(const ContextOptions& options) : impl_(std::make_unique<Impl>()) {
+  Impl& s = *impl_;
+  s.options = options;
+  bool validation = options.validation < 0 ? env_flag("VKFORMER_VALIDATION") : options.validation > 0;
+  std::string selector = options.device;
+  if (selector.empty())
+    if (const char* e = std::getenv("VKFORMER_DEVICE")) selector = e;
+
+  s.inst = create_instance(validation, &s.vlog);
+  try {
+    uint32_t index = 0;
+    s.phys = select_device(s.inst.instance, selector, &index);
+    s.caps = query_capabilities(s.phys);
+    if (options.disable_fp16) s.caps.storage_16bit = s.caps.shader_float16 = false;
+    if (options.disable_subgroups) s.caps.subgroup_arithmetic = s.caps.subgroup_shuffle = false;
+    s.queue_family = compute_queue_family(s.phys);
+
+    // Enable only what the kernels use: 16-bit storage for fp16 tensors.
+    VkPhysicalDeviceVulkan11Features f11{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES};
+    f11.storageBuffer16BitAccess = s.caps.storage_16bit;
+    VkPhysicalDeviceFeatures2 f2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
+    f2.pNext = &f11;
+    float prio = 1.0f;
+    VkDeviceQueueCreateInfo qci{VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO};
+    qci.queueFamilyIndex = s.queue_family;
+    qci.queueCount = 1;
+    qci.pQueuePriorities = &prio;
+    VkDeviceCreateInfo dci{VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO};
+    dci.pNext = &f2;
+    dci.queueCreateInfoCount = 1;
+    dci.pQueueCreateInfos = &qci;
+    VKF_CHECK(vkCreateDevice(s.phys, &dci, nullptr, &s.device));
+    vkGetDeviceQueue(s.device, s.queue_family, 0, &s.queue);
+
+    s.memory = std::make_shared<MemoryPool>(s.phys, s.device, s.caps, options.force_staging);
+    s.pipelines = std::make_unique<Pipelines>(s.device, s.caps, options.cache_dir);
+    VkCommandPoolCreateInfo pci{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
+    pci.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT;
+    pci.queueFamilyIndex = s.queue_family;
+    VKF_CHECK(vkCreateCommandPool(s.device, &pci, nullptr, &s.command_pool));
+    VkFenceCreateInfo fci{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
+    VKF_CHECK(vkCreateFence(s.device, &fci, nullptr, &s.fence));
+
+    if (options.verbose)
+      std::fprintf(stderr,
+                   "vkformer: device %u: %s (%s, driver %s), subgroup %u, shared memory %u KiB, "
+                   "fp16 storage %s, validation %s\n",
+                   index, s.caps.device_name.c_str(), s.caps.device_type.c_str(),
+                   s.caps.driver_name.c_str(), s.caps.subgroup_size, s.caps.max_shared_memory / 1024,
+                   s.caps.storage_16bit ? "yes" : "no", validation ? "on" : "off");
+  } catch (...) {
+    impl_.reset();
+    throw;
+  }
+}
+
+Context::Impl::~Impl() = default;
+
+Context::~Context() {
+  if (!impl_) return;
+  Impl& s = *impl_;
+  if (s.device) vkDeviceWaitIdle(s.device);
+  s.pipelines.reset();
+  if (s.memory) s.memory->release();
+  if (s.fence) vkDestroyFence(s.device, s.fence, nullptr);
+  if (s.command_pool) vkDestroyCommandPool(s.device, s.command_pool, nullptr);
+  if (s.device) vkDestroyDevice(s.device, nullptr);
+  destroy_instance(s.inst);
+}
+
+const Capabilities& Context::caps() const { return impl_->caps; }
+uint64_t Context::validation_messages() const { return impl_->vlog.count; }
+std::string Context::last_validation_message() const {
+  std::lock_guard<std::mutex> lock(impl_->vlog.mu);
+  return impl_->vlog.last;
+}
+void Context::save_pipeline_cache() { impl_->pipelines->save(); }
+uint64_t Context::pipelines_created() const { return impl_->pipelines->created(); }
+
+void Context::Impl::submit_and_wait(VkCommandBuffer cb) {
+  VkSubmitInfo si{VK_STRUCTURE_TYPE_SUBMIT_INFO};
+  si.commandBufferCount = 1;
+  si.pCommandBuffers = &cb;
+  VKF_CHECK(vkResetFences(device, 1, &fence));
+  VKF_CHECK(vkQueueSubmit(queue, 1, &si, fence));
+  VKF_CHECK(vkWaitForFences(device, 1, &fence, VK_TRUE, UINT64_MAX));
+}
+
+template <class F>
+void Context::Impl::run_now(F&& record) {
+  VkCommandBufferAllocateInfo ai{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
+  ai.commandPool = command_pool;
+  ai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+  ai.commandBufferCount = 1;
+  VkCommandBuffer cb;
+  VKF_CHECK(vkAllocateCommandBuffers(device, &ai, &cb));
+  try {
+    VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+    bi.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
+    VKF_CHECK(vkBeginCommandBuffer(cb, &bi));
+    record(cb);
+    VKF_CHECK(vkEndCommandBuffer(cb));
+    submit_and_wait(cb);
+  } catch (...) {
+    vkFreeCommandBuffers(device, command_pool, 1, &cb);
+    throw;
+  }
+  vkFreeCommandBuffers(device, command_pool, 1, &cb);
+}
+
+void Context::submit(Recorder& rec) {
+  auto& r = rec.impl();
+  if (&r.ctx != impl_.get()) throw Error("submit: the recorder belongs to another context");
+  impl_->submit_and_wait(r.finish());
+  if (r.timestamps) r.collect_timings();
+}
+
+Tensor Context::tensor(std::vector<int64_t> shape, DType dtype) {
+  if (shape.empty()) throw Error("tensor: a shape needs at least one dimension");
+  uint64_t n = 1;
+  for (int64_t d : shape) {
+    if (d <= 0) throw Error("tensor: every dimension must be positive, got " + std::to_string(d));
+    if (n > (uint64_t(1) << 40) / uint64_t(d)) throw Error("tensor: the shape is absurdly large");
+    n *= uint64_t(d);
+  }
+  auto a = impl_->memory->allocate(n * dtype_size(dtype), "a tensor");
+  return Tensor(std::move(a), std::move(shape), dtype);
+}
+
+Tensor Context::tensor(std::vector<int64_t> shape, const std::vector<float>& data, DType dtype) {
+  Tensor t = tensor(std::move(shape), dtype);
+  write(t, data);
+  return t;
+}
+
+Tensor Context::tensor_i32(std::vector<int64_t> shape, const std::vector<int32_t>& data) {
+  Tensor t = tensor(std::move(shape), DType::I32);
+  if (data.size() != size_t(t.numel()))
+    throw Error("tensor_i32: " + std::to_string(data.size()) + " values for " + t.describe());
+  write_bytes(t, data.data(), data.size() * 4);
+  return t;
+}
+
+void Context::write(Tensor& t, const std::vector<float>& data) {
+  if (data.size() != size_t(t.numel()))
+    throw Error("write: " + std::to_string(data.size()) + " values for tensor " + t.describe());
+  switch (t.dtype()) {
+    case DType::F32: write_bytes(t, data.data(), data.size() * 4); break;
+    case DType::F16: {
+      std::vector<uint16_t> h(data.size());
+      for (size_t i = 0; i < h.size(); ++i) h[i] = float_to_half(data[i]);
+      write_bytes(t, h.data(), h.size() * 2);
+      break;
+    }
+    case DType::I32: throw Error("write: tensor " + t.describe() + " holds integers; use write_bytes");
+  }
+}
+
+void Context::write_bytes(Tensor& t, const void* data, size_t bytes) {
+  const Allocation& a = *t.allocation();
+  if (bytes != a.size)
+    throw Error("write: " + std::to_string(bytes) + " bytes for tensor " + t.describe() + " of " +
+                std::to_string(a.size) + " bytes");
+  if (a.mapped) {
+    std::memcpy(a.mapped, data, bytes);
+    return;
+  }
+  auto st = impl_->memory->staging(bytes);
+  std::memcpy(st.mapped, data, bytes);
+  impl_->run_now([&](VkCommandBuffer cb) {
+    // Earlier dispatches may still read or write the destination.
+    transfer_barrier(cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+                     VK_ACCESS_SHADER_WRITE_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT,
+                     VK_ACCESS_TRANSFER_WRITE_BIT);
+    VkBufferCopy c{0, a.offset, bytes};
+    vkCmdCopyBuffer(cb, st.buffer, a.buffer, 1, &c);
+  });
+}
+
+std::vector<uint8_t> Context::Impl::download(const Allocation& a) {
+  std::vector<uint8_t> raw(a.size);
+  if (a.mapped) {
+    std::memcpy(raw.data(), a.mapped, a.size);
+    return raw;
+  }
+  auto st = memory->staging(a.size);
+  run_now([&](VkCommandBuffer cb) {
+    transfer_barrier(cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
+                     VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT,
+                     VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_READ_BIT);
+    VkBufferCopy c{a.offset, 0, a.size};
+    vkCmdCopyBuffer(cb, a.buffer, st.buffer, 1, &c);
+    transfer_barrier(cb, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT,
+                     VK_PIPELINE_STAGE_HOST_BIT, VK_ACCESS_HOST_READ_BIT);
+  });
+  std::memcpy(raw.data(), st.mapped, a.size);
+  return raw;
+}
+
+std::vector<float> Context::read(const Tensor& t) {
+  std::vector<uint8_t> raw = impl_->download(*t.allocation());
+  std::vector<float> out(size_t(t.numel()));
+  for (size_t i = 0; i < out.size(); ++i) {
+    switch (t.dtype()) {
+      case DType::F32: std::memcpy(&out[i], raw.data() + 4 * i, 4); break;
+      case DType::F16: {
+        uint16_t h;
+        std::memcpy(&h, raw.data() + 2 * i, 2);
+        out[i] = half_to_float(h);
+        break;
+      }
+      case DType::I32: {
+        int32_t v;
+        std::memcpy(&v, raw.data() + 4 * i, 4);
+        out[i] = float(v);
+        break;
+      }
+    }
+  }
+  return out;
+}
+
+std::vector<int32_t> Context::read_i32(const Tensor& t) {
+  if (t.dtype() != DType::I32) throw Error("read_i32: tensor " + t.describe() + " is not i32");
+  std::vector<uint8_t> raw = impl_->download(*t.allocation());
+  std::vector<int32_t> out(size_t(t.numel()));
+  std::memcpy(out.data(), raw.data(), raw.size());
+  return out;
+}
+
+}  // namespace vkf

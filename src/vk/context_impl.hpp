@@ -1,0 +1,61 @@
+// The inside of a Context: every Vulkan handle vkformer owns for one device.
+#pragma once
+
+#include <vulkan/vulkan.h>
+
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "vk/memory.hpp"
+#include "vk/pipelines.hpp"
+#include "vkformer/context.hpp"
+
+namespace vkf {
+
+/// Instance creation (instance.cpp).
+struct InstanceHandles {
+  VkInstance instance = VK_NULL_HANDLE;
+  VkDebugUtilsMessengerEXT messenger = VK_NULL_HANDLE;
+  bool validation = false;
+};
+/// Counts and logs what the validation layer says.
+struct ValidationLog {
+  std::atomic<uint64_t> count{0};
+  std::mutex mu;
+  std::string last;
+};
+InstanceHandles create_instance(bool validation, ValidationLog* log);
+void destroy_instance(InstanceHandles& h);
+
+/// Device choice and capabilities (device.cpp).
+std::vector<VkPhysicalDevice> devices_in_preference_order(VkInstance instance);
+VkPhysicalDevice select_device(VkInstance instance, const std::string& selector, uint32_t* index);
+Capabilities query_capabilities(VkPhysicalDevice phys);
+std::string device_type_name(VkPhysicalDeviceType t);
+
+struct Context::Impl {
+  ContextOptions options;
+  ValidationLog vlog;
+  InstanceHandles inst;
+  VkPhysicalDevice phys = VK_NULL_HANDLE;
+  VkDevice device = VK_NULL_HANDLE;
+  uint32_t queue_family = 0;
+  VkQueue queue = VK_NULL_HANDLE;
+  Capabilities caps;
+  std::shared_ptr<MemoryPool> memory;
+  std::unique_ptr<Pipelines> pipelines;
+  VkCommandPool command_pool = VK_NULL_HANDLE;
+  VkFence fence = VK_NULL_HANDLE;
+
+  /// Records, submits and waits for a one-off command buffer (staging copies).
+  template <class F>
+  void run_now(F&& record);
+  void submit_and_wait(VkCommandBuffer cb);
+  /// A tensor's bytes on the host (mapped directly, or through staging).
+  std::vector<uint8_t> download(const Allocation& a);
+  ~Impl();
+};
+
+}  // namespace vkf

@@ -1,0 +1,167 @@
+// Device choice (discrete > integrated > virtual > CPU, or what the user names)
+// and the capabilities the kernels are chosen from.
+#include <algorithm>
+#include <cctype>
+#include <cstring>
+
+#include "vk/check.hpp"
+#include "vk/context_impl.hpp"
+
+namespace vkf {
+namespace {
+
+int type_rank(VkPhysicalDeviceType t) {
+  switch (t) {
+    case VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU: return 0;
+    case VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU: return 1;
+    case VK_PHYSICAL_DEVICE_TYPE_VIRTUAL_GPU: return 2;
+    case VK_PHYSICAL_DEVICE_TYPE_CPU: return 3;
+    default: return 4;
+  }
+}
+
+std::string lower(std::string s) {
+  for (auto& c : s) c = char(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+bool has_compute_queue(VkPhysicalDevice d) {
+  uint32_t n = 0;
+  vkGetPhysicalDeviceQueueFamilyProperties(d, &n, nullptr);
+  std::vector<VkQueueFamilyProperties> q(n);
+  vkGetPhysicalDeviceQueueFamilyProperties(d, &n, q.data());
+  for (auto& f : q)
+    if (f.queueFlags & VK_QUEUE_COMPUTE_BIT) return true;
+  return false;
+}
+
+}  // namespace
+
+std::string device_type_name(VkPhysicalDeviceType t) {
+  switch (t) {
+    case VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU: return "discrete";
+    case VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU: return "integrated";
+    case VK_PHYSICAL_DEVICE_TYPE_VIRTUAL_GPU: return "virtual";
+    case VK_PHYSICAL_DEVICE_TYPE_CPU: return "cpu";
+    default: return "other";
+  }
+}
+
+std::vector<VkPhysicalDevice> devices_in_preference_order(VkInstance instance) {
+  uint32_t n = 0;
+  VKF_CHECK(vkEnumeratePhysicalDevices(instance, &n, nullptr));
+  std::vector<VkPhysicalDevice> all(n);
+  VKF_CHECK(vkEnumeratePhysicalDevices(instance, &n, all.data()));
+  std::vector<VkPhysicalDevice> usable;
+  for (auto d : all) {
+    VkPhysicalDeviceProperties p;
+    vkGetPhysicalDeviceProperties(d, &p);
+    if (p.apiVersion >= VK_API_VERSION_1_2 && has_compute_queue(d)) usable.push_back(d);
+  }
+  std::stable_sort(usable.begin(), usable.end(), [](VkPhysicalDevice a, VkPhysicalDevice b) {
+    VkPhysicalDeviceProperties pa, pb;
+    vkGetPhysicalDeviceProperties(a, &pa);
+    vkGetPhysicalDeviceProperties(b, &pb);
+    return type_rank(pa.deviceType) < type_rank(pb.deviceType);
+  });
+  return usable;
+}
+
+VkPhysicalDevice select_device(VkInstance instance, const std::string& selector, uint32_t* index) {
+  auto devs = devices_in_preference_order(instance);
+  if (devs.empty())
+    throw Error("no Vulkan 1.2 device with a compute queue was found "
+                "(on Debian, mesa-vulkan-drivers provides the CPU device lavapipe)");
+  std::string names;
+  for (size_t i = 0; i < devs.size(); ++i) {
+    VkPhysicalDeviceProperties p;
+    vkGetPhysicalDeviceProperties(devs[i], &p);
+    names += (i ? ", " : "") + std::to_string(i) + ": " + p.deviceName;
+  }
+  if (selector.empty()) {
+    *index = 0;
+    return devs[0];
+  }
+  bool numeric = std::all_of(selector.begin(), selector.end(),
+                             [](char c) { return std::isdigit(static_cast<unsigned char>(c)); });
+  if (numeric) {
+    unsigned long i = selector.size() <= 9 ? std::stoul(selector) : devs.size();
+    if (i >= devs.size())
+      throw Error("device index " + selector + " is out of range; devices are " + names);
+    *index = uint32_t(i);
+    return devs[i];
+  }
+  for (size_t i = 0; i < devs.size(); ++i) {
+    VkPhysicalDeviceProperties p;
+    vkGetPhysicalDeviceProperties(devs[i], &p);
+    if (lower(p.deviceName).find(lower(selector)) != std::string::npos) {
+      *index = uint32_t(i);
+      return devs[i];
+    }
+  }
+  throw Error("no device name contains \"" + selector + "\"; devices are " + names);
+}
+
+Capabilities query_capabilities(VkPhysicalDevice phys) {
+  Capabilities c;
+  VkPhysicalDeviceSubgroupProperties sub{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES};
+  VkPhysicalDeviceDriverProperties drv{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_DRIVER_PROPERTIES};
+  sub.pNext = &drv;
+  VkPhysicalDeviceProperties2 p2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2};
+  p2.pNext = &sub;
+  vkGetPhysicalDeviceProperties2(phys, &p2);
+  const auto& p = p2.properties;
+  const auto& l = p.limits;
+
+  c.device_name = p.deviceName;
+  c.device_type = device_type_name(p.deviceType);
+  c.driver_name = drv.driverName;
+  c.vendor_id = p.vendorID;
+  c.device_id = p.deviceID;
+  c.driver_version = p.driverVersion;
+  c.api_version = p.apiVersion;
+  std::memcpy(c.pipeline_cache_uuid, p.pipelineCacheUUID, VK_UUID_SIZE);
+
+  c.subgroup_size = std::max(1u, sub.subgroupSize);
+  bool compute = sub.supportedStages & VK_SHADER_STAGE_COMPUTE_BIT;
+  c.subgroup_arithmetic = compute && (sub.supportedOperations & VK_SUBGROUP_FEATURE_ARITHMETIC_BIT);
+  c.subgroup_shuffle = compute && (sub.supportedOperations & VK_SUBGROUP_FEATURE_SHUFFLE_BIT);
+  c.max_shared_memory = l.maxComputeSharedMemorySize;
+  c.max_workgroup_invocations = l.maxComputeWorkGroupInvocations;
+  for (int i = 0; i < 3; ++i) {
+    c.max_workgroup_size[i] = l.maxComputeWorkGroupSize[i];
+    c.max_workgroup_count[i] = l.maxComputeWorkGroupCount[i];
+  }
+  c.max_storage_buffer_range = l.maxStorageBufferRange;
+  c.min_storage_buffer_offset_alignment = l.minStorageBufferOffsetAlignment;
+  c.max_push_constants_size = l.maxPushConstantsSize;
+  c.timestamp_period_ns = l.timestampPeriod;
+
+  VkPhysicalDeviceVulkan11Features f11{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES};
+  VkPhysicalDeviceVulkan12Features f12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
+  f11.pNext = &f12;
+  VkPhysicalDeviceFeatures2 f2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
+  f2.pNext = &f11;
+  vkGetPhysicalDeviceFeatures2(phys, &f2);
+  c.storage_16bit = f11.storageBuffer16BitAccess;
+  c.shader_float16 = f12.shaderFloat16;
+
+  uint32_t nq = 0;
+  vkGetPhysicalDeviceQueueFamilyProperties(phys, &nq, nullptr);
+  std::vector<VkQueueFamilyProperties> q(nq);
+  vkGetPhysicalDeviceQueueFamilyProperties(phys, &nq, q.data());
+  for (auto& f : q)
+    if (f.queueFlags & VK_QUEUE_COMPUTE_BIT) {
+      c.timestamps = f.timestampValidBits > 0 && l.timestampPeriod > 0;
+      break;
+    }
+
+  VkPhysicalDeviceMemoryProperties mp;
+  vkGetPhysicalDeviceMemoryProperties(phys, &mp);
+  for (uint32_t i = 0; i < mp.memoryHeapCount; ++i)
+    if (mp.memoryHeaps[i].flags & VK_MEMORY_HEAP_DEVICE_LOCAL_BIT)
+      c.device_local_bytes = std::max<uint64_t>(c.device_local_bytes, mp.memoryHeaps[i].size);
+  return c;
+}
+
+}  // namespace vkf

@@ -1,0 +1,178 @@
+#include "vk/memory.hpp"
+
+#include <algorithm>
+
+#include "vk/check.hpp"
+
+namespace vkf {
+namespace {
+constexpr VkDeviceSize kBlockSize = 64ull << 20;
+constexpr VkBufferUsageFlags kUsage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT |
+                                      VK_BUFFER_USAGE_TRANSFER_SRC_BIT |
+                                      VK_BUFFER_USAGE_TRANSFER_DST_BIT;
+VkDeviceSize align_up(VkDeviceSize v, VkDeviceSize a) { return (v + a - 1) / a * a; }
+std::string mib(uint64_t b) { return std::to_string(b >> 20) + " MiB"; }
+}  // namespace
+
+Allocation::~Allocation() {
+  if (pool) pool->free(*this);
+}
+
+MemoryPool::MemoryPool(VkPhysicalDevice phys, VkDevice device, const Capabilities& caps,
+                       bool force_staging)
+    : phys_(phys), device_(device),
+      alignment_(std::max<VkDeviceSize>(caps.min_storage_buffer_offset_alignment, 64)),
+      block_size_(kBlockSize), heap_bytes_(caps.device_local_bytes) {
+  vkGetPhysicalDeviceMemoryProperties(phys_, &props_);
+  // Probe which memory types a storage buffer may live in.
+  VkBufferCreateInfo bi{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
+  bi.size = 4096;
+  bi.usage = kUsage;
+  VkBuffer probe;
+  VKF_CHECK(vkCreateBuffer(device_, &bi, nullptr, &probe));
+  VkMemoryRequirements req;
+  vkGetBufferMemoryRequirements(device_, probe, &req);
+  vkDestroyBuffer(device_, probe, nullptr);
+
+  device_type_ = find_type(req.memoryTypeBits, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT, 0);
+  staging_type_ = find_type(req.memoryTypeBits,
+                            VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT,
+                            VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT);
+  const VkMemoryPropertyFlags coherent =
+      VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
+  // UMA devices (integrated GPUs, lavapipe) let the host touch tensors directly.
+  direct_mapped_ = !force_staging &&
+                   (props_.memoryTypes[device_type_].propertyFlags & coherent) == coherent;
+}
+
+MemoryPool::~MemoryPool() { release(); }
+
+uint32_t MemoryPool::find_type(uint32_t bits, VkMemoryPropertyFlags want,
+                               VkMemoryPropertyFlags avoid) const {
+  int fallback = -1;
+  for (uint32_t i = 0; i < props_.memoryTypeCount; ++i) {
+    if (!(bits & (1u << i))) continue;
+    auto f = props_.memoryTypes[i].propertyFlags;
+    if ((f & want) != want) continue;
+    if (!(f & avoid)) return i;
+    if (fallback < 0) fallback = int(i);
+  }
+  if (fallback >= 0) return uint32_t(fallback);
+  // Every device has a host-visible coherent type; a device-local one may be absent
+  // on odd drivers, where any type a buffer accepts will do.
+  for (uint32_t i = 0; i < props_.memoryTypeCount; ++i)
+    if (bits & (1u << i)) return i;
+  throw Error("no memory type can hold a storage buffer on this device");
+}
+
+MemoryPool::Block MemoryPool::make_block(VkDeviceSize size, uint32_t type, bool map,
+                                         const char* what) {
+  Block b;
+  b.size = size;
+  VkBufferCreateInfo bi{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
+  bi.size = size;
+  bi.usage = kUsage;
+  VKF_CHECK(vkCreateBuffer(device_, &bi, nullptr, &b.buffer));
+  VkMemoryRequirements req;
+  vkGetBufferMemoryRequirements(device_, b.buffer, &req);
+  VkMemoryAllocateInfo ai{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
+  ai.allocationSize = req.size;
+  ai.memoryTypeIndex = type;
+  VkResult r = vkAllocateMemory(device_, &ai, nullptr, &b.memory);
+  if (r != VK_SUCCESS) {
+    vkDestroyBuffer(device_, b.buffer, nullptr);
+    if (r == VK_ERROR_OUT_OF_DEVICE_MEMORY || r == VK_ERROR_OUT_OF_HOST_MEMORY)
+      throw Error(std::string("out of device memory allocating ") + what + ": needed a block of " +
+                  mib(req.size) + ", the device-local heap has " + mib(heap_bytes_) +
+                  " in all");
+    vk_fail(r, "vkAllocateMemory");
+  }
+  VKF_CHECK(vkBindBufferMemory(device_, b.buffer, b.memory, 0));
+  if (map) VKF_CHECK(vkMapMemory(device_, b.memory, 0, VK_WHOLE_SIZE, 0, reinterpret_cast<void**>(&b.mapped)));
+  b.free[0] = size;
+  return b;
+}
+
+void MemoryPool::destroy_block(Block& b) {
+  if (b.mapped) vkUnmapMemory(device_, b.memory);
+  if (b.buffer) vkDestroyBuffer(device_, b.buffer, nullptr);
+  if (b.memory) vkFreeMemory(device_, b.memory, nullptr);
+  b = Block{};
+}
+
+std::shared_ptr<Allocation> MemoryPool::allocate(VkDeviceSize bytes, const char* what) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!device_) throw Error("allocation after the context was destroyed");
+  VkDeviceSize need = align_up(std::max<VkDeviceSize>(bytes, 4), alignment_);
+  auto take = [&](size_t bi) -> std::shared_ptr<Allocation> {
+    Block& b = blocks_[bi];
+    for (auto it = b.free.begin(); it != b.free.end(); ++it) {
+      if (it->second < need) continue;
+      VkDeviceSize off = it->first, left = it->second - need;
+      b.free.erase(it);
+      if (left) b.free[off + need] = left;
+      auto a = std::make_shared<Allocation>();
+      a->pool = shared_from_this();
+      a->block = bi;
+      a->buffer = b.buffer;
+      a->offset = off;
+      a->size = bytes;
+      a->reserved = need;
+      a->mapped = b.mapped ? b.mapped + off : nullptr;
+      return a;
+    }
+    return nullptr;
+  };
+  for (size_t i = 0; i < blocks_.size(); ++i)
+    if (blocks_[i].buffer)
+      if (auto a = take(i)) return a;
+  Block nb = make_block(std::max(need, block_size_), device_type_, direct_mapped_, what);
+  size_t slot = blocks_.size();
+  for (size_t i = 0; i < blocks_.size(); ++i)
+    if (!blocks_[i].buffer) { slot = i; break; }
+  if (slot == blocks_.size()) blocks_.push_back(std::move(nb)); else blocks_[slot] = std::move(nb);
+  return take(slot);
+}
+
+void MemoryPool::free(const Allocation& a) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!device_ || a.block >= blocks_.size()) return;
+  Block& b = blocks_[a.block];
+  auto it = b.free.emplace(a.offset, a.reserved).first;
+  auto next = std::next(it);
+  if (next != b.free.end() && it->first + it->second == next->first) {
+    it->second += next->second;
+    b.free.erase(next);
+  }
+  if (it != b.free.begin()) {
+    auto prev = std::prev(it);
+    if (prev->first + prev->second == it->first) {
+      prev->second += it->second;
+      b.free.erase(it);
+      it = prev;
+    }
+  }
+  // Give a block back to the device once nothing lives in it (beyond the first).
+  if (a.block > 0 && it->first == 0 && it->second == b.size) destroy_block(b);
+}
+
+MemoryPool::Staging MemoryPool::staging(VkDeviceSize bytes) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (staging_.size < bytes) {
+    destroy_block(staging_);
+    staging_ = make_block(align_up(std::max<VkDeviceSize>(bytes, 1 << 20), 1 << 20),
+                          staging_type_, true, "a staging buffer");
+  }
+  return {staging_.buffer, staging_.mapped};
+}
+
+void MemoryPool::release() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!device_) return;
+  for (auto& b : blocks_) destroy_block(b);
+  blocks_.clear();
+  destroy_block(staging_);
+  device_ = VK_NULL_HANDLE;
+}
+
+}  // namespace vkf

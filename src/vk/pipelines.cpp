@@ -1,0 +1,164 @@
+#include "vk/pipelines.hpp"
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+#include <sys/stat.h>
+
+#include "vk/check.hpp"
+#include "vk/shader_registry.hpp"
+
+namespace vkf {
+namespace {
+
+std::string default_cache_dir() {
+  if (const char* d = std::getenv("VKFORMER_CACHE_DIR")) return d;
+  if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x) return std::string(x) + "/vkformer";
+  if (const char* h = std::getenv("HOME"); h && *h) return std::string(h) + "/.cache/vkformer";
+  return "";
+}
+
+void make_dirs(const std::string& path) {
+  for (size_t i = 1; i <= path.size(); ++i)
+    if (i == path.size() || path[i] == '/') mkdir(path.substr(0, i).c_str(), 0755);
+}
+
+// The cache is only handed to the driver when its header matches this device:
+// some drivers crash on another device's data instead of ignoring it.
+bool header_matches(const std::vector<char>& data, const Capabilities& caps) {
+  if (data.size() < 32) return false;
+  uint32_t len, version, vendor, device;
+  std::memcpy(&len, data.data(), 4);
+  std::memcpy(&version, data.data() + 4, 4);
+  std::memcpy(&vendor, data.data() + 8, 4);
+  std::memcpy(&device, data.data() + 12, 4);
+  return len >= 32 && version == VK_PIPELINE_CACHE_HEADER_VERSION_ONE &&
+         vendor == caps.vendor_id && device == caps.device_id &&
+         std::memcmp(data.data() + 16, caps.pipeline_cache_uuid, VK_UUID_SIZE) == 0;
+}
+
+}  // namespace
+
+Pipelines::Pipelines(VkDevice device, const Capabilities& caps, const std::string& cache_dir)
+    : device_(device), caps_(caps) {
+  std::string dir = cache_dir.empty() ? default_cache_dir() : cache_dir;
+  std::vector<char> data;
+  if (!dir.empty() && dir != "off") {
+    char uuid[33];
+    for (int i = 0; i < 16; ++i) std::snprintf(uuid + 2 * i, 3, "%02x", caps.pipeline_cache_uuid[i]);
+    cache_file_ = dir + "/pipelines-" + uuid + "-" + std::to_string(caps.driver_version) + ".bin";
+    std::ifstream in(cache_file_, std::ios::binary);
+    if (in) data.assign(std::istreambuf_iterator<char>(in), {});
+    if (!header_matches(data, caps)) data.clear();
+  }
+  VkPipelineCacheCreateInfo ci{VK_STRUCTURE_TYPE_PIPELINE_CACHE_CREATE_INFO};
+  ci.initialDataSize = data.size();
+  ci.pInitialData = data.empty() ? nullptr : data.data();
+  VKF_CHECK(vkCreatePipelineCache(device_, &ci, nullptr, &cache_));
+}
+
+Pipelines::~Pipelines() {
+  try {
+    save();
+  } catch (...) {
+    // A cache that cannot be written only costs time on the next start.
+  }
+  for (auto& [k, p] : pipelines_) vkDestroyPipeline(device_, p->pipeline, nullptr);
+  for (auto& [k, l] : layouts_) {
+    vkDestroyPipelineLayout(device_, l.second, nullptr);
+    vkDestroyDescriptorSetLayout(device_, l.first, nullptr);
+  }
+  for (auto& [k, m] : modules_) vkDestroyShaderModule(device_, m, nullptr);
+  vkDestroyPipelineCache(device_, cache_, nullptr);
+}
+
+void Pipelines::save() {
+  if (cache_file_.empty() || !cache_) return;
+  size_t n = 0;
+  VKF_CHECK(vkGetPipelineCacheData(device_, cache_, &n, nullptr));
+  std::vector<char> data(n);
+  VKF_CHECK(vkGetPipelineCacheData(device_, cache_, &n, data.data()));
+  make_dirs(cache_file_.substr(0, cache_file_.rfind('/')));
+  // Write then rename, so a concurrent process never reads half a file.
+  std::string tmp = cache_file_ + ".tmp" + std::to_string(reinterpret_cast<uintptr_t>(this));
+  {
+    std::ofstream out(tmp, std::ios::binary);
+    if (!out) return;
+    out.write(data.data(), std::streamsize(n));
+    if (!out) return;
+  }
+  std::rename(tmp.c_str(), cache_file_.c_str());
+}
+
+VkShaderModule Pipelines::module(const std::string& shader) {
+  auto it = modules_.find(shader);
+  if (it != modules_.end()) return it->second;
+  for (const auto& b : spirv_blobs()) {
+    if (shader != b.name) continue;
+    VkShaderModuleCreateInfo ci{VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO};
+    ci.codeSize = b.count * 4;
+    ci.pCode = b.words;
+    VkShaderModule m;
+    VKF_CHECK(vkCreateShaderModule(device_, &ci, nullptr, &m));
+    modules_[shader] = m;
+    return m;
+  }
+  throw Error("internal: no embedded shader named \"" + shader + "\"");
+}
+
+const Pipeline& Pipelines::get(const std::string& shader, const std::vector<uint32_t>& spec,
+                               uint32_t bindings, uint32_t push_size) {
+  std::string key = shader + "|" + std::to_string(bindings) + "|" + std::to_string(push_size);
+  for (uint32_t v : spec) key += "|" + std::to_string(v);
+  auto found = pipelines_.find(key);
+  if (found != pipelines_.end()) return *found->second;
+
+  if (push_size > caps_.max_push_constants_size)
+    throw Error("internal: " + shader + " needs " + std::to_string(push_size) +
+                " bytes of push constants, the device allows " +
+                std::to_string(caps_.max_push_constants_size));
+
+  auto& lay = layouts_[{bindings, push_size}];
+  if (!lay.first) {
+    std::vector<VkDescriptorSetLayoutBinding> b(bindings);
+    for (uint32_t i = 0; i < bindings; ++i)
+      b[i] = {i, VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 1, VK_SHADER_STAGE_COMPUTE_BIT, nullptr};
+    VkDescriptorSetLayoutCreateInfo dci{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO};
+    dci.bindingCount = bindings;
+    dci.pBindings = b.data();
+    VKF_CHECK(vkCreateDescriptorSetLayout(device_, &dci, nullptr, &lay.first));
+    VkPushConstantRange range{VK_SHADER_STAGE_COMPUTE_BIT, 0, push_size};
+    VkPipelineLayoutCreateInfo lci{VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO};
+    lci.setLayoutCount = 1;
+    lci.pSetLayouts = &lay.first;
+    lci.pushConstantRangeCount = push_size ? 1 : 0;
+    lci.pPushConstantRanges = &range;
+    VKF_CHECK(vkCreatePipelineLayout(device_, &lci, nullptr, &lay.second));
+  }
+
+  std::vector<VkSpecializationMapEntry> entries(spec.size());
+  for (uint32_t i = 0; i < spec.size(); ++i) entries[i] = {i, i * 4, 4};
+  VkSpecializationInfo si{uint32_t(spec.size()), entries.data(), spec.size() * 4, spec.data()};
+
+  VkComputePipelineCreateInfo ci{VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO};
+  ci.stage = {VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO};
+  ci.stage.stage = VK_SHADER_STAGE_COMPUTE_BIT;
+  ci.stage.module = module(shader);
+  ci.stage.pName = "main";
+  ci.stage.pSpecializationInfo = spec.empty() ? nullptr : &si;
+  ci.layout = lay.second;
+
+  auto p = std::make_unique<Pipeline>();
+  VKF_CHECK(vkCreateComputePipelines(device_, cache_, 1, &ci, nullptr, &p->pipeline));
+  p->layout = lay.second;
+  p->set_layout = lay.first;
+  p->bindings = bindings;
+  p->push_size = push_size;
+  p->name = shader;
+  ++created_;
+  return *(pipelines_[key] = std::move(p));
+}
+
+}  // namespace vkf

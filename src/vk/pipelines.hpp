@@ -1,0 +1,49 @@
+// Compute pipelines from embedded SPIR-V + specialization constants, created
+// lazily, kept by key, and backed by a VkPipelineCache saved on disk.
+#pragma once
+
+#include <vulkan/vulkan.h>
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "vkformer/context.hpp"
+
+namespace vkf {
+
+struct Pipeline {
+  VkPipeline pipeline = VK_NULL_HANDLE;
+  VkPipelineLayout layout = VK_NULL_HANDLE;
+  VkDescriptorSetLayout set_layout = VK_NULL_HANDLE;
+  uint32_t bindings = 0;
+  uint32_t push_size = 0;
+  std::string name;
+};
+
+class Pipelines {
+ public:
+  Pipelines(VkDevice device, const Capabilities& caps, const std::string& cache_dir);
+  ~Pipelines();
+
+  /// The pipeline of shader `shader` with specialization constants 0..n-1 set
+  /// to `spec`, `bindings` storage buffers and `push_size` bytes of push constants.
+  const Pipeline& get(const std::string& shader, const std::vector<uint32_t>& spec,
+                      uint32_t bindings, uint32_t push_size);
+  void save();
+  uint64_t created() const { return created_; }
+
+ private:
+  VkShaderModule module(const std::string& shader);
+  VkDevice device_;
+  const Capabilities& caps_;
+  std::string cache_file_;
+  VkPipelineCache cache_ = VK_NULL_HANDLE;
+  std::map<std::string, VkShaderModule> modules_;
+  std::map<std::pair<uint32_t, uint32_t>, std::pair<VkDescriptorSetLayout, VkPipelineLayout>> layouts_;
+  std::map<std::string, std::unique_ptr<Pipeline>> pipelines_;
+  uint64_t created_ = 0;
+};
+
+}  // namespace vkf

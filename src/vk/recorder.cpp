@@ -1,0 +1,230 @@
+#include <algorithm>
+
+#include "vk/check.hpp"
+#include "vk/recorder_impl.hpp"
+
+namespace vkf {
+namespace {
+constexpr uint32_t kSetsPerPool = 256;
+constexpr uint32_t kQueriesPerPool = 256;
+
+void global_barrier(VkCommandBuffer cb, VkPipelineStageFlags src, VkAccessFlags src_access,
+                    VkPipelineStageFlags dst, VkAccessFlags dst_access) {
+  VkMemoryBarrier b{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
+  b.srcAccessMask = src_access;
+  b.dstAccessMask = dst_access;
+  vkCmdPipelineBarrier(cb, src, dst, 0, 1, &b, 0, nullptr, 0, nullptr);
+}
+}  // namespace
+
+Recorder::Recorder(Context& ctx, bool timestamps) : impl_(std::make_unique<Impl>(ctx, timestamps)) {}
+Recorder::~Recorder() = default;
+void Recorder::reset() { impl_->reset(); }
+size_t Recorder::dispatches() const { return impl_->n_dispatches; }
+size_t Recorder::barriers() const { return impl_->n_barriers; }
+std::vector<DispatchTiming> Recorder::timings() const { return impl_->timings; }
+
+Recorder::Impl::Impl(Context& c, bool ts) : context(c), ctx(c.impl()), timestamps(ts) {
+  if (timestamps && !ctx.caps.timestamps)
+    throw Error("timestamps were requested but the device's compute queue has no timestamp support");
+}
+
+Recorder::Impl::~Impl() {
+  if (cb) vkFreeCommandBuffers(ctx.device, ctx.command_pool, 1, &cb);
+  for (auto p : pools_) vkDestroyDescriptorPool(ctx.device, p, nullptr);
+  for (auto q : query_pools_) vkDestroyQueryPool(ctx.device, q, nullptr);
+}
+
+const Pipeline& Recorder::Impl::pipeline(const std::string& shader, const std::vector<uint32_t>& spec,
+                                         uint32_t bindings, uint32_t push_size) {
+  return ctx.pipelines->get(shader, spec, bindings, push_size);
+}
+
+void Recorder::Impl::begin() {
+  if (!cb) {
+    VkCommandBufferAllocateInfo ai{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
+    ai.commandPool = ctx.command_pool;
+    ai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+    ai.commandBufferCount = 1;
+    VKF_CHECK(vkAllocateCommandBuffers(ctx.device, &ai, &cb));
+  }
+  VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+  VKF_CHECK(vkBeginCommandBuffer(cb, &bi));
+  // Earlier submissions (uploads, other recorders) wrote what this one reads.
+  global_barrier(cb, VK_PIPELINE_STAGE_TRANSFER_BIT | VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+                 VK_ACCESS_TRANSFER_WRITE_BIT | VK_ACCESS_SHADER_WRITE_BIT,
+                 VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+                 VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT);
+  recording = true;
+}
+
+bool Recorder::Impl::overlaps(const std::vector<Range>& set, const Range& r) {
+  for (const auto& s : set)
+    if (s.buffer == r.buffer && s.begin < r.end && r.begin < s.end) return true;
+  return false;
+}
+
+VkDescriptorSet Recorder::Impl::allocate_set(VkDescriptorSetLayout layout) {
+  for (;; ++pool_index_) {
+    if (pool_index_ == pools_.size()) {
+      VkDescriptorPoolSize size{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, kSetsPerPool * 8};
+      VkDescriptorPoolCreateInfo ci{VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO};
+      ci.maxSets = kSetsPerPool;
+      ci.poolSizeCount = 1;
+      ci.pPoolSizes = &size;
+      VkDescriptorPool p;
+      VKF_CHECK(vkCreateDescriptorPool(ctx.device, &ci, nullptr, &p));
+      pools_.push_back(p);
+    }
+    VkDescriptorSetAllocateInfo ai{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO};
+    ai.descriptorPool = pools_[pool_index_];
+    ai.descriptorSetCount = 1;
+    ai.pSetLayouts = &layout;
+    VkDescriptorSet set;
+    VkResult r = vkAllocateDescriptorSets(ctx.device, &ai, &set);
+    if (r == VK_SUCCESS) return set;
+    if (r != VK_ERROR_OUT_OF_POOL_MEMORY && r != VK_ERROR_FRAGMENTED_POOL)
+      vk_fail(r, "vkAllocateDescriptorSets");
+  }
+}
+
+Grid Recorder::Impl::fold(uint64_t total) const {
+  const auto& m = ctx.caps.max_workgroup_count;
+  Grid g;
+  g.x = uint32_t(std::min<uint64_t>(std::max<uint64_t>(total, 1), m[0]));
+  uint64_t rest = (total + g.x - 1) / g.x;
+  g.y = uint32_t(std::min<uint64_t>(std::max<uint64_t>(rest, 1), m[1]));
+  uint64_t z = (rest + g.y - 1) / g.y;
+  if (z > m[2])
+    throw Error("a dispatch of " + std::to_string(total) +
+                " workgroups exceeds the device's maxComputeWorkGroupCount in all three dimensions");
+  g.z = uint32_t(std::max<uint64_t>(z, 1));
+  return g;
+}
+
+void Recorder::Impl::dispatch(const Pipeline& p, const std::vector<Use>& uses, const void* push,
+                              uint32_t push_size, Grid grid, const std::string& label) {
+  if (ended) throw Error("this recorder was submitted; call reset() before recording again");
+  if (!recording) begin();
+  if (uses.size() != p.bindings)
+    throw Error("internal: " + p.name + " binds " + std::to_string(p.bindings) + " tensors, got " +
+                std::to_string(uses.size()));
+  const auto& caps = ctx.caps;
+  for (int i = 0; i < 3; ++i) {
+    uint32_t v = i == 0 ? grid.x : i == 1 ? grid.y : grid.z;
+    if (v == 0 || v > caps.max_workgroup_count[i])
+      throw Error("internal: " + p.name + " grid dimension " + std::to_string(i) + " is " +
+                  std::to_string(v) + ", the device allows 1.." +
+                  std::to_string(caps.max_workgroup_count[i]));
+  }
+
+  std::vector<VkDescriptorBufferInfo> infos(uses.size());
+  std::vector<Range> ranges(uses.size());
+  bool need_barrier = false;
+  for (size_t i = 0; i < uses.size(); ++i) {
+    const Tensor* t = uses[i].tensor;
+    if (!t || t->empty()) throw Error("internal: " + p.name + " binding " + std::to_string(i) + " is empty");
+    const Allocation& a = *t->allocation();
+    if (a.pool != ctx.memory)
+      throw Error(label + ": tensor " + t->describe() + " belongs to another context");
+    if (a.size > caps.max_storage_buffer_range)
+      throw Error(label + ": tensor " + t->describe() + " is " + std::to_string(a.size) +
+                  " bytes, more than the device's maxStorageBufferRange (" +
+                  std::to_string(caps.max_storage_buffer_range) + " bytes) lets one binding cover");
+    infos[i] = {a.buffer, a.offset, a.size};
+    ranges[i] = {a.buffer, a.offset, a.offset + a.size};
+    if (overlaps(written_, ranges[i]) || (uses[i].write && overlaps(read_, ranges[i])))
+      need_barrier = true;
+  }
+  // With timestamps every dispatch is serialized, so each time is its own.
+  if (need_barrier || (timestamps && n_dispatches > 0)) {
+    global_barrier(cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT,
+                   VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+                   VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT);
+    written_.clear();
+    read_.clear();
+    ++n_barriers;
+  }
+  for (size_t i = 0; i < uses.size(); ++i) (uses[i].write ? written_ : read_).push_back(ranges[i]);
+
+  VkDescriptorSet set = allocate_set(p.set_layout);
+  std::vector<VkWriteDescriptorSet> writes(uses.size());
+  for (size_t i = 0; i < uses.size(); ++i) {
+    writes[i] = {VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET};
+    writes[i].dstSet = set;
+    writes[i].dstBinding = uint32_t(i);
+    writes[i].descriptorCount = 1;
+    writes[i].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
+    writes[i].pBufferInfo = &infos[i];
+  }
+  vkUpdateDescriptorSets(ctx.device, uint32_t(writes.size()), writes.data(), 0, nullptr);
+
+  uint32_t q = 0;
+  VkQueryPool qp = VK_NULL_HANDLE;
+  if (timestamps) {
+    size_t idx = labels_.size();
+    if (idx * 2 % kQueriesPerPool == 0) {
+      VkQueryPoolCreateInfo ci{VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO};
+      ci.queryType = VK_QUERY_TYPE_TIMESTAMP;
+      ci.queryCount = kQueriesPerPool;
+      VkQueryPool pool;
+      VKF_CHECK(vkCreateQueryPool(ctx.device, &ci, nullptr, &pool));
+      query_pools_.push_back(pool);
+      vkCmdResetQueryPool(cb, pool, 0, kQueriesPerPool);
+    }
+    qp = query_pools_[idx * 2 / kQueriesPerPool];
+    q = uint32_t(idx * 2 % kQueriesPerPool);
+    labels_.push_back(label);
+    vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, qp, q);
+  }
+  vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, p.pipeline);
+  vkCmdBindDescriptorSets(cb, VK_PIPELINE_BIND_POINT_COMPUTE, p.layout, 0, 1, &set, 0, nullptr);
+  if (push_size) {
+    if (push_size != p.push_size) throw Error("internal: " + p.name + " push constant size mismatch");
+    vkCmdPushConstants(cb, p.layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, push_size, push);
+  }
+  vkCmdDispatch(cb, grid.x, grid.y, grid.z);
+  if (timestamps) vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, qp, q + 1);
+  ++n_dispatches;
+}
+
+VkCommandBuffer Recorder::Impl::finish() {
+  if (ended) return cb;         // resubmitting what was recorded
+  if (!recording) begin();      // nothing recorded: an empty command buffer
+  // Make results visible to the host (direct mapping) and to download copies.
+  global_barrier(cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT,
+                 VK_PIPELINE_STAGE_HOST_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
+                 VK_ACCESS_HOST_READ_BIT | VK_ACCESS_TRANSFER_READ_BIT);
+  VKF_CHECK(vkEndCommandBuffer(cb));
+  recording = false;
+  ended = true;
+  return cb;
+}
+
+void Recorder::Impl::collect_timings() {
+  timings.clear();
+  for (size_t i = 0; i < labels_.size(); ++i) {
+    uint64_t ts[2];
+    VkQueryPool qp = query_pools_[i * 2 / kQueriesPerPool];
+    uint32_t q = uint32_t(i * 2 % kQueriesPerPool);
+    VKF_CHECK(vkGetQueryPoolResults(ctx.device, qp, q, 2, sizeof(ts), ts, sizeof(uint64_t),
+                                    VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT));
+    timings.push_back({labels_[i], double(ts[1] - ts[0]) * ctx.caps.timestamp_period_ns * 1e-6});
+  }
+}
+
+void Recorder::Impl::reset() {
+  if (cb) VKF_CHECK(vkResetCommandBuffer(cb, 0));
+  for (auto p : pools_) VKF_CHECK(vkResetDescriptorPool(ctx.device, p, 0));
+  pool_index_ = 0;
+  for (auto q : query_pools_) vkDestroyQueryPool(ctx.device, q, nullptr);
+  query_pools_.clear();
+  labels_.clear();
+  written_.clear();
+  read_.clear();
+  timings.clear();
+  recording = ended = false;
+  n_dispatches = n_barriers = 0;
+}
+
+}  // namespace vkf

@@ -1,0 +1,74 @@
+// What ops see of the recorder: "dispatch this pipeline over this grid with
+// these tensors and push constants". Barriers and timestamps are its business.
+#pragma once
+
+#include <vulkan/vulkan.h>
+
+#include <string>
+#include <vector>
+
+#include "vk/context_impl.hpp"
+#include "vk/pipelines.hpp"
+#include "vkformer/recorder.hpp"
+
+namespace vkf {
+
+/// A tensor a dispatch binds, in binding order, and whether it writes it.
+struct Use {
+  const Tensor* tensor;
+  bool write;
+};
+
+struct Grid {
+  uint32_t x = 1, y = 1, z = 1;
+};
+
+struct Recorder::Impl {
+  Impl(Context& ctx, bool timestamps);
+  ~Impl();
+
+  Context& context;
+  Context::Impl& ctx;
+
+  /// The pipeline for a shader variant (created on first use, then cached).
+  const Pipeline& pipeline(const std::string& shader, const std::vector<uint32_t>& spec,
+                           uint32_t bindings, uint32_t push_size);
+  /// Records one dispatch. A barrier goes before it only when it reads or
+  /// writes what an earlier dispatch wrote since the last barrier, or writes
+  /// what one read.
+  void dispatch(const Pipeline& p, const std::vector<Use>& uses, const void* push,
+                uint32_t push_size, Grid grid, const std::string& label);
+  /// `total` workgroups laid out within the device's per-dimension limits:
+  /// shaders recover the linear index with linear_group_id() (common.glsl).
+  Grid fold(uint64_t total) const;
+
+  /// Ends recording (adds the final device→host barrier). Called by submit.
+  VkCommandBuffer finish();
+  /// Reads the timestamps after the submission finished.
+  void collect_timings();
+  void reset();
+
+  VkCommandBuffer cb = VK_NULL_HANDLE;
+  bool recording = false;
+  bool ended = false;
+  bool timestamps = false;
+  size_t n_dispatches = 0, n_barriers = 0;
+  std::vector<DispatchTiming> timings;
+
+ private:
+  struct Range {
+    VkBuffer buffer;
+    VkDeviceSize begin, end;
+  };
+  static bool overlaps(const std::vector<Range>& set, const Range& r);
+  void begin();
+  VkDescriptorSet allocate_set(VkDescriptorSetLayout layout);
+
+  std::vector<Range> written_, read_;
+  std::vector<VkDescriptorPool> pools_;
+  size_t pool_index_ = 0;
+  std::vector<VkQueryPool> query_pools_;
+  std::vector<std::string> labels_;
+};
+
+}  // namespace vkf

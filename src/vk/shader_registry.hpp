@@ -1,0 +1,20 @@
+// The SPIR-V embedded at build time (cmake/shaders.cmake), looked up by name.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace vkf {
+
+struct SpirvBlob {
+  const char* name;
+  const uint32_t* words;
+  size_t count;
+};
+
+/// Every embedded shader variant.
+const std::vector<SpirvBlob>& spirv_blobs();
+
+}  // namespace vkf

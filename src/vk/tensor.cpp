@@ -1,0 +1,92 @@
+#include <cstring>
+
+#include "vkformer/tensor.hpp"
+
+namespace vkf {
+
+size_t dtype_size(DType t) { return t == DType::F16 ? 2 : 4; }
+
+const char* dtype_name(DType t) {
+  switch (t) {
+    case DType::F32: return "f32";
+    case DType::F16: return "f16";
+    case DType::I32: return "i32";
+  }
+  return "?";
+}
+
+int64_t Tensor::numel() const {
+  if (shape_.empty()) return 0;
+  int64_t n = 1;
+  for (int64_t d : shape_) n *= d;
+  return n;
+}
+
+int64_t Tensor::dim(int i) const {
+  int n = int(shape_.size());
+  int j = i < 0 ? n + i : i;
+  if (j < 0 || j >= n)
+    throw Error("tensor " + describe() + " has no dimension " + std::to_string(i));
+  return shape_[size_t(j)];
+}
+
+std::string Tensor::describe() const {
+  std::string s = "[";
+  for (size_t i = 0; i < shape_.size(); ++i) s += (i ? ", " : "") + std::to_string(shape_[i]);
+  return s + "] " + dtype_name(dtype_);
+}
+
+uint16_t float_to_half(float f) {
+  uint32_t x;
+  std::memcpy(&x, &f, 4);
+  uint32_t sign = (x >> 16) & 0x8000u;
+  uint32_t exp = (x >> 23) & 0xffu;
+  uint32_t man = x & 0x7fffffu;
+  if (exp == 0xff) return uint16_t(sign | 0x7c00u | (man ? 0x200u : 0));  // inf / nan
+  int e = int(exp) - 127 + 15;
+  if (e >= 31) return uint16_t(sign | 0x7c00u);                           // overflow -> inf
+  if (e <= 0) {                                                           // subnormal or zero
+    if (e < -10) return uint16_t(sign);
+    man |= 0x800000u;
+    uint32_t shift = uint32_t(14 - e);
+    uint32_t half = man >> shift;
+    uint32_t rem = man & ((1u << shift) - 1), mid = 1u << (shift - 1);
+    if (rem > mid || (rem == mid && (half & 1))) ++half;
+    return uint16_t(sign | half);
+  }
+  uint32_t half = sign | (uint32_t(e) << 10) | (man >> 13);
+  uint32_t rem = man & 0x1fffu;
+  if (rem > 0x1000u || (rem == 0x1000u && (half & 1))) ++half;  // carries into exp correctly
+  return uint16_t(half);
+}
+
+float half_to_float(uint16_t h) {
+  uint32_t sign = uint32_t(h & 0x8000u) << 16;
+  uint32_t exp = (h >> 10) & 0x1fu;
+  uint32_t man = h & 0x3ffu;
+  uint32_t x;
+  if (exp == 0) {
+    if (man == 0) {
+      x = sign;
+    } else {  // subnormal: normalize
+      int e = -1;
+      do { man <<= 1; ++e; } while (!(man & 0x400u));
+      x = sign | (uint32_t(127 - 15 - e) << 23) | ((man & 0x3ffu) << 13);
+    }
+  } else if (exp == 31) {
+    x = sign | 0x7f800000u | (man << 13);
+  } else {
+    x = sign | ((exp - 15 + 127) << 23) | (man << 13);
+  }
+  float f;
+  std::memcpy(&f, &x, 4);
+  return f;
+}
+
+std::vector<float> round_to_half(const std::vector<float>& v) {
+  std::vector<float> out(v.size());
+  for (size_t i = 0; i < v.size(); ++i) out[i] = half_to_float(float_to_half(v[i]));
+  return out;
+}
+
+}  // namespace vkf

@@ -1,0 +1,71 @@
+// Shared by the kernel tests: one validated context per test file, seeded
+// random data, and the check that no test leaves a validation message behind.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "vkformer/context.hpp"
+#include "vkformer/ops.hpp"
+#include "vkformer/recorder.hpp"
+#include "vkformer/reference.hpp"
+
+namespace vkf::test {
+
+/// Error bounds, as max|got − want| / max|want| against a double-precision
+/// reference computed from the same (fp16-rounded, where stored as fp16) inputs.
+/// Both bounds measure the kernel's fp32 arithmetic; fp16 storage only changes
+/// the inputs, and the fp16 bound leaves room for the longer sums those shapes have.
+constexpr double kF32Bound = 1e-5;
+constexpr double kF16Bound = 1e-5;
+
+inline std::vector<float> random_vector(size_t n, uint32_t seed, float lo = -1.f, float hi = 1.f) {
+  std::mt19937 gen(seed);
+  std::uniform_real_distribution<float> dist(lo, hi);
+  std::vector<float> v(n);
+  for (auto& x : v) x = dist(gen);
+  return v;
+}
+
+/// What a tensor of `dtype` holds after uploading `v`.
+inline std::vector<float> as_stored(const std::vector<float>& v, DType dtype) {
+  return dtype == DType::F16 ? round_to_half(v) : v;
+}
+
+class DeviceTest : public ::testing::Test {
+ public:
+  static void SetUpTestSuite() {
+    ContextOptions o;
+    o.validation = 1;  // always: a validation message fails the test
+    o.verbose = false;
+    ctx_ = std::make_unique<Context>(o);
+  }
+  static void TearDownTestSuite() {
+    if (ctx_) {
+      EXPECT_EQ(ctx_->validation_messages(), 0u) << ctx_->last_validation_message();
+    }
+    ctx_.reset();
+  }
+
+ protected:
+  void SetUp() override { start_messages_ = ctx_->validation_messages(); }
+  void TearDown() override {
+    EXPECT_EQ(ctx_->validation_messages(), start_messages_)
+        << "validation layer: " << ctx_->last_validation_message();
+  }
+  Context& ctx() { return *ctx_; }
+  bool has_f16() const { return ctx_->caps().storage_16bit; }
+
+  static std::unique_ptr<Context> ctx_;
+  uint64_t start_messages_ = 0;
+};
+
+inline std::unique_ptr<Context> DeviceTest::ctx_;
+
+inline std::vector<DType> weight_dtypes() { return {DType::F32, DType::F16}; }
+
+}  // namespace vkf::test

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Installs the Debian 12 packages vkformer needs, and only when one is missing,
+# so `make test` stays fast and offline on a machine that already has them.
+set -euo pipefail
+
+PACKAGES=(
+  cmake g++ make pkg-config          # build
+  libvulkan-dev                      # Vulkan loader + headers
+  mesa-vulkan-drivers                # lavapipe: the CPU Vulkan device tests run on
+  vulkan-validationlayers            # VK_LAYER_KHRONOS_validation, on in every test
+  vulkan-tools                       # vulkaninfo, for diagnosing a device
+  glslang-tools                      # glslangValidator: GLSL -> SPIR-V at build time
+  spirv-tools                        # spirv-val: checks every embedded shader
+  libcli11-dev                       # CLI11: the command-line parser
+  libgtest-dev                       # GoogleTest
+  nlohmann-json3-dev                 # JSON: config.json, safetensors headers, bench output
+  libopenblas-dev                    # CPU baseline for the GEMM benchmark
+  python3-torch python3-numpy        # PyTorch: the reference for every number
+)
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+  exit 0
+fi
+
+echo "install-deps: installing ${missing[*]}"
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
