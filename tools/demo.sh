@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# `make demo`: what the engine does today, on this machine's best Vulkan device.
+# Every kernel result below is checked against its CPU reference before it is timed.
+set -euo pipefail
+BUILD=${1:-build}
+V="$BUILD/vkformer"
+
+echo "== Vulkan devices"
+"$V" devices
+echo
+echo "== One Transformer layer's kernels at BERT-base width (d=768, 12 heads, 128 tokens)"
+"$V" kernel gemm --m 128 --n 2304 --k 768 --repeat 3           # QKV projection
+"$V" kernel attention --batch 1 --heads 12 --head-dim 64 --q-len 128 --kv-len 128 --mask padding --repeat 3
+"$V" kernel flash_attention --batch 1 --heads 12 --head-dim 64 --q-len 128 --kv-len 128 --mask padding --repeat 3
+"$V" kernel gemm --m 128 --n 768 --k 768 --residual --repeat 3  # output projection + residual
+"$V" kernel layernorm --m 128 --n 768 --repeat 3
+"$V" kernel gemm --m 128 --n 3072 --k 768 --act gelu --repeat 3 # FFN up + GELU
+"$V" kernel gemm --m 128 --n 768 --k 3072 --residual --repeat 3 # FFN down + residual
+echo
+echo "== One decoding step: a token against 768x768 weights, then argmax over a 32000 vocabulary"
+"$V" kernel gemm --m 1 --n 768 --k 768 --dtype f16 --repeat 5
+"$V" kernel topk --m 1 --n 32000 --topk 1 --repeat 5
