@@ -137,7 +137,7 @@ TEST_F(DeviceTest, LayerNormReportsWhatItDispatched) {
   run_layernorm(ctx(), {4, 768, true, DType::F32, ""}, &info);
   EXPECT_EQ(info.op, "layernorm");
   EXPECT_EQ(info.variant, ctx().caps().subgroup_arithmetic ? "subgroup" : "shared");
-  ASSERT_EQ(info.spec.size(), 3u);
+  ASSERT_EQ(info.spec.size(), 4u);
   EXPECT_EQ(info.spec[0].first, "WG");
   EXPECT_GT(info.flops, 0);
   EXPECT_EQ(info.bytes, 4.0 * 768 * 4 * 3 + 768 * 4 * 2);
