@@ -125,7 +125,8 @@ OpInfo layernorm(Recorder& rec, const LayerNormArgs& a);
 struct EmbeddingArgs {
   const Tensor* ids = nullptr;        ///< [batch, len] i32
   const Tensor* table = nullptr;      ///< [vocab, d] f32 or f16
-  const Tensor* positions = nullptr;  ///< optional [max_positions, d] (learned or sinusoidal_table())
+  const Tensor* positions = nullptr;  ///< optional [max_positions, d] (learned or sinusoidal_table()),
+                                      ///< f32 or f16 independently of the table
   uint32_t pos_offset = 0;            ///< position of column 0 (KV-cache decoding)
   float scale = 1.0f;                 ///< √d_model when the model scales embeddings
   Tensor* out = nullptr;              ///< [batch, len, d] f32
@@ -148,7 +149,8 @@ struct AddArgs {
 OpInfo add(Recorder& rec, const AddArgs& a);
 
 /// The k largest values of each row and their indices, largest first; ties go
-/// to the lower index. k = 1 is argmax.
+/// to the lower index (-0 ties with +0); NaN ranks above +inf, as in torch.topk.
+/// k = 1 is argmax.
 struct TopKArgs {
   const Tensor* x = nullptr;   ///< [rows, n] f32
   uint32_t k = 1;              ///< 1 ≤ k ≤ topk_max_k()

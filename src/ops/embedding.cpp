@@ -1,0 +1,93 @@
+// Token embedding lookup with scale and positional encodings:
+// shaders/embedding.comp, reference in src/reference/embedding.cpp.
+//
+// The table and the positions are each f32 or f16, independently (four shader
+// variants, named embedding_<table>_<positions>): a model's f16 table can be
+// combined with f32 sinusoidal positions, which lose ~1e-3 in f16.
+#include <cmath>
+
+#include "ops/aliasing.hpp"
+#include "ops/op_util.hpp"
+
+namespace vkf {
+
+OpInfo embedding(Recorder& rec, const EmbeddingArgs& a) {
+  auto& r = rec.impl();
+  const Capabilities& caps = r.ctx.caps;
+  const char* op = "embedding";
+  require_tensor(a.ids, op, "ids", DType::I32);
+  require(a.ids->shape().size() == 2, op, "ids " + a.ids->describe() + " must be [batch, len]");
+  require_weight(a.table, op, "table", caps);
+  require(a.table->shape().size() == 2, op, "table " + a.table->describe() + " must be [vocab, d]");
+  const uint64_t batch = uint64_t(a.ids->dim(0)), len = uint64_t(a.ids->dim(1));
+  const uint64_t vocab = uint64_t(a.table->dim(0)), d = uint64_t(a.table->dim(1));
+  if (a.positions) {
+    require_weight(a.positions, op, "positions", caps);
+    require(a.positions->shape().size() == 2 && uint64_t(a.positions->dim(1)) == d, op,
+            "positions " + a.positions->describe() + " must be [max_positions, " + std::to_string(d) +
+                "] (d of the table)");
+    const uint64_t max_pos = uint64_t(a.positions->dim(0));
+    require(uint64_t(a.pos_offset) + len <= max_pos, op,
+            "pos_offset " + std::to_string(a.pos_offset) + " + len " + std::to_string(len) +
+                " exceeds the " + std::to_string(max_pos) + " positions of positions " +
+                a.positions->describe());
+    require(!tensors_overlap(a.out, a.positions), op, "out must not alias positions");
+  }
+  require_tensor(a.out, op, "out", DType::F32);
+  const std::vector<int64_t> out_shape{int64_t(batch), int64_t(len), int64_t(d)};
+  require(a.out->shape() == out_shape, op,
+          "out " + a.out->describe() + " must be [" + std::to_string(batch) + ", " + std::to_string(len) +
+              ", " + std::to_string(d) + "] f32 ([batch, len] of ids, d of the table)");
+  require(!tensors_overlap(a.out, a.table) && !tensors_overlap(a.out, a.ids), op,
+          "out must not alias table or ids");
+  require(std::isfinite(a.scale), op, "scale must be finite");
+  require(a.variant.empty() || a.variant == "default", op, "unknown variant \"" + a.variant + "\" (default)");
+  const uint64_t rows = batch * len;
+  require(rows * d < (1ull << 32) && vocab * d < (1ull << 32) &&
+              (!a.positions || uint64_t(a.positions->numel()) < (1ull << 32)),
+          op, "a tensor has more than 2^32 elements");
+  require(vocab < (1ull << 31), op, "table has more than 2^31 rows");
+
+  // As in layernorm: lavapipe likes many vec4 per invocation, GPUs wide groups.
+  const bool cpu = caps.device_type == "cpu";
+  const uint64_t d4 = (d + 3) / 4;
+  const uint32_t sg = std::max(1u, caps.subgroup_size);
+  const uint32_t target = cpu ? 16 : 2, max_wg = cpu ? 64 : 256;
+  const uint32_t wg = workgroup_size(caps, std::max(sg, std::min(ceil_div(ceil_div(d4, target), sg) * sg, max_wg)));
+  const uint32_t items = std::min<uint32_t>(ceil_div(d4, wg), target);
+  const uint32_t per_row = ceil_div(d4, uint64_t(wg) * items);
+  const uint32_t aligned = d % 4 == 0;
+
+  const bool t16 = a.table->dtype() == DType::F16;
+  const bool p16 = a.positions ? a.positions->dtype() == DType::F16 : t16;
+  const std::string variant = std::string(t16 ? "f16" : "f32") + (p16 ? "_f16" : "_f32");
+  const Pipeline& p = r.pipeline("embedding_" + variant, {wg, items, aligned}, 4, 36);
+  struct {
+    uint32_t rows, len, d, d4, vocab, pos_offset, has_pos, groups_per_row;
+    float scale;
+  } push{uint32_t(rows), uint32_t(len),      uint32_t(d), uint32_t(d4), uint32_t(vocab),
+         a.pos_offset,   a.positions ? 1u : 0u, per_row,   a.scale};
+  const Tensor* pos = a.positions ? a.positions : a.table;  // unread when absent
+  r.dispatch(p, {{a.ids, false}, {a.table, false}, {pos, false}, {a.out, true}}, &push, sizeof push,
+             r.fold(rows * per_row), "embedding/" + variant);
+  const double n = double(rows * d);
+  const double in_bytes = n * (dtype_size(a.table->dtype()) + (a.positions ? dtype_size(a.positions->dtype()) : 0));
+  return {op,
+          variant,
+          {{"WG", wg}, {"ITEMS", items}, {"ALIGNED", aligned}},
+          n * (a.positions ? 2 : 1),
+          in_bytes + n * 4 + double(rows) * 4};
+}
+
+std::vector<float> sinusoidal_table(uint32_t max_positions, uint32_t d) {
+  std::vector<float> t(size_t(max_positions) * d);
+  for (uint32_t pos = 0; pos < max_positions; ++pos)
+    for (uint32_t c = 0; c < d; ++c) {
+      // Columns 2i and 2i+1 share the frequency 1/10000^(2i/d); an odd d ends on a sine.
+      const double angle = double(pos) / std::pow(10000.0, double(c - c % 2) / double(d));
+      t[size_t(pos) * d + c] = float(c % 2 == 0 ? std::sin(angle) : std::cos(angle));
+    }
+  return t;
+}
+
+}  // namespace vkf

@@ -1,0 +1,78 @@
+// LayerNorm with an optional fused residual add: shaders/layernorm.comp,
+// reference in src/reference/layernorm.cpp.
+#include <cmath>
+
+#include "ops/aliasing.hpp"
+#include "ops/op_util.hpp"
+
+namespace vkf {
+namespace {
+// vec4 units one invocation keeps in registers at most; longer rows stream.
+constexpr uint32_t kMaxItems = 32;
+}  // namespace
+
+OpInfo layernorm(Recorder& rec, const LayerNormArgs& a) {
+  auto& r = rec.impl();
+  const Capabilities& caps = r.ctx.caps;
+  const char* op = "layernorm";
+  require_tensor(a.x, op, "x", DType::F32);
+  require(!a.x->shape().empty(), op, "x must have at least one dimension");
+  const uint64_t d = uint64_t(a.x->dim(-1)), n = uint64_t(a.x->numel()), rows = n / d;
+  const std::string dshape = "[" + std::to_string(d) + "]";
+  if (a.residual) {
+    require_tensor(a.residual, op, "residual", DType::F32);
+    require(a.residual->shape() == a.x->shape(), op,
+            "residual " + a.residual->describe() + " must have the shape of x " + a.x->describe());
+  }
+  require_weight(a.gamma, op, "gamma", caps);
+  require(a.gamma->shape() == std::vector<int64_t>{int64_t(d)}, op,
+          "gamma " + a.gamma->describe() + " must be " + dshape + " (the last dim of x)");
+  require(a.beta && !a.beta->empty(), op, "beta is missing");
+  require(a.beta->shape() == a.gamma->shape() && a.beta->dtype() == a.gamma->dtype(), op,
+          "beta " + a.beta->describe() + " must be " + a.gamma->describe() + " like gamma");
+  require_tensor(a.y, op, "y", DType::F32);
+  require(a.y->shape() == a.x->shape(), op,
+          "y " + a.y->describe() + " must have the shape of x " + a.x->describe());
+  require(!tensors_overlap(a.y, a.x), op, "y must not alias x");
+  require(!tensors_overlap(a.y, a.residual), op, "y must not alias residual");
+  require(std::isfinite(a.eps) && a.eps >= 0, op, "eps must be finite and >= 0");
+  require(n < (1ull << 32), op, "x has more than 2^32 elements");
+  const bool sub = use_subgroups(caps, a.variant, op);
+  const bool f16 = a.gamma->dtype() == DType::F16;
+
+  // Lavapipe runs a workgroup on one core and pays per barrier and per
+  // invocation switch: few invocations with many elements each. GPUs want
+  // wide workgroups with a couple of vec4 per invocation.
+  const uint64_t d4 = (d + 3) / 4;
+  const bool cpu = caps.device_type == "cpu";
+  const uint32_t target = cpu ? 24 : 2;
+  const uint32_t sg = std::max(1u, caps.subgroup_size);
+  uint32_t want = ceil_div(ceil_div(d4, target), sg) * sg;
+  const uint32_t wg = workgroup_size(caps, std::max(sg, std::min(want, cpu ? 64u : 256u)));
+  uint32_t items = ceil_div(d4, wg);
+  if (items > kMaxItems) items = 1;  // streaming: the shader re-reads x in each pass
+  const uint32_t aligned = d % 4 == 0;
+  // On lavapipe gamma and beta cost as much to load as x: a workgroup keeps
+  // them in registers over several rows, leaving ~16 workgroups for the cores.
+  const uint32_t rows_per_group = cpu ? uint32_t(std::clamp<uint64_t>(rows / 16, 1, 8)) : 1;
+
+  const std::string name = std::string("layernorm_") + (sub ? "subgroup" : "shared") + (f16 ? "_f16" : "_f32");
+  const Pipeline& p = r.pipeline(name, {wg, items, aligned, rows_per_group}, 5, 20);
+  struct {
+    uint32_t rows, d, d4;
+    float eps;
+    uint32_t has_residual;
+  } push{uint32_t(rows), uint32_t(d), uint32_t(d4), a.eps, a.residual ? 1u : 0u};
+  const Tensor* res = a.residual ? a.residual : a.x;  // unread when absent
+  const std::string variant = sub ? "subgroup" : "shared";
+  r.dispatch(p, {{a.x, false}, {res, false}, {a.gamma, false}, {a.beta, false}, {a.y, true}}, &push,
+             sizeof push, r.fold(ceil_div(rows, rows_per_group)), "layernorm/" + variant);
+  const double wbytes = double(dtype_size(a.gamma->dtype())) * 2 * double(d);
+  return {op,
+          variant,
+          {{"WG", wg}, {"ITEMS", items}, {"ALIGNED", aligned}, {"ROWS", rows_per_group}},
+          double(n) * (a.residual ? 8 : 7),
+          double(n) * 4 * (a.residual ? 3 : 2) + wbytes};
+}
+
+}  // namespace vkf

@@ -1,0 +1,59 @@
+// Top-k / argmax per row: shaders/topk.comp, reference in src/reference/topk.cpp.
+#include "ops/aliasing.hpp"
+#include "ops/op_util.hpp"
+
+namespace vkf {
+namespace {
+// K is a specialization constant sizing per-invocation register lists of K
+// (key, index) pairs and the number of merge rounds; beyond this the register
+// lists get costly, and beam search needs far less.
+constexpr uint32_t kMaxK = 32;
+}  // namespace
+
+uint32_t topk_max_k() { return kMaxK; }
+
+OpInfo topk(Recorder& rec, const TopKArgs& a) {
+  auto& r = rec.impl();
+  const Capabilities& caps = r.ctx.caps;
+  const char* op = "topk";
+  require_tensor(a.x, op, "x", DType::F32);
+  require(a.x->shape().size() == 2, op, "x " + a.x->describe() + " must be [rows, n]");
+  const uint64_t rows = uint64_t(a.x->dim(0)), n = uint64_t(a.x->dim(1));
+  require(a.k >= 1 && a.k <= kMaxK, op,
+          "k " + std::to_string(a.k) + " must be in 1.." + std::to_string(kMaxK) + " (topk_max_k())");
+  require(a.k <= n, op, "k " + std::to_string(a.k) + " exceeds the row length n " + std::to_string(n) +
+                            " of x " + a.x->describe());
+  const std::vector<int64_t> out_shape{int64_t(rows), int64_t(a.k)};
+  const std::string want = "[" + std::to_string(rows) + ", " + std::to_string(a.k) + "]";
+  require_tensor(a.values, op, "values", DType::F32);
+  require(a.values->shape() == out_shape, op, "values " + a.values->describe() + " must be " + want + " f32");
+  require_tensor(a.indices, op, "indices", DType::I32);
+  require(a.indices->shape() == out_shape, op, "indices " + a.indices->describe() + " must be " + want + " i32");
+  require(!tensors_overlap(a.values, a.x) && !tensors_overlap(a.indices, a.x) &&
+              !tensors_overlap(a.values, a.indices),
+          op, "values, indices and x must not alias");
+  require(rows * n < (1ull << 32) && n < 0xffffffffull, op, "x has more than 2^32 elements");
+  const bool sub = use_subgroups(caps, a.variant, op);
+
+  // Lavapipe runs a workgroup on one core: one subgroup scanning the whole
+  // row is fastest there, and its merge needs no barrier. GPUs: wide groups.
+  const bool cpu = caps.device_type == "cpu";
+  const uint32_t sg = std::max(1u, caps.subgroup_size);
+  const uint32_t wg = cpu ? workgroup_size(caps, sg)
+                          : workgroup_size(caps, std::max(sg, std::min(ceil_div(ceil_div(n, 16), sg) * sg, 256u)));
+
+  const std::string variant = sub ? "subgroup" : "shared";
+  const Pipeline& p = r.pipeline("topk_" + variant, {wg, a.k}, 3, 8);
+  struct {
+    uint32_t rows, n;
+  } push{uint32_t(rows), uint32_t(n)};
+  r.dispatch(p, {{a.x, false}, {a.values, true}, {a.indices, true}}, &push, sizeof push, r.fold(rows),
+             "topk/" + variant);
+  return {op,
+          variant,
+          {{"WG", wg}, {"K", a.k}},
+          double(rows * n),  // one comparison per element
+          double(rows * n) * 4 + double(rows) * a.k * 8};
+}
+
+}  // namespace vkf

@@ -1,0 +1,165 @@
+#include <cmath>
+#include <cstdio>
+#include <tuple>
+
+#include "test_util.hpp"
+#include "vk/context_impl.hpp"
+
+namespace vkf::test {
+namespace {
+
+enum class Pos { None, Learned, Sinusoidal };
+
+struct EmbCase {
+  uint32_t batch, len, d, vocab;
+  DType table_dtype, pos_dtype;
+  Pos pos;
+  uint32_t pos_offset = 0;
+  std::vector<int32_t> ids = {};  // empty: random ids in [0, vocab) with some padding (id 0)
+};
+
+double run_embedding(Context& ctx, const EmbCase& c, OpInfo* info = nullptr) {
+  const uint32_t max_pos = c.pos_offset + c.len + 2;
+  std::vector<int32_t> ids = c.ids;
+  if (ids.empty()) {
+    auto u = random_vector(size_t(c.batch) * c.len, c.d + c.len, 0.f, float(c.vocab));
+    for (float v : u) ids.push_back(std::min(int32_t(v), int32_t(c.vocab) - 1));
+    for (uint32_t b = 0; b < c.batch; ++b) ids[size_t(b) * c.len + c.len - 1] = 0;  // padded tail
+  }
+  auto table = as_stored(random_vector(size_t(c.vocab) * c.d, c.vocab + c.d), c.table_dtype);
+  std::vector<float> pos = c.pos == Pos::Learned ? random_vector(size_t(max_pos) * c.d, 99)
+                                                 : sinusoidal_table(max_pos, c.d);
+  pos = as_stored(pos, c.pos_dtype);
+  Tensor tids = ctx.tensor_i32({c.batch, c.len}, ids);
+  Tensor ttable = ctx.tensor({c.vocab, c.d}, table, c.table_dtype);
+  Tensor tpos = ctx.tensor({max_pos, c.d}, pos, c.pos_dtype);
+  Tensor tout = ctx.tensor({c.batch, c.len, c.d});
+  const float scale = std::sqrt(float(c.d));
+  Recorder rec(ctx);
+  EmbeddingArgs a;
+  a.ids = &tids;
+  a.table = &ttable;
+  a.positions = c.pos == Pos::None ? nullptr : &tpos;
+  a.pos_offset = c.pos_offset;
+  a.scale = scale;
+  a.out = &tout;
+  OpInfo i = embedding(rec, a);
+  if (info) *info = i;
+  ctx.submit(rec);
+  auto want = ref::embedding(ids, c.batch, c.len, table, c.d, c.pos == Pos::None ? nullptr : &pos,
+                             c.pos_offset, scale);
+  return ref::max_rel_error(ctx.read(tout), want);
+}
+
+}  // namespace
+
+// (table dtype, positions dtype, positions kind)
+class EmbeddingTest : public DeviceTest,
+                      public ::testing::WithParamInterface<std::tuple<DType, DType, Pos>> {
+ protected:
+  void SetUp() override {
+    DeviceTest::SetUp();
+    auto [tdt, pdt, pos] = GetParam();
+    if ((tdt == DType::F16 || pdt == DType::F16) && !has_f16()) GTEST_SKIP() << "no 16-bit storage";
+  }
+};
+
+TEST_P(EmbeddingTest, MatchesReference) {
+  auto [tdt, pdt, pos] = GetParam();
+  double worst = 0;
+  struct Shape { uint32_t batch, len, d, vocab, pos_offset; };
+  for (Shape s : {Shape{1, 1, 1, 1, 0}, Shape{2, 3, 5, 11, 0}, Shape{3, 7, 64, 50, 4}, Shape{1, 17, 127, 33, 1},
+                  Shape{2, 5, 768, 40, 9}, Shape{5, 3, 1000, 7, 2}}) {
+    SCOPED_TRACE("batch " + std::to_string(s.batch) + " len " + std::to_string(s.len) + " d " +
+                 std::to_string(s.d) + " pos_offset " + std::to_string(s.pos_offset));
+    OpInfo info;
+    double err = run_embedding(ctx(), {s.batch, s.len, s.d, s.vocab, tdt, pdt, pos, s.pos_offset}, &info);
+    EXPECT_LE(err, kF32Bound);
+    worst = std::max(worst, err);
+  }
+  std::printf("[ max error ] table %s, positions %s %s: %.3g\n", dtype_name(tdt), dtype_name(pdt),
+              pos == Pos::None ? "none" : pos == Pos::Learned ? "learned" : "sinusoidal", worst);
+}
+
+INSTANTIATE_TEST_SUITE_P(All, EmbeddingTest,
+                         ::testing::Combine(::testing::Values(DType::F32, DType::F16),
+                                            ::testing::Values(DType::F32, DType::F16),
+                                            ::testing::Values(Pos::None, Pos::Learned, Pos::Sinusoidal)));
+
+// Workgroup sizes as for a discrete GPU (wide groups, several per row).
+TEST_F(DeviceTest, EmbeddingWithGpuSizes) {
+  Capabilities saved = ctx().caps();
+  ctx().impl().caps.device_type = "discrete";
+  OpInfo info;
+  double e1 = run_embedding(ctx(), {2, 5, 768, 40, DType::F32, DType::F32, Pos::Learned, 3}, &info);
+  double e2 = run_embedding(ctx(), {3, 4, 1001, 9, DType::F32, DType::F32, Pos::Sinusoidal, 0});
+  double e3 = run_embedding(ctx(), {1, 2, 3000, 5, DType::F32, DType::F32, Pos::None, 0});
+  ctx().impl().caps = saved;
+  EXPECT_LE(e1, kF32Bound);
+  EXPECT_LE(e2, kF32Bound);
+  EXPECT_LE(e3, kF32Bound);
+  EXPECT_GT(info.spec[0].second, ctx().caps().subgroup_size);
+}
+
+// Ids outside [0, vocab) must not read outside the table: the device clamps them.
+TEST_F(DeviceTest, EmbeddingClampsOutOfRangeIds) {
+  std::vector<int32_t> ids = {-1, 0, 6, 7, 1 << 30, -(1 << 30), 3, int32_t(0x7fffffff)};
+  double err = run_embedding(ctx(), {2, 4, 12, 7, DType::F32, DType::F32, Pos::Learned, 1, ids});
+  EXPECT_LE(err, kF32Bound);
+}
+
+TEST_F(DeviceTest, EmbeddingFoldsRowsIntoTheGrid) {
+  Capabilities saved = ctx().caps();
+  auto& caps = ctx().impl().caps;
+  caps.max_workgroup_count[0] = 4;
+  caps.max_workgroup_count[1] = 3;
+  double err = run_embedding(ctx(), {3, 29, 36, 20, DType::F32, DType::F32, Pos::Sinusoidal, 5});
+  caps = saved;
+  EXPECT_LE(err, kF32Bound);
+}
+
+// Values of PyTorch's usual formula, div_term = exp(arange(0, d, 2)·−ln(10000)/d),
+// pe[:, 0::2] = sin(pos·div_term), pe[:, 1::2] = cos(pos·div_term), in float64.
+TEST(SinusoidalTable, MatchesThePaper) {
+  auto t = sinusoidal_table(101, 8);
+  ASSERT_EQ(t.size(), 101u * 8);
+  auto at = [&](uint32_t p, uint32_t c) { return double(t[p * 8 + c]); };
+  for (uint32_t c = 0; c < 8; ++c) EXPECT_EQ(at(0, c), c % 2 ? 1.0 : 0.0);
+  EXPECT_NEAR(at(1, 0), 0.8414709848078965, 1e-7);   // sin(1)
+  EXPECT_NEAR(at(1, 1), 0.5403023058681398, 1e-7);   // cos(1)
+  EXPECT_NEAR(at(5, 2), 0.4794255386042029, 1e-7);   // sin(5 / 10000^(2/8)) = sin(0.5)
+  EXPECT_NEAR(at(5, 3), 0.8775825618903728, 1e-7);   // cos(0.5)
+  EXPECT_NEAR(at(100, 6), 0.09983341664682809, 1e-7); // sin(100 / 10000^(6/8)) = sin(0.1)
+  EXPECT_NEAR(at(100, 7), 0.9950041652780258, 1e-7);  // cos(0.1)
+  // Odd d: the last column is a sine without its cosine.
+  auto o = sinusoidal_table(4, 5);
+  EXPECT_NEAR(o[3 * 5 + 3], 0.997162035307237, 1e-7);     // cos(3 / 10000^(2/5))
+  EXPECT_NEAR(o[3 * 5 + 4], 0.0018928709030918874, 1e-9); // sin(3 / 10000^(4/5))
+}
+
+TEST_F(DeviceTest, EmbeddingRejectsBadArguments) {
+  Tensor ids = ctx().tensor_i32({2, 3}, std::vector<int32_t>(6)), table = ctx().tensor({10, 8});
+  Tensor pos = ctx().tensor({5, 8}), pos7 = ctx().tensor({5, 7}), out = ctx().tensor({2, 3, 8});
+  Tensor out_bad = ctx().tensor({2, 4, 8}), fids = ctx().tensor({2, 3}), ids1 = ctx().tensor_i32({6}, std::vector<int32_t>(6));
+  Recorder rec(ctx());
+  auto expect_error = [&](EmbeddingArgs a, const char* needle) {
+    try {
+      embedding(rec, a);
+      ADD_FAILURE() << "expected an error mentioning " << needle;
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
+    }
+  };
+  expect_error({&fids, &table, nullptr, 0, 1.f, &out}, "ids");
+  expect_error({&ids1, &table, nullptr, 0, 1.f, &out}, "ids");
+  expect_error({&ids, &table, &pos7, 0, 1.f, &out}, "positions");
+  expect_error({&ids, &table, nullptr, 0, 1.f, &out_bad}, "out");
+  expect_error({&ids, &table, &pos, 3, 1.f, &out}, "pos_offset 3 + len 3 exceeds the 5 positions");
+  expect_error({&ids, &table, nullptr, 0, 1.f, &table}, "out");
+  expect_error({&ids, &table, nullptr, 0, 1.f, &out, "fancy"}, "variant");
+  EXPECT_NO_THROW(embedding(rec, {&ids, &table, &pos, 2, 1.f, &out}));  // 2 + 3 ≤ 5
+  EXPECT_EQ(rec.dispatches(), 1u);
+  ctx().submit(rec);
+}
+
+}  // namespace vkf::test
