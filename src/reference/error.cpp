@@ -15,9 +15,4 @@ double max_rel_error(const std::vector<float>& got, const std::vector<double>& w
   return max_ref > 0 ? max_err / max_ref : max_err;
 }
 
-bool HostMask::masked(uint32_t b, uint32_t i, uint32_t j) const {
-  if (causal && j > i + causal_offset) return true;
-  return key_padding && (*key_padding)[size_t(b) * key_padding_stride + j] != 0;
-}
-
 }  // namespace vkf::ref

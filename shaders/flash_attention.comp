@@ -1,0 +1,151 @@
+#version 450
+// O = softmax(scale·QKᵀ, masked)·V with an online softmax: running max m,
+// running sum l and an accumulator rescaled when the max grows; the score
+// matrix is never stored.
+// A workgroup takes BQ = WG/TPR query rows of one (batch, head). TPR
+// invocations share a row, each taking every TPR-th key of a tile, and merge
+// their (m, l, acc) through shared memory at the end; TPR > 1 keeps lanes busy
+// for short queries (Lq = 1 when decoding with a KV cache). K and V tiles of BK
+// keys are staged in shared memory as fp32 vec4s, the head dim padded to D4·4
+// with zeros; with TPR = 1 every lane reads the same key (a broadcast).
+// The key loops are not unrolled (unrolling them made compiles take seconds);
+// the head-dim loops are, so the per-invocation arrays stay in registers.
+#extension GL_GOOGLE_include_directive : require
+#extension GL_EXT_control_flow_attributes : require
+#include "common.glsl"
+
+layout(local_size_x_id = 0) in;
+layout(constant_id = 1) const uint D4 = 16;     // head dim in vec4s, rounded up
+layout(constant_id = 2) const uint BK = 32;     // keys per tile, a multiple of TPR
+layout(constant_id = 3) const uint TPR = 1;     // invocations per query row, divides WG
+layout(constant_id = 4) const uint SH4 = 1024;  // shared vec4s: max(2·BK·D4, WG·(D4+1) if TPR > 1)
+
+const uint WG = gl_WorkGroupSize.x;
+const uint BQ = WG / TPR;
+const uint KPT = BK / TPR;  // keys per invocation per tile
+
+layout(std430, binding = 0) readonly buffer Qb { float q[]; };
+layout(std430, binding = 1) readonly buffer Kb { WTYPE k[]; };
+layout(std430, binding = 2) readonly buffer Vb { WTYPE v[]; };
+layout(std430, binding = 3) readonly buffer Mb { int pad[]; };
+layout(std430, binding = 4) writeonly buffer Ob { float o[]; };
+layout(push_constant) uniform P {
+  uint heads, head_dim, q_len, kv_len;
+  uint q_off, q_rs, q_bs, k_off, k_rs, k_bs, v_off, v_rs, v_bs;
+  uint pad_stride, has_pad, causal, causal_offset;
+  float scale;
+  uint q_blocks, total;
+} p;
+
+#define NEG_INF uintBitsToFloat(0xff800000u)
+
+// K tile [BK][D4] then V tile [BK][D4]; after the last tile, the partial
+// accumulators [WG][D4], then (m, l) of each invocation [WG].
+shared vec4 sh[SH4];
+
+void main() {
+  uint g = linear_group_id();
+  if (g >= p.total) return;
+  const uint qb = g % p.q_blocks, bh = g / p.q_blocks;
+  const uint b = bh / p.heads, h = bh % p.heads, D = p.head_dim;
+  const uint t = gl_LocalInvocationID.x, row = t / TPR, lane = t % TPR;
+  const uint i = qb * BQ + row;
+  const bool live = i < p.q_len;
+  const uint kbase = b * p.k_bs + p.k_off + h * D;
+  const uint vbase = b * p.v_bs + p.v_off + h * D;
+  const uint pbase = b * p.pad_stride;
+
+  vec4 qr[D4], acc[D4];
+  const uint qbase = b * p.q_bs + min(i, p.q_len - 1) * p.q_rs + p.q_off + h * D;
+  for (uint c4 = 0; c4 < D4; ++c4) {
+    for (uint e = 0; e < 4; ++e) {
+      const uint c = c4 * 4 + e;
+      qr[c4][e] = live && c < D ? q[qbase + c] * p.scale : 0.0;
+    }
+    acc[c4] = vec4(0.0);
+  }
+  float m = NEG_INF, l = 0.0;
+
+  // Keys no row of this block sees under the causal mask are never loaded.
+  const uint i_last = min(p.q_len, (qb + 1) * BQ) - 1;
+  const uint kend = p.causal != 0 ? min(p.kv_len, i_last + p.causal_offset + 1) : p.kv_len;
+  const uint kvis = p.causal != 0 ? min(kend, i + p.causal_offset + 1) : kend;
+
+  for (uint j0 = 0; j0 < kend; j0 += BK) {
+    barrier();  // the previous tile has been read
+    for (uint e = t; e < BK * D4; e += WG) {
+      const uint j = j0 + e / D4, c = (e % D4) * 4;
+      vec4 kv = vec4(0.0), vv = vec4(0.0);
+      if (j < kend)
+        for (uint x = 0; x < 4; ++x)
+          if (c + x < D) {
+            kv[x] = float(k[kbase + j * p.k_rs + c + x]);
+            vv[x] = float(v[vbase + j * p.v_rs + c + x]);
+          }
+      sh[e] = kv;
+      sh[BK * D4 + e] = vv;
+    }
+    barrier();
+    if (!live) continue;
+
+    float sc[KPT];
+    float tmax = NEG_INF;
+    [[dont_unroll]] for (uint n = 0; n < KPT; ++n) {
+      const uint jj = lane + n * TPR, j = j0 + jj;
+      const bool ok = j < kvis && (p.has_pad == 0 || pad[pbase + j] == 0);
+      vec4 d = vec4(0.0);
+      for (uint c4 = 0; c4 < D4; ++c4) d += qr[c4] * sh[jj * D4 + c4];
+      sc[n] = ok ? d.x + d.y + d.z + d.w : NEG_INF;
+      tmax = max(tmax, sc[n]);
+    }
+    if (tmax == NEG_INF) continue;  // nothing visible in this tile
+    const float mnew = max(m, tmax);
+    if (mnew > m) {
+      const float corr = m == NEG_INF ? 0.0 : exp(m - mnew);
+      l *= corr;
+      for (uint c4 = 0; c4 < D4; ++c4) acc[c4] *= corr;
+      m = mnew;
+    }
+    [[dont_unroll]] for (uint n = 0; n < KPT; ++n) {
+      // exp(-inf) = 0: masked keys add nothing.
+      const float pj = sc[n] == NEG_INF ? 0.0 : exp(sc[n] - m);
+      const uint jj = lane + n * TPR;
+      l += pj;
+      for (uint c4 = 0; c4 < D4; ++c4) acc[c4] += pj * sh[(BK + jj) * D4 + c4];
+    }
+  }
+
+  const uint obase = (b * p.q_len + i) * (p.heads * D) + h * D;
+  if (TPR == 1) {
+    if (!live) return;
+    const float inv = l > 0.0 ? 1.0 / l : 0.0;  // l = 0: every key masked
+    for (uint c4 = 0; c4 < D4; ++c4)
+      for (uint x = 0; x < 4; ++x)
+        if (c4 * 4 + x < D) o[obase + c4 * 4 + x] = acc[c4][x] * inv;
+    return;
+  }
+
+  barrier();  // the tiles are no longer read
+  for (uint c4 = 0; c4 < D4; ++c4) sh[t * D4 + c4] = acc[c4];
+  sh[WG * D4 + t] = vec4(m, l, 0.0, 0.0);
+  barrier();
+  if (!live) return;
+  const uint first = row * TPR;
+  float mrow = NEG_INF;
+  for (uint r = 0; r < TPR; ++r) mrow = max(mrow, sh[WG * D4 + first + r].x);
+  float lrow = 0.0;
+  for (uint r = 0; r < TPR; ++r) {
+    const vec4 ml = sh[WG * D4 + first + r];
+    if (ml.x != NEG_INF) lrow += ml.y * exp(ml.x - mrow);
+  }
+  const float inv = lrow > 0.0 ? 1.0 / lrow : 0.0;
+  for (uint c4 = lane; c4 < D4; c4 += TPR) {
+    vec4 sum = vec4(0.0);
+    for (uint r = 0; r < TPR; ++r) {
+      const float mr = sh[WG * D4 + first + r].x;
+      if (mr != NEG_INF) sum += sh[(first + r) * D4 + c4] * exp(mr - mrow);
+    }
+    for (uint x = 0; x < 4; ++x)
+      if (c4 * 4 + x < D) o[obase + c4 * 4 + x] = sum[x] * inv;
+  }
+}

@@ -1,0 +1,77 @@
+// Fused attention with an online softmax: shaders/flash_attention.comp.
+// Reference: ref::attention in src/reference/attention.cpp.
+#include "ops/attention_util.hpp"
+
+namespace vkf {
+
+/// Per-invocation arrays hold a query row and an accumulator of head_dim floats.
+constexpr uint32_t kFlashMaxHeadDim = 256;
+
+OpInfo flash_attention(Recorder& rec, const FlashAttentionArgs& a) {
+  auto& r = rec.impl();
+  const auto& caps = r.ctx.caps;
+  const char* op = "flash_attention";
+  const AttentionShape& s = a.shape;
+  check_shape(s, op);
+  require(a.variant.empty() || a.variant == "online", op, "unknown variant \"" + a.variant + "\" (online)");
+  require(s.head_dim <= kFlashMaxHeadDim, op,
+          "head_dim " + std::to_string(s.head_dim) + " is more than " + std::to_string(kFlashMaxHeadDim) +
+              " (use attention_scores, masked_softmax and attention_values)");
+  require_tensor(a.q.t, op, "q", DType::F32);
+  require_weight(a.k.t, op, "k", caps);
+  require_weight(a.v.t, op, "v", caps);
+  require(a.k.t->dtype() == a.v.t->dtype(), op,
+          "k " + a.k.t->describe() + " and v " + a.v.t->describe() + " must share a dtype");
+  const ViewStrides q = check_view(a.q, s, s.q_len, op, "q");
+  const ViewStrides k = check_view(a.k, s, s.kv_len, op, "k");
+  const ViewStrides v = check_view(a.v, s, s.kv_len, op, "v");
+  check_out(a.out, s, op);
+  for (const Tensor* in : {a.q.t, a.k.t, a.v.t})
+    require(a.out->allocation() != in->allocation(), op, "out must not alias q, k or v");
+  const uint32_t pad_stride = check_mask(a.mask, s, op);
+
+  // Rows per workgroup: up to 64, fewer for short queries, the spare
+  // invocations then share rows (TPR per row) and split the keys. Merging their
+  // partial accumulators takes WG·(D4+1) shared vec4s, so a large head dim
+  // halves the workgroup. K/V tiles get half the shared memory, at least one
+  // key per invocation of a row.
+  const uint32_t d4 = ceil_div(s.head_dim, 4), vec4s = caps.max_shared_memory / 16;
+  uint32_t wg = pow2_floor(workgroup_size(caps, 64));
+  uint32_t tpr = wg / std::min(wg, pow2_ceil(s.q_len));
+  uint32_t bk = 0;
+  for (;; wg /= 2, tpr /= 2) {
+    bk = std::max(tpr, std::min(64u, vec4s / 2 / (2 * d4)) / tpr * tpr);
+    const bool merge_fits = tpr == 1 || wg * (d4 + 1) <= vec4s;
+    if ((merge_fits && 2 * bk * d4 <= vec4s) || tpr == 1) break;
+  }
+  const uint32_t sh = std::max(2 * bk * d4, tpr > 1 ? wg * (d4 + 1) : 0u);
+  require(sh <= vec4s, op,
+          "head_dim " + std::to_string(s.head_dim) + " needs more shared memory than the device's " +
+              std::to_string(caps.max_shared_memory) + " bytes");
+
+  const uint32_t bq = wg / tpr, q_blocks = ceil_div(s.q_len, bq);
+  const uint64_t total = uint64_t(s.batch) * s.heads * q_blocks;
+  require(total < (1ull << 32), op, "too many query blocks");
+  struct {
+    uint32_t heads, head_dim, q_len, kv_len, q_off, q_rs, q_bs, k_off, k_rs, k_bs, v_off, v_rs, v_bs;
+    uint32_t pad_stride, has_pad, causal, causal_offset;
+    float scale;
+    uint32_t q_blocks, total;
+  } push{s.heads, s.head_dim, s.q_len, s.kv_len, q.off, q.row, q.batch, k.off, k.row, k.batch,
+         v.off, v.row, v.batch, pad_stride, a.mask.key_padding ? 1u : 0u, a.mask.causal ? 1u : 0u,
+         a.mask.causal_offset, a.scale, q_blocks, uint32_t(total)};
+  const std::string shader = std::string(op) + kv_suffix(a.k.t);
+  const Pipeline& p = r.pipeline(shader, {wg, d4, bk, tpr, sh}, 5, sizeof push);
+  const Tensor* pad = a.mask.key_padding ? a.mask.key_padding : a.q.t;
+  r.dispatch(p, {{a.q.t, false}, {a.k.t, false}, {a.v.t, false}, {pad, false}, {a.out, true}}, &push,
+             sizeof push, r.fold(total), shader);
+
+  const double n_qk = double(s.batch) * s.heads * s.q_len * s.kv_len;
+  const double width = double(s.heads) * s.head_dim;
+  return {op, "online", {{"WG", wg}, {"D4", d4}, {"BK", bk}, {"TPR", tpr}, {"SH4", sh}},
+          4 * n_qk * s.head_dim,
+          double(s.batch) * width * (8.0 * s.q_len + 2.0 * dtype_size(a.k.t->dtype()) * s.kv_len) +
+              (a.mask.key_padding ? 4.0 * s.batch * s.kv_len : 0.0)};
+}
+
+}  // namespace vkf

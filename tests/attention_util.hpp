@@ -1,0 +1,179 @@
+// Inputs for the attention tests: Q, K and V in the layouts models use (separate
+// tensors, a packed QKV projection, a packed KV memory, a KV cache longer than
+// the keys filled so far), a mask, and the host views the references read.
+#pragma once
+
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <sstream>
+
+#include "test_util.hpp"
+
+namespace vkf::test {
+
+enum class Layout { Separate, PackedQKV, PackedKV, Cache };
+enum class MaskKind { None, Padding, Causal, Both };
+
+struct AttnCase {
+  uint32_t batch, heads, head_dim, q_len, kv_len;
+  Layout layout = Layout::Separate;
+  MaskKind mask = MaskKind::None;
+  uint32_t causal_offset = 0;
+  DType kv = DType::F32;
+};
+
+/// A gtest-safe name: b2_h3_d64_q17_k33_qkv_both_off0_f16.
+inline std::string case_name(const AttnCase& c) {
+  static const char* layouts[] = {"sep", "qkv", "kv", "cache"};
+  static const char* masks[] = {"none", "pad", "causal", "both"};
+  std::ostringstream s;
+  s << "b" << c.batch << "_h" << c.heads << "_d" << c.head_dim << "_q" << c.q_len << "_k" << c.kv_len << "_"
+    << layouts[int(c.layout)] << "_" << masks[int(c.mask)] << "_off" << c.causal_offset << "_"
+    << dtype_name(c.kv);
+  return s.str();
+}
+
+/// The padding mask: about a third of the keys masked; with three batches the
+/// last masks every key, and with a causal mask batch 0 masks key 0, so row 0
+/// (which sees only key 0 when causal_offset is 0) is fully masked.
+inline std::vector<int32_t> padding_mask(const AttnCase& c, uint32_t stride, uint32_t seed) {
+  std::mt19937 gen(seed);
+  std::vector<int32_t> pad(size_t(c.batch) * stride, 1);
+  for (uint32_t b = 0; b < c.batch; ++b)
+    for (uint32_t j = 0; j < c.kv_len; ++j)
+      pad[size_t(b) * stride + j] = (c.batch == 3 && b == 2) ? 1 : (gen() % 3 == 0);
+  if (c.mask == MaskKind::Both) pad[0] = 1;
+  return pad;
+}
+
+/// Device tensors, views and host copies for one case. Not movable: the host
+/// views point into the vectors.
+struct AttnInputs {
+  AttentionShape shape;
+  float scale;
+  std::vector<float> q, k, v;  // what the tensors hold (fp16-rounded where stored as fp16)
+  Tensor tq, tk, tv;           // tk/tv may be tq (packed QKV) or one tensor (packed KV)
+  HeadsView hq, hk, hv;
+  ref::HostHeads rq, rk, rv;
+  std::vector<int32_t> pad;
+  Tensor tpad;
+  AttentionMask mask;
+  ref::HostMask hmask;
+
+  AttnInputs(Context& ctx, const AttnCase& c, uint32_t seed) {
+    shape = {c.batch, c.heads, c.head_dim, c.q_len, c.kv_len};
+    scale = float(1.0 / std::sqrt(double(c.head_dim)));
+    const uint32_t d = c.heads * c.head_dim, B = c.batch;
+    switch (c.layout) {
+      case Layout::Separate: {  // default strides
+        q = random_vector(size_t(B) * c.q_len * d, seed);
+        k = as_stored(random_vector(size_t(B) * c.kv_len * d, seed + 1), c.kv);
+        v = as_stored(random_vector(size_t(B) * c.kv_len * d, seed + 2), c.kv);
+        tq = ctx.tensor({B, c.q_len, d}, q);
+        tk = ctx.tensor({B, c.kv_len, d}, k, c.kv);
+        tv = ctx.tensor({B, c.kv_len, d}, v, c.kv);
+        hq = {&tq};
+        hk = {&tk};
+        hv = {&tv};
+        rq = {&q, 0, d, c.q_len * d};
+        rk = {&k, 0, d, c.kv_len * d};
+        rv = {&v, 0, d, c.kv_len * d};
+        break;
+      }
+      case Layout::PackedQKV: {  // one [B, L, 3d] f32 projection, default strides
+        q = random_vector(size_t(B) * c.q_len * 3 * d, seed);
+        tq = ctx.tensor({B, c.q_len, 3 * d}, q);
+        tk = tv = tq;
+        k = v = q;
+        hq = {&tq, 0};
+        hk = {&tq, d};
+        hv = {&tq, 2 * d};
+        rq = {&q, 0, 3 * d, c.q_len * 3 * d};
+        rk = {&q, d, 3 * d, c.kv_len * 3 * d};
+        rv = {&q, 2 * d, 3 * d, c.kv_len * 3 * d};
+        break;
+      }
+      case Layout::PackedKV: {  // cross-attention memory [B, Lk, 2d], explicit strides
+        q = random_vector(size_t(B) * c.q_len * d, seed);
+        k = as_stored(random_vector(size_t(B) * c.kv_len * 2 * d, seed + 1), c.kv);
+        v = k;
+        tq = ctx.tensor({B, c.q_len, d}, q);
+        tk = ctx.tensor({B, c.kv_len, 2 * d}, k, c.kv);
+        tv = tk;
+        hq = {&tq};
+        hk = {&tk, 0, 2 * d, c.kv_len * 2 * d};
+        hv = {&tk, d, 2 * d, c.kv_len * 2 * d};
+        rq = {&q, 0, d, c.q_len * d};
+        rk = {&k, 0, 2 * d, c.kv_len * 2 * d};
+        rv = {&k, d, 2 * d, c.kv_len * 2 * d};
+        break;
+      }
+      case Layout::Cache: {  // [B, max_len, d] caches; rows past kv_len hold NaN and must not be read
+        const uint32_t max_len = c.kv_len + 7;
+        q = random_vector(size_t(B) * c.q_len * d, seed);
+        k = as_stored(random_vector(size_t(B) * max_len * d, seed + 1), c.kv);
+        v = as_stored(random_vector(size_t(B) * max_len * d, seed + 2), c.kv);
+        for (uint32_t b = 0; b < B; ++b)
+          for (size_t e = size_t(c.kv_len) * d; e < size_t(max_len) * d; ++e)
+            k[b * size_t(max_len) * d + e] = v[b * size_t(max_len) * d + e] =
+                std::numeric_limits<float>::quiet_NaN();
+        tq = ctx.tensor({B, c.q_len, d}, q);
+        tk = ctx.tensor({B, max_len, d}, k, c.kv);
+        tv = ctx.tensor({B, max_len, d}, v, c.kv);
+        hq = {&tq};
+        hk = {&tk};
+        hv = {&tv};
+        rq = {&q, 0, d, c.q_len * d};
+        rk = {&k, 0, d, max_len * d};
+        rv = {&v, 0, d, max_len * d};
+        break;
+      }
+    }
+    if (c.mask == MaskKind::Padding || c.mask == MaskKind::Both) {
+      const uint32_t stride = c.kv_len + 3;
+      pad = padding_mask(c, stride, seed + 3);
+      tpad = ctx.tensor_i32({B, stride}, pad);
+      mask.key_padding = &tpad;
+      mask.key_padding_stride = stride;
+      hmask.key_padding = &pad;
+      hmask.key_padding_stride = stride;
+    }
+    mask.causal = hmask.causal = c.mask == MaskKind::Causal || c.mask == MaskKind::Both;
+    mask.causal_offset = hmask.causal_offset = c.causal_offset;
+  }
+  AttnInputs(const AttnInputs&) = delete;
+  AttnInputs& operator=(const AttnInputs&) = delete;
+
+  /// Rows (b, h, i) whose every key is masked.
+  std::vector<size_t> fully_masked_rows() const {
+    std::vector<size_t> rows;
+    for (uint32_t b = 0; b < shape.batch; ++b)
+      for (uint32_t h = 0; h < shape.heads; ++h)
+        for (uint32_t i = 0; i < shape.q_len; ++i) {
+          bool all = true;
+          for (uint32_t j = 0; j < shape.kv_len && all; ++j) all = hmask.masked(b, i, j);
+          if (all) rows.push_back((size_t(b) * shape.heads + h) * shape.q_len + i);
+        }
+    return rows;
+  }
+};
+
+/// An error for RecordProperty ("1.2e-07"; std::to_string would print 0.000000).
+inline std::string sci(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3g", v);
+  return buf;
+}
+
+/// Every output element of a fully masked row (b, h, i) of a [B, Lq, H·D] output is exactly 0.
+inline void expect_zero_rows(const std::vector<float>& out, const AttnInputs& in) {
+  const auto& s = in.shape;
+  for (size_t r : in.fully_masked_rows()) {
+    const size_t i = r % s.q_len, h = r / s.q_len % s.heads, b = r / (size_t(s.q_len) * s.heads);
+    const float* o = &out[(b * s.q_len + i) * s.heads * s.head_dim + h * s.head_dim];
+    for (uint32_t c = 0; c < s.head_dim; ++c) ASSERT_EQ(o[c], 0.0f) << "fully masked row " << r;
+  }
+}
+
+}  // namespace vkf::test

@@ -1,0 +1,72 @@
+// attention_scores: S = scale·QKᵀ read straight from head views.
+#include "attention_util.hpp"
+
+namespace vkf::test {
+
+class ScoresTest : public DeviceTest, public ::testing::WithParamInterface<AttnCase> {};
+
+TEST_P(ScoresTest, MatchesReference) {
+  const AttnCase c = GetParam();
+  if (c.kv == DType::F16 && !has_f16()) GTEST_SKIP() << "no 16-bit storage";
+  AttnInputs in(ctx(), c, 11);
+  const auto& s = in.shape;
+  Tensor scores = ctx().tensor({s.batch, s.heads, s.q_len, s.kv_len});
+  Recorder rec(ctx());
+  OpInfo info = attention_scores(rec, {in.hq, in.hk, s, in.scale, &scores});
+  ctx().submit(rec);
+  const double err = ref::max_rel_error(ctx().read(scores), ref::attention_scores(in.rq, in.rk, s, in.scale));
+  EXPECT_LE(err, kF32Bound);
+  RecordProperty("max_rel_error", sci(err));
+  EXPECT_EQ(info.flops, 2.0 * s.batch * s.heads * s.q_len * s.kv_len * s.head_dim);
+  EXPECT_EQ(info.variant, "tiled");
+}
+
+// Every head dim (and 24, 40, and 30: not a multiple of 4) with f32 and f16 K,
+// lengths that are not tile multiples, one-row queries, cross attention
+// (Lq ≠ Lk), packed projections and a KV cache longer than the keys filled so far.
+std::vector<AttnCase> scores_cases() {
+  const std::vector<AttnCase> base = {
+      {1, 1, 32, 1, 1, Layout::Separate},   {1, 1, 24, 5, 5, Layout::Separate},
+      {2, 3, 64, 17, 33, Layout::Separate}, {3, 2, 80, 33, 17, Layout::Cache},
+      {1, 3, 128, 64, 64, Layout::PackedQKV}, {2, 2, 40, 5, 70, Layout::PackedKV},
+      {3, 1, 64, 70, 70, Layout::PackedQKV}, {1, 2, 128, 1, 65, Layout::Cache},
+      {2, 1, 32, 33, 1, Layout::Separate},  {1, 3, 80, 17, 17, Layout::PackedQKV},
+      {3, 3, 30, 1, 33, Layout::PackedKV},  {2, 2, 128, 33, 5, Layout::Separate},
+  };
+  std::vector<AttnCase> out;
+  for (AttnCase c : base)
+    for (DType dt : weight_dtypes()) {
+      if (c.layout == Layout::PackedQKV && dt == DType::F16) continue;  // Q is f32
+      c.kv = dt;
+      out.push_back(c);
+    }
+  return out;
+}
+INSTANTIATE_TEST_SUITE_P(Shapes, ScoresTest, ::testing::ValuesIn(scores_cases()),
+                         [](const auto& i) { return case_name(i.param); });
+
+TEST_F(DeviceTest, AttentionScoresRejectsBadArguments) {
+  const AttentionShape s{2, 2, 8, 3, 5};
+  Tensor q = ctx().tensor({2, 3, 16}), k = ctx().tensor({2, 5, 16}), sc = ctx().tensor({2, 2, 3, 5});
+  Tensor q16 = ctx().tensor({2, 3, 16}, DType::F16);
+  Tensor ki = ctx().tensor_i32({2, 5, 16}, std::vector<int32_t>(160));
+  Tensor bad_sc = ctx().tensor({2, 2, 5, 3}), sc6 = ctx().tensor({2, 2, 3, 6});
+  Recorder rec(ctx());
+  auto call = [&](HeadsView qv, HeadsView kv, AttentionShape sh, Tensor* out, std::string variant = "") {
+    AttentionScoresArgs a{qv, kv, sh, 1.0f, out, variant};
+    return attention_scores(rec, a);
+  };
+  EXPECT_NO_THROW(call({&q}, {&k}, s, &sc));
+  EXPECT_THROW(call({&q16}, {&k}, s, &sc), Error);             // Q must be f32
+  EXPECT_THROW(call({&q}, {&ki}, s, &sc), Error);              // K i32
+  EXPECT_THROW(call({&q}, {nullptr}, s, &sc), Error);          // K missing
+  EXPECT_THROW(call({&q}, {&k}, s, &bad_sc), Error);           // scores shape
+  EXPECT_THROW(call({&q}, {&k}, s, &q), Error);                // scores aliases q (and wrong shape)
+  EXPECT_THROW(call({&q, 1}, {&k}, s, &sc), Error);            // columns past the row
+  EXPECT_THROW(call({&q, 0, 16, 50}, {&k}, s, &sc), Error);    // batch stride past the end
+  EXPECT_THROW(call({&q}, {&k, 0, 16, 0}, {2, 2, 8, 3, 6}, &sc6), Error);  // 6 keys in a 5-row K
+  EXPECT_THROW(call({&q}, {&k}, {2, 2, 0, 3, 5}, &sc), Error); // head_dim 0
+  EXPECT_THROW(call({&q}, {&k}, s, &sc, "nope"), Error);
+}
+
+}  // namespace vkf::test

@@ -1,0 +1,72 @@
+// attention_values: O = P·V with heads written concatenated.
+#include "attention_util.hpp"
+
+namespace vkf::test {
+
+class ValuesTest : public DeviceTest, public ::testing::WithParamInterface<AttnCase> {};
+
+TEST_P(ValuesTest, MatchesReference) {
+  const AttnCase c = GetParam();
+  if (c.kv == DType::F16 && !has_f16()) GTEST_SKIP() << "no 16-bit storage";
+  AttnInputs in(ctx(), c, 21);
+  const auto& s = in.shape;
+  // Probabilities-like weights in [0, 1) (the op is a plain product, rows need not sum to 1).
+  auto p = random_vector(size_t(s.batch) * s.heads * s.q_len * s.kv_len, 22, 0.f, 1.f);
+  Tensor probs = ctx().tensor({s.batch, s.heads, s.q_len, s.kv_len}, p);
+  Tensor out = ctx().tensor({s.batch, s.q_len, int64_t(s.heads) * s.head_dim});
+  Recorder rec(ctx());
+  OpInfo info = attention_values(rec, {&probs, in.hv, s, &out});
+  ctx().submit(rec);
+  const std::vector<double> pd(p.begin(), p.end());
+  const double err = ref::max_rel_error(ctx().read(out), ref::attention_values(pd, in.rv, s));
+  EXPECT_LE(err, kF32Bound);
+  RecordProperty("max_rel_error", sci(err));
+  EXPECT_EQ(info.flops, 2.0 * s.batch * s.heads * s.q_len * s.kv_len * s.head_dim);
+}
+
+// As for the scores: every head dim (and 24, 30, 40), f32 and f16 V, lengths
+// off the tiles, one-row queries, one key, cross attention, packed views, caches.
+std::vector<AttnCase> values_cases() {
+  const std::vector<AttnCase> base = {
+      {1, 1, 32, 1, 1, Layout::Separate},   {1, 1, 24, 5, 5, Layout::Separate},
+      {2, 3, 64, 17, 33, Layout::Separate}, {3, 2, 80, 33, 17, Layout::Cache},
+      {1, 3, 128, 64, 64, Layout::PackedQKV}, {2, 2, 40, 5, 70, Layout::PackedKV},
+      {3, 1, 64, 70, 70, Layout::PackedQKV}, {1, 2, 128, 1, 65, Layout::Cache},
+      {2, 1, 32, 33, 1, Layout::Separate},  {1, 3, 80, 17, 17, Layout::PackedQKV},
+      {3, 3, 30, 1, 33, Layout::PackedKV},  {2, 2, 128, 33, 5, Layout::Separate},
+  };
+  std::vector<AttnCase> out;
+  for (AttnCase c : base)
+    for (DType dt : weight_dtypes()) {
+      if (c.layout == Layout::PackedQKV && dt == DType::F16) continue;  // Q is f32
+      c.kv = dt;
+      out.push_back(c);
+    }
+  return out;
+}
+INSTANTIATE_TEST_SUITE_P(Shapes, ValuesTest, ::testing::ValuesIn(values_cases()),
+                         [](const auto& i) { return case_name(i.param); });
+
+TEST_F(DeviceTest, AttentionValuesRejectsBadArguments) {
+  const AttentionShape s{2, 2, 8, 3, 5};
+  Tensor p = ctx().tensor({2, 2, 3, 5}), v = ctx().tensor({2, 5, 16}), out = ctx().tensor({2, 3, 16});
+  Tensor vi = ctx().tensor_i32({2, 5, 16}, std::vector<int32_t>(160));
+  Tensor bad_p = ctx().tensor({2, 2, 5, 3}), bad_out = ctx().tensor({2, 16, 3});
+  Tensor p16 = ctx().tensor({2, 2, 3, 5}, DType::F16);
+  Recorder rec(ctx());
+  auto call = [&](Tensor* probs, HeadsView vv, AttentionShape sh, Tensor* o, std::string variant = "") {
+    AttentionValuesArgs a{probs, vv, sh, o, variant};
+    return attention_values(rec, a);
+  };
+  EXPECT_NO_THROW(call(&p, {&v}, s, &out));
+  EXPECT_THROW(call(&bad_p, {&v}, s, &out), Error);          // probs shape
+  EXPECT_THROW(call(&p16, {&v}, s, &out), Error);            // probs must be f32
+  EXPECT_THROW(call(&p, {&vi}, s, &out), Error);             // V i32
+  EXPECT_THROW(call(&p, {&v}, s, &bad_out), Error);          // out shape
+  EXPECT_THROW(call(&p, {&v, 8}, s, &out), Error);           // columns past the row
+  EXPECT_THROW(call(&p, {&v, 0, 16, 100}, s, &out), Error);   // batch stride past the end
+  EXPECT_THROW(call(&p, {&v}, {2, 2, 8, 3, 0}, &out), Error);  // no keys
+  EXPECT_THROW(call(&p, {&v}, s, &out, "gemv"), Error);
+}
+
+}  // namespace vkf::test

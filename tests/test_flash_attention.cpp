@@ -1,0 +1,96 @@
+// flash_attention: fused online-softmax attention, against the double
+// reference and against the unfused path on the device.
+#include "attention_util.hpp"
+
+namespace vkf::test {
+
+class FlashTest : public DeviceTest, public ::testing::WithParamInterface<AttnCase> {};
+
+TEST_P(FlashTest, MatchesReferenceAndUnfused) {
+  const AttnCase c = GetParam();
+  if (c.kv == DType::F16 && !has_f16()) GTEST_SKIP() << "no 16-bit storage";
+  AttnInputs in(ctx(), c, 51);
+  const auto& s = in.shape;
+  const int64_t width = int64_t(s.heads) * s.head_dim;
+  Tensor out = ctx().tensor({s.batch, s.q_len, width}), unfused = ctx().tensor({s.batch, s.q_len, width});
+  Tensor scores = ctx().tensor({s.batch, s.heads, s.q_len, s.kv_len});
+  Recorder rec(ctx());
+  OpInfo info = flash_attention(rec, {in.hq, in.hk, in.hv, s, in.mask, in.scale, &out});
+  attention_scores(rec, {in.hq, in.hk, s, in.scale, &scores});
+  masked_softmax(rec, {&scores, s, in.mask});
+  attention_values(rec, {&scores, in.hv, s, &unfused});
+  ctx().submit(rec);
+  auto got = ctx().read(out), other = ctx().read(unfused);
+  const double err = ref::max_rel_error(got, ref::attention(in.rq, in.rk, in.rv, s, in.hmask, in.scale));
+  const double vs_unfused = ref::max_rel_error(got, {other.begin(), other.end()});
+  EXPECT_LE(err, kF32Bound);
+  EXPECT_LE(vs_unfused, kF32Bound);
+  RecordProperty("max_rel_error", sci(err));
+  RecordProperty("vs_unfused", sci(vs_unfused));
+  expect_zero_rows(got, in);
+  EXPECT_EQ(info.flops, 4.0 * s.batch * s.heads * s.q_len * s.kv_len * s.head_dim);
+}
+
+// Every head dim (and 24, 30, 40), f32 and f16 K/V, every mask kind, lengths
+// off the tiles, cross attention, packed QKV/KV views, decode steps (Lq = 1 or
+// a few rows against a KV cache, causal_offset = keys before them), long keys
+// (several tiles, keys split across the invocations of a row), fully masked rows.
+std::vector<AttnCase> flash_cases() {
+  const std::vector<AttnCase> base = {
+      {1, 1, 32, 1, 1, Layout::Separate, MaskKind::None},
+      {2, 3, 64, 17, 33, Layout::Separate, MaskKind::Padding},
+      {3, 2, 80, 33, 33, Layout::PackedQKV, MaskKind::Causal},
+      {3, 1, 128, 33, 33, Layout::Separate, MaskKind::Both},
+      {1, 3, 24, 64, 64, Layout::PackedQKV, MaskKind::Both},
+      {2, 2, 40, 5, 70, Layout::PackedKV, MaskKind::Padding},
+      {1, 2, 64, 70, 17, Layout::PackedKV, MaskKind::None},
+      {2, 2, 64, 1, 33, Layout::Cache, MaskKind::Causal, 32},
+      {3, 3, 128, 1, 65, Layout::Cache, MaskKind::Both, 64},
+      {1, 2, 80, 1, 300, Layout::Cache, MaskKind::Padding},
+      {2, 1, 32, 4, 130, Layout::Cache, MaskKind::Causal, 126},
+      {1, 1, 128, 5, 5, Layout::Separate, MaskKind::Causal},
+      {2, 3, 30, 17, 1, Layout::Separate, MaskKind::Both},
+  };
+  // fp16 K/V on every shape but packed QKV (Q is f32) and the last two (compile time).
+  std::vector<AttnCase> out;
+  for (size_t n = 0; n < base.size(); ++n)
+    for (DType dt : weight_dtypes()) {
+      AttnCase c = base[n];
+      if (dt == DType::F16 && (c.layout == Layout::PackedQKV || n + 2 >= base.size())) continue;
+      c.kv = dt;
+      out.push_back(c);
+    }
+  return out;
+}
+INSTANTIATE_TEST_SUITE_P(Shapes, FlashTest, ::testing::ValuesIn(flash_cases()),
+                         [](const auto& i) { return case_name(i.param); });
+
+TEST_F(DeviceTest, FlashAttentionRejectsBadArguments) {
+  const AttentionShape s{2, 2, 8, 3, 5};
+  Tensor q = ctx().tensor({2, 3, 16}), k = ctx().tensor({2, 5, 16}), v = ctx().tensor({2, 5, 16});
+  Tensor out = ctx().tensor({2, 3, 16}), bad_out = ctx().tensor({2, 3, 17});
+  Tensor pad = ctx().tensor_i32({2, 5}, std::vector<int32_t>(10));
+  Tensor big_q = ctx().tensor({1, 1, 300}), big_k = ctx().tensor({1, 1, 300});
+  Tensor big_out = ctx().tensor({1, 1, 300});
+  Recorder rec(ctx());
+  auto call = [&](HeadsView qv, HeadsView kv, HeadsView vv, Tensor* o, AttentionMask m = {},
+                  AttentionShape sh = {2, 2, 8, 3, 5}, std::string variant = "") {
+    FlashAttentionArgs a{qv, kv, vv, sh, m, 1.0f, o, variant};
+    return flash_attention(rec, a);
+  };
+  EXPECT_NO_THROW(call({&q}, {&k}, {&v}, &out, {&pad}));
+  if (has_f16()) {
+    Tensor v16 = ctx().tensor({2, 5, 16}, DType::F16);
+    EXPECT_THROW(call({&q}, {&k}, {&v16}, &out), Error);  // K and V dtypes differ
+  }
+  EXPECT_THROW(call({&q}, {&k}, {nullptr}, &out), Error);
+  EXPECT_THROW(call({&q}, {&k}, {&v}, &bad_out), Error);
+  EXPECT_THROW(call({&q}, {&k}, {&v}, &q), Error);             // out aliases q
+  EXPECT_THROW(call({&q}, {&k, 4}, {&v}, &out), Error);        // columns past the row
+  EXPECT_THROW(call({&q}, {&k}, {&v}, &out, {&pad, 7}), Error);  // mask too small
+  EXPECT_THROW(call({&q}, {&k}, {&v}, &out, {}, {2, 2, 8, 3, 6}), Error);  // 6 keys in 5 rows
+  EXPECT_THROW(call({&q}, {&k}, {&v}, &out, {}, s, "tiled"), Error);
+  EXPECT_THROW(call({&big_q}, {&big_k}, {&big_k}, &big_out, {}, {1, 1, 300, 1, 1}), Error);  // head_dim > 256
+}
+
+}  // namespace vkf::test

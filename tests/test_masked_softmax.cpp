@@ -1,0 +1,141 @@
+// masked_softmax: in place over rows of fp32 scores, both reduction variants,
+// every mask kind; and the unfused pipeline scores → softmax → values against
+// ref::attention.
+#include "attention_util.hpp"
+#include "vk/context_impl.hpp"
+
+namespace vkf::test {
+
+struct SoftmaxCase {
+  AttnCase c;
+  std::string variant;
+};
+
+class SoftmaxTest : public DeviceTest, public ::testing::WithParamInterface<SoftmaxCase> {};
+
+// Runs the softmax on random scores in [-8, 8] and checks it against the reference.
+void check_softmax(Context& ctx, const AttnCase& c, const std::string& variant) {
+  AttnInputs in(ctx, c, 31);  // for the mask; the scores are random
+  const auto& s = in.shape;
+  const size_t n = size_t(s.batch) * s.heads * s.q_len * s.kv_len;
+  auto x = random_vector(n, 32, -8.f, 8.f);
+  Tensor scores = ctx.tensor({s.batch, s.heads, s.q_len, s.kv_len}, x);
+  Recorder rec(ctx);
+  OpInfo info = masked_softmax(rec, {&scores, s, in.mask, variant});
+  ctx.submit(rec);
+  EXPECT_EQ(info.variant, variant);
+  auto got = ctx.read(scores);
+  const double err = ref::max_rel_error(got, ref::masked_softmax({x.begin(), x.end()}, s, in.hmask));
+  EXPECT_LE(err, kF32Bound);
+  ::testing::Test::RecordProperty("max_rel_error", sci(err));
+  for (size_t r : in.fully_masked_rows())
+    for (uint32_t j = 0; j < s.kv_len; ++j) ASSERT_EQ(got[r * s.kv_len + j], 0.0f) << "row " << r;
+}
+
+TEST_P(SoftmaxTest, MatchesReference) {
+  const auto& p = GetParam();
+  if (p.variant == "subgroup" && !ctx().caps().subgroup_arithmetic) GTEST_SKIP() << "no subgroup arithmetic";
+  check_softmax(ctx(), p.c, p.variant);
+}
+
+// Row lengths from 1 to past one workgroup's 256 lanes; every mask kind,
+// causal with an offset (decoding after a prefix), Lq ≠ Lk, fully masked rows
+// (three batches: the last masks every key; "both": row 0 of batch 0).
+std::vector<SoftmaxCase> softmax_cases() {
+  const std::vector<AttnCase> base = {
+      {1, 1, 1, 1, 1, Layout::Separate, MaskKind::None},
+      {2, 3, 1, 5, 5, Layout::Separate, MaskKind::Causal},
+      {3, 2, 1, 17, 33, Layout::Separate, MaskKind::Padding},
+      {3, 1, 1, 33, 33, Layout::Separate, MaskKind::Both},
+      {1, 2, 1, 64, 64, Layout::Separate, MaskKind::Both},
+      {2, 1, 1, 1, 70, Layout::Separate, MaskKind::Causal, 69},
+      {2, 2, 1, 4, 300, Layout::Separate, MaskKind::Both, 296},
+      {1, 3, 1, 17, 1000, Layout::Separate, MaskKind::Padding},
+      {3, 3, 1, 33, 17, Layout::Separate, MaskKind::Causal},
+      {2, 2, 1, 5, 257, Layout::Separate, MaskKind::None},
+  };
+  std::vector<SoftmaxCase> out;
+  for (const auto& c : base)
+    for (const char* v : {"subgroup", "shared"}) out.push_back({c, v});
+  return out;
+}
+INSTANTIATE_TEST_SUITE_P(Shapes, SoftmaxTest, ::testing::ValuesIn(softmax_cases()),
+                         [](const auto& i) { return case_name(i.param.c) + "_" + i.param.variant; });
+
+// More rows than one grid dimension holds (65535 on most devices).
+TEST_F(DeviceTest, MaskedSoftmaxManyRows) {
+  for (const char* v : {"subgroup", "shared"}) {
+    if (std::string(v) == "subgroup" && !ctx().caps().subgroup_arithmetic) continue;
+    check_softmax(ctx(), {1, 1, 1, 70001, 3, Layout::Separate, MaskKind::Padding}, v);
+  }
+}
+
+// With the workgroup-count limit clamped the rows fold into y and z.
+TEST_F(DeviceTest, MaskedSoftmaxFoldsRows) {
+  auto& caps = ctx().impl().caps;
+  const auto saved = caps;
+  caps.max_workgroup_count[0] = 5;
+  caps.max_workgroup_count[1] = 3;
+  for (const char* v : {"subgroup", "shared"}) {
+    if (std::string(v) == "subgroup" && !caps.subgroup_arithmetic) continue;
+    check_softmax(ctx(), {2, 3, 1, 7, 9, Layout::Separate, MaskKind::Both}, v);  // 42 rows: 5 × 3 × 3
+  }
+  caps = saved;
+}
+
+// scores → softmax → values with f32 and f16 K/V equals ref::attention.
+class UnfusedTest : public DeviceTest, public ::testing::WithParamInterface<AttnCase> {};
+
+TEST_P(UnfusedTest, MatchesAttention) {
+  const AttnCase c = GetParam();
+  if (c.kv == DType::F16 && !has_f16()) GTEST_SKIP() << "no 16-bit storage";
+  AttnInputs in(ctx(), c, 41);
+  const auto& s = in.shape;
+  Tensor scores = ctx().tensor({s.batch, s.heads, s.q_len, s.kv_len});
+  Tensor out = ctx().tensor({s.batch, s.q_len, int64_t(s.heads) * s.head_dim});
+  Recorder rec(ctx());
+  attention_scores(rec, {in.hq, in.hk, s, in.scale, &scores});
+  masked_softmax(rec, {&scores, s, in.mask});
+  attention_values(rec, {&scores, in.hv, s, &out});
+  ctx().submit(rec);
+  auto got = ctx().read(out);
+  const double err = ref::max_rel_error(got, ref::attention(in.rq, in.rk, in.rv, s, in.hmask, in.scale));
+  EXPECT_LE(err, kF32Bound);
+  RecordProperty("max_rel_error", sci(err));
+  expect_zero_rows(got, in);
+}
+
+std::vector<AttnCase> unfused_cases() {
+  std::vector<AttnCase> out;
+  for (DType dt : weight_dtypes()) {
+    out.push_back({2, 3, 64, 17, 33, Layout::Separate, MaskKind::Padding, 0, dt});
+    out.push_back({3, 2, 40, 5, 70, Layout::PackedKV, MaskKind::Both, 0, dt});
+    out.push_back({1, 2, 128, 1, 33, Layout::Cache, MaskKind::Causal, 32, dt});
+    out.push_back({3, 1, 80, 33, 33, Layout::Cache, MaskKind::Both, 0, dt});
+  }
+  out.push_back({2, 2, 32, 17, 17, Layout::PackedQKV, MaskKind::Causal});
+  return out;
+}
+INSTANTIATE_TEST_SUITE_P(Shapes, UnfusedTest, ::testing::ValuesIn(unfused_cases()),
+                         [](const auto& i) { return case_name(i.param); });
+
+TEST_F(DeviceTest, MaskedSoftmaxRejectsBadArguments) {
+  const AttentionShape s{2, 2, 1, 3, 5};
+  Tensor sc = ctx().tensor({2, 2, 3, 5}), bad = ctx().tensor({2, 2, 5, 3});
+  Tensor sc16 = ctx().tensor({2, 2, 3, 5}, DType::F16);
+  Tensor pad = ctx().tensor_i32({2, 5}, std::vector<int32_t>(10)), padf = ctx().tensor({2, 5});
+  Recorder rec(ctx());
+  auto call = [&](Tensor* t, AttentionMask m, std::string variant = "") {
+    return masked_softmax(rec, {t, s, m, variant});
+  };
+  EXPECT_NO_THROW(call(&sc, {&pad}));
+  EXPECT_THROW(call(&bad, {}), Error);                 // shape
+  EXPECT_THROW(call(&sc16, {}), Error);                // dtype
+  EXPECT_THROW(call(&sc, {&padf}), Error);             // mask must be i32
+  EXPECT_THROW(call(&sc, {&pad, 6}), Error);           // second batch's row past the end
+  EXPECT_THROW(call(&sc, {&pad, 4}), Error);           // stride < kv_len
+  EXPECT_THROW(call(&sc, {}, "warp"), Error);
+  EXPECT_THROW(masked_softmax(rec, {&sc, {2, 2, 1, 3, 0}, {}}), Error);
+}
+
+}  // namespace vkf::test
