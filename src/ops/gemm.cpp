@@ -1,6 +1,6 @@
-// Linear layer with fused epilogue: shaders/gemm_tiled.comp (shared-memory
-// tiles, for many rows) and shaders/gemm_vec.comp (a few rows, bound by reading
-// W); reference in src/reference/gemm.cpp.
+// Linear layer with fused epilogue: shaders/gemm_tiled.comp (register blocks,
+// staged through shared memory or not, for many rows) and shaders/gemm_vec.comp
+// (a few rows, bound by reading W); reference in src/reference/gemm.cpp.
 #include "ops/op_util.hpp"
 
 namespace vkf {
