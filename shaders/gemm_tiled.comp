@@ -8,7 +8,7 @@
 // the inner loop reads vec4s along K for both operands. What GPUs want.
 // Not STAGED (variant "blocked"): each invocation reads its rows of X and W
 // straight from the buffers, no shared memory and no barriers. On a CPU device
-// (lanes are SIMD lanes, caches do the staging) that is ~2x faster.
+// (lanes are SIMD lanes, caches do the staging) that is ~2.5x faster.
 #extension GL_GOOGLE_include_directive : require
 #extension GL_EXT_control_flow_attributes : require
 #include "common.glsl"
