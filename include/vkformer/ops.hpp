@@ -37,7 +37,10 @@ struct GemmArgs {
   const Tensor* residual = nullptr;  ///< optional [..., N] f32, added after act
   Tensor* y = nullptr;               ///< [..., N] f32; must not alias x or residual
   Activation act = Activation::None;
-  std::string variant;               ///< "gemv", "tiled", "tiled_small" or "" (auto)
+  /// "" (auto), "gemv" (reduction picked from the device), "gemv_subgroup",
+  /// "gemv_shared", "tiled", "tiled_small" (shared-memory tiles) or "blocked"
+  /// (register blocks read straight from the buffers, what CPU devices want).
+  std::string variant;
 };
 /// @throws vkf::Error on a shape or dtype mismatch, naming the argument.
 OpInfo gemm(Recorder& rec, const GemmArgs& a);

@@ -1,0 +1,135 @@
+#version 450
+// Y = act(X·Wᵀ + b) + R with register blocking. A workgroup computes a BM×BN
+// tile of Y, each invocation a TM×TN block of it, four K steps at a time.
+//
+// STAGED (variants "tiled", "tiled_small"): the BM×BK and BN×BK tiles of X and
+// W go through shared memory; X [M, K] and W [N, K] are both K-contiguous, so
+// lanes load neighbouring vec4s of a row, and the tiles stay K-contiguous so
+// the inner loop reads vec4s along K for both operands. What GPUs want.
+// Not STAGED (variant "blocked"): each invocation reads its rows of X and W
+// straight from the buffers, no shared memory and no barriers. On a CPU device
+// (lanes are SIMD lanes, caches do the staging) that is ~2.5x faster.
+#extension GL_GOOGLE_include_directive : require
+#extension GL_EXT_control_flow_attributes : require
+#include "common.glsl"
+#include "activation.glsl"
+
+layout(local_size_x_id = 0) in;  // must be (BM/TM)·(BN/TN)
+layout(constant_id = 1) const uint BM = 64;
+layout(constant_id = 2) const uint BN = 64;
+layout(constant_id = 3) const uint BK = 16;  // multiple of 4 (STAGED only)
+layout(constant_id = 4) const uint TM = 8;
+layout(constant_id = 5) const uint TN = 8;
+layout(constant_id = 6) const bool VEC4 = true;  // K % 4 == 0: every row starts 16-byte aligned
+layout(constant_id = 7) const bool STAGED = true;
+
+// The vec4 and scalar views alias the same bindings.
+layout(std430, binding = 0) readonly buffer X { float x[]; };
+layout(std430, binding = 0) readonly buffer X4 { vec4 x4[]; };
+layout(std430, binding = 1) readonly buffer W { WTYPE w[]; };
+layout(std430, binding = 1) readonly buffer W4 { WTYPE4 w4[]; };
+// fp16 quads read as two 32-bit words: half the per-lane load work of four
+// 16-bit loads on a CPU device, the same bytes anywhere else.
+layout(std430, binding = 1) readonly buffer W2 { uvec2 w2[]; };
+layout(std430, binding = 2) readonly buffer Bias { WTYPE bias[]; };
+layout(std430, binding = 3) readonly buffer R { float res[]; };
+layout(std430, binding = 4) writeonly buffer Y { float y[]; };
+layout(push_constant) uniform P {
+  uint M, N, K, tiles_n, total;
+  uint act;    // ACT_* (activation.glsl)
+  uint flags;  // 1: add bias, 2: add residual
+} p;
+
+const uint WG = (BM / TM) * (BN / TN);
+const uint KQ = BK / 4;  // vec4s per tile row
+shared vec4 As[STAGED ? BM * KQ : 1];
+shared vec4 Bs[STAGED ? BN * KQ : 1];
+
+// Four elements of row `row` (an element index, row·K) from column k; zeros past K.
+vec4 load_x(uint row, uint k) {
+  if (VEC4) return x4[(row + k) / 4];
+  vec4 v = vec4(0);
+  [[unroll]] for (uint c = 0; c < 4; ++c)
+    if (k + c < p.K) v[c] = x[row + k + c];
+  return v;
+}
+
+vec4 load_w(uint row, uint k) {
+  if (VEC4) {
+#if defined(W_F16) && W_F16
+    uvec2 u = w2[(row + k) / 4];
+    return vec4(unpackHalf2x16(u.x), unpackHalf2x16(u.y));
+#else
+    return w4[(row + k) / 4];
+#endif
+  }
+  vec4 v = vec4(0);
+  [[unroll]] for (uint c = 0; c < 4; ++c)
+    if (k + c < p.K) v[c] = float(w[row + k + c]);
+  return v;
+}
+
+float acc[TM][TN];
+
+void accumulate(vec4 a[TM], vec4 b[TN]) {
+  [[unroll]] for (uint i = 0; i < TM; ++i)
+    [[unroll]] for (uint j = 0; j < TN; ++j)
+      acc[i][j] = fma(a[i].w, b[j].w, fma(a[i].z, b[j].z, fma(a[i].y, b[j].y, fma(a[i].x, b[j].x, acc[i][j]))));
+}
+
+void main() {
+  const uint g = linear_group_id();
+  if (g >= p.total) return;
+  const uint m0 = (g / p.tiles_n) * BM, n0 = (g % p.tiles_n) * BN;
+  const uint lid = gl_LocalInvocationID.x;
+  // Invocation (tm, tn) owns rows tm + i·(BM/TM) and columns tn + j·(BN/TN):
+  // neighbouring lanes write neighbouring columns of Y.
+  const uint tn = lid % (BN / TN), tm = lid / (BN / TN);
+
+  [[unroll]] for (uint i = 0; i < TM; ++i)
+    [[unroll]] for (uint j = 0; j < TN; ++j) acc[i][j] = 0.0;
+
+  vec4 a[TM], b[TN];
+  if (STAGED) {
+    for (uint k0 = 0; k0 < p.K; k0 += BK) {
+      [[unroll]] for (uint r = 0; r < (BM * KQ + WG - 1) / WG; ++r) {
+        const uint e = r * WG + lid, m = m0 + e / KQ, k = k0 + 4 * (e % KQ);
+        if (e < BM * KQ) As[e] = m < p.M && k < p.K ? load_x(m * p.K, k) : vec4(0);
+      }
+      [[unroll]] for (uint r = 0; r < (BN * KQ + WG - 1) / WG; ++r) {
+        const uint e = r * WG + lid, n = n0 + e / KQ, k = k0 + 4 * (e % KQ);
+        if (e < BN * KQ) Bs[e] = n < p.N && k < p.K ? load_w(n * p.K, k) : vec4(0);
+      }
+      barrier();
+      [[unroll]] for (uint q = 0; q < KQ; ++q) {
+        [[unroll]] for (uint i = 0; i < TM; ++i) a[i] = As[(tm + i * (BM / TM)) * KQ + q];
+        [[unroll]] for (uint j = 0; j < TN; ++j) b[j] = Bs[(tn + j * (BN / TN)) * KQ + q];
+        accumulate(a, b);
+      }
+      barrier();
+    }
+  } else {
+    // Rows past the end re-read the last row (no branch in the loop); their results are dropped.
+    uint xrow[TM], wrow[TN];
+    [[unroll]] for (uint i = 0; i < TM; ++i) xrow[i] = min(m0 + tm + i * (BM / TM), p.M - 1) * p.K;
+    [[unroll]] for (uint j = 0; j < TN; ++j) wrow[j] = min(n0 + tn + j * (BN / TN), p.N - 1) * p.K;
+    for (uint k = 0; k < p.K; k += 4) {
+      [[unroll]] for (uint i = 0; i < TM; ++i) a[i] = load_x(xrow[i], k);
+      [[unroll]] for (uint j = 0; j < TN; ++j) b[j] = load_w(wrow[j], k);
+      accumulate(a, b);
+    }
+  }
+
+  [[unroll]] for (uint i = 0; i < TM; ++i) {
+    const uint m = m0 + tm + i * (BM / TM);
+    [[unroll]] for (uint j = 0; j < TN; ++j) {
+      const uint n = n0 + tn + j * (BN / TN);
+      if (m >= p.M || n >= p.N) continue;
+      float v = acc[i][j];
+      if ((p.flags & 1u) != 0) v += float(bias[n]);
+      v = activate(v, p.act);
+      if ((p.flags & 2u) != 0) v += res[m * p.N + n];
+      y[m * p.N + n] = v;
+    }
+  }
+}

@@ -1,0 +1,112 @@
+#version 450
+// Y = act(X·Wᵀ + b) + R for a few rows of X (decoding: one token). Reading W
+// is the cost, so each workgroup reads COLS rows of W once, with lanes on
+// neighbouring vec4s along K, applies them to ROWS rows of X, and reduces each
+// of the ROWS·COLS dot products across the workgroup.
+#extension GL_GOOGLE_include_directive : require
+#extension GL_EXT_control_flow_attributes : require
+#if USE_SUBGROUP
+#extension GL_KHR_shader_subgroup_basic : require
+#extension GL_KHR_shader_subgroup_arithmetic : require
+#endif
+#include "common.glsl"
+#include "activation.glsl"
+
+layout(local_size_x_id = 0) in;
+layout(constant_id = 1) const uint ROWS = 1;  // rows of X per workgroup
+layout(constant_id = 2) const uint COLS = 4;  // rows of W (columns of Y) per workgroup
+layout(constant_id = 3) const bool VEC4 = true;  // K % 4 == 0: every row starts 16-byte aligned
+
+layout(std430, binding = 0) readonly buffer X { float x[]; };
+layout(std430, binding = 0) readonly buffer X4 { vec4 x4[]; };
+layout(std430, binding = 1) readonly buffer W { WTYPE w[]; };
+layout(std430, binding = 1) readonly buffer W4 { WTYPE4 w4[]; };
+// fp16 quads read as two 32-bit words: half the per-lane load work of four
+// 16-bit loads on a CPU device, the same bytes anywhere else.
+layout(std430, binding = 1) readonly buffer W2 { uvec2 w2[]; };
+
+vec4 load_w4(uint i) {
+#if defined(W_F16) && W_F16
+  uvec2 u = w2[i];
+  return vec4(unpackHalf2x16(u.x), unpackHalf2x16(u.y));
+#else
+  return w4[i];
+#endif
+}
+layout(std430, binding = 2) readonly buffer Bias { WTYPE bias[]; };
+layout(std430, binding = 3) readonly buffer R { float res[]; };
+layout(std430, binding = 4) writeonly buffer Y { float y[]; };
+layout(push_constant) uniform P {
+  uint M, N, K, groups_n, total;
+  uint act;    // ACT_* (activation.glsl)
+  uint flags;  // 1: add bias, 2: add residual
+} p;
+
+const uint OUTS = ROWS * COLS;
+shared float partial[OUTS * gl_WorkGroupSize.x];
+
+void main() {
+  const uint g = linear_group_id();
+  if (g >= p.total) return;
+  const uint m0 = (g / p.groups_n) * ROWS, n0 = (g % p.groups_n) * COLS;
+  const uint lid = gl_LocalInvocationID.x, wg = gl_WorkGroupSize.x;
+
+  // Rows past the end re-read the last row (no branch in the loop); their sums are dropped.
+  uint xrow[ROWS], wrow[COLS];
+  [[unroll]] for (uint r = 0; r < ROWS; ++r) xrow[r] = min(m0 + r, p.M - 1) * p.K;
+  [[unroll]] for (uint c = 0; c < COLS; ++c) wrow[c] = min(n0 + c, p.N - 1) * p.K;
+
+  float acc[OUTS];
+  [[unroll]] for (uint o = 0; o < OUTS; ++o) acc[o] = 0.0;
+  if (VEC4) {
+    for (uint k = 4 * lid; k < p.K; k += 4 * wg) {
+      vec4 xv[ROWS];
+      [[unroll]] for (uint r = 0; r < ROWS; ++r) xv[r] = x4[(xrow[r] + k) / 4];
+      [[unroll]] for (uint c = 0; c < COLS; ++c) {
+        vec4 wv = load_w4((wrow[c] + k) / 4);
+        [[unroll]] for (uint r = 0; r < ROWS; ++r) acc[r * COLS + c] += dot(xv[r], wv);
+      }
+    }
+  } else {
+    for (uint k = lid; k < p.K; k += wg) {
+      float xv[ROWS];
+      [[unroll]] for (uint r = 0; r < ROWS; ++r) xv[r] = x[xrow[r] + k];
+      [[unroll]] for (uint c = 0; c < COLS; ++c) {
+        float wv = float(w[wrow[c] + k]);
+        [[unroll]] for (uint r = 0; r < ROWS; ++r) acc[r * COLS + c] = fma(xv[r], wv, acc[r * COLS + c]);
+      }
+    }
+  }
+
+  // Sum each output over the workgroup: per subgroup first when we can, then
+  // across subgroups (or lanes) through shared memory.
+#if USE_SUBGROUP
+  [[unroll]] for (uint o = 0; o < OUTS; ++o) acc[o] = subgroupAdd(acc[o]);
+  const uint parts = gl_NumSubgroups;
+  if (parts > 1) {
+    if (subgroupElect())
+      [[unroll]] for (uint o = 0; o < OUTS; ++o) partial[o * wg + gl_SubgroupID] = acc[o];
+    barrier();
+  }
+#else
+  const uint parts = wg;
+  [[unroll]] for (uint o = 0; o < OUTS; ++o) partial[o * wg + lid] = acc[o];
+  barrier();
+#endif
+
+  // Invocation o finishes output o.
+  [[unroll]] for (uint o = 0; o < OUTS; ++o) {
+    if (lid != o) continue;
+    const uint m = m0 + o / COLS, n = n0 + o % COLS;
+    if (m >= p.M || n >= p.N) continue;
+    float v = acc[o];
+    if (parts > 1) {
+      v = 0.0;
+      for (uint s = 0; s < parts; ++s) v += partial[o * wg + s];
+    }
+    if ((p.flags & 1u) != 0) v += float(bias[n]);
+    v = activate(v, p.act);
+    if ((p.flags & 2u) != 0) v += res[m * p.N + n];
+    y[m * p.N + n] = v;
+  }
+}

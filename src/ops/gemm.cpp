@@ -1,0 +1,168 @@
+// Linear layer with fused epilogue: shaders/gemm_tiled.comp (register blocks,
+// staged through shared memory or not, for many rows) and shaders/gemm_vec.comp
+// (a few rows, bound by reading W); reference in src/reference/gemm.cpp.
+#include "ops/op_util.hpp"
+
+namespace vkf {
+namespace {
+
+constexpr const char* kOp = "gemm";
+
+struct Dims {
+  uint32_t M, N, K;
+};
+
+/// A BM×BN tile of Y per workgroup, a TM×TN register block per invocation,
+/// BK columns of K per shared-memory step (staged only).
+struct Tiles {
+  uint32_t bm, bn, bk, tm, tn;
+  bool staged;
+  uint32_t wg() const { return (bm / tm) * (bn / tn); }
+  uint32_t shared_bytes() const { return staged ? (bm + bn) * bk * 4 : 0; }
+};
+
+/// Rows up to which gemv is picked: it reads W once per ROWS rows and reduces
+/// across lanes; with more rows a register block reuses each W load more.
+constexpr uint32_t kGemvMaxRows = 4;
+
+bool is_cpu(const Capabilities& c) { return c.device_type == "cpu"; }
+
+/// Staged tiles: the first that fits the device's limits. The preferred ones
+/// are common GPU choices (64×64 tiles, 4×4 blocks, 256 invocations).
+Tiles staged_tiles(const Capabilities& c, bool small) {
+  std::vector<Tiles> prefs;
+  if (small) prefs.push_back({32, 32, 16, 2, 2, true});
+  prefs.push_back({64, 64, 16, 4, 4, true});
+  prefs.push_back({32, 32, 8, 4, 4, true});
+  prefs.push_back({16, 16, 4, 2, 2, true});  // 64 invocations, 512 bytes: fits any Vulkan device
+  const uint32_t limit = std::min(c.max_workgroup_invocations, c.max_workgroup_size[0]);
+  for (const Tiles& t : prefs)
+    if (t.wg() <= limit && t.shared_bytes() <= c.max_shared_memory) return t;
+  return prefs.back();
+}
+
+/// Blocked (no shared memory), 16 invocations. On lavapipe per core: 16×16
+/// blocks 11.7 GFLOP/s but ~9 s of LLVM compile on first use, 16×8 9.0 (3 s),
+/// 8×8 7.4 (1 s). 16×8 for many rows; 8×8 in 16-row tiles for fewer rows,
+/// which wastes less on padding rows.
+Tiles blocked_tiles(uint32_t M) {
+  if (M >= 48) return {64, 32, 4, 16, 8, false};
+  return {16, 64, 4, 8, 8, false};
+}
+
+Dims check(const GemmArgs& a, const Capabilities& c) {
+  require_tensor(a.x, kOp, "x", DType::F32);
+  require_weight(a.w, kOp, "w", c);
+  require_tensor(a.y, kOp, "y", DType::F32);
+  const auto& ws = a.w->shape();
+  require(ws.size() == 2, kOp, "w " + a.w->describe() + " must be [N, K]");
+  const int64_t N = ws[0], K = ws[1];
+  require(a.x->dim(-1) == K, kOp,
+          "x " + a.x->describe() + " must end in K = " + std::to_string(K) + " (w is " +
+              a.w->describe() + ")");
+  std::vector<int64_t> ys = a.x->shape();
+  ys.back() = N;
+  require(a.y->shape() == ys, kOp, "y " + a.y->describe() + " must be the shape of x with the last dim N = " +
+                                       std::to_string(N));
+  if (a.bias) {
+    require(!a.bias->empty(), kOp, "bias is empty");
+    require(a.bias->shape() == std::vector<int64_t>{N} && a.bias->dtype() == a.w->dtype(), kOp,
+            "bias " + a.bias->describe() + " must be [" + std::to_string(N) + "] " +
+                dtype_name(a.w->dtype()) + " like w");
+  }
+  if (a.residual) {
+    require_tensor(a.residual, kOp, "residual", DType::F32);
+    require(a.residual->shape() == ys, kOp,
+            "residual " + a.residual->describe() + " must have the shape of y " + a.y->describe());
+    require(a.residual->allocation() != a.y->allocation(), kOp, "y must not alias residual");
+  }
+  require(a.x->allocation() != a.y->allocation(), kOp, "y must not alias x");
+  // Shaders index elements with 32-bit integers.
+  for (const Tensor* t : {a.x, a.w, static_cast<const Tensor*>(a.y)})
+    require(uint64_t(t->numel()) < (1ull << 32), kOp, t->describe() + " has 2^32 elements or more");
+  return {uint32_t(a.x->numel() / K), uint32_t(N), uint32_t(K)};
+}
+
+}  // namespace
+
+std::vector<std::string> gemm_variants() {
+  return {"gemv_subgroup", "gemv_shared", "tiled", "tiled_small", "blocked"};
+}
+
+OpInfo gemm(Recorder& rec, const GemmArgs& a) {
+  auto& r = rec.impl();
+  const Capabilities& caps = r.ctx.caps;
+  const Dims d = check(a, caps);
+  const bool f16 = a.w->dtype() == DType::F16;
+  const char* suffix = f16 ? "_f16" : "_f32";
+
+  std::string variant = a.variant;
+  if (variant.empty()) {
+    // CPU: measured on lavapipe. GPU: the usual shapes, not yet measured.
+    if (d.M <= kGemvMaxRows) variant = "gemv";
+    else if (is_cpu(caps)) variant = "blocked";
+    else variant = d.M < 64 ? "tiled_small" : "tiled";
+  }
+  if (variant == "gemv" || variant == "gemv_subgroup" || variant == "gemv_shared") {
+    std::string v = variant == "gemv" ? "" : variant.substr(5);
+    variant = use_subgroups(caps, v, kOp) ? "gemv_subgroup" : "gemv_shared";
+  } else {
+    require(variant == "tiled" || variant == "tiled_small" || variant == "blocked", kOp,
+            "unknown variant \"" + a.variant +
+                "\" (gemv, gemv_subgroup, gemv_shared, tiled, tiled_small, blocked)");
+  }
+
+  // The epilogue is chosen by push constants, not specialization: one pipeline
+  // serves every layer of a shape class, and its branches are uniform.
+  const bool has_bias = a.bias != nullptr, has_res = a.residual != nullptr;
+  const uint32_t vec4 = d.K % 4 == 0;
+  struct Push {
+    uint32_t M, N, K, groups_n, total, act, flags;
+  } push{d.M, d.N, d.K, 0, 0, uint32_t(a.act), uint32_t(has_bias) | uint32_t(has_res) << 1};
+  OpInfo info{kOp, variant, {}, 2.0 * d.M * d.N * d.K, 0};
+  const double wbytes = double(dtype_size(a.w->dtype()));
+  info.bytes = 4.0 * d.M * d.K + wbytes * d.N * d.K + (has_bias ? wbytes * d.N : 0) +
+               4.0 * d.M * d.N * (has_res ? 2 : 1);
+
+  std::string shader;
+  std::vector<uint32_t> spec;
+  uint64_t total = 0;
+  if (variant.rfind("gemv", 0) == 0) {
+    const bool sg = variant == "gemv_subgroup";
+    // On a CPU one subgroup per workgroup skips the cross-subgroup step; a GPU
+    // wants more lanes along K.
+    const uint32_t wg = is_cpu(caps) ? std::max(1u, caps.subgroup_size) : workgroup_size(caps, 64);
+    const uint32_t rows = std::min(d.M, kGemvMaxRows);
+    // One invocation per output at the end, so rows·cols ≤ wg. 8 columns
+    // share each X load on lavapipe (M = 1: 6.3 GB/s of W vs 3.1 with 4).
+    const uint32_t cols = std::max(1u, std::min(8u, wg / rows));
+    require(rows * cols * wg * 4 <= caps.max_shared_memory && rows * cols <= wg, kOp,
+            "internal: gemv workgroup does not fit the device");
+    shader = std::string("gemm_vec_") + (sg ? "subgroup" : "shared") + suffix;
+    spec = {wg, rows, cols, vec4};
+    info.spec = {{"WG", wg}, {"ROWS", rows}, {"COLS", cols}, {"VEC4", vec4}};
+    push.groups_n = ceil_div(d.N, cols);
+    total = uint64_t(ceil_div(d.M, rows)) * push.groups_n;
+  } else {
+    const Tiles t = variant == "blocked" ? blocked_tiles(d.M) : staged_tiles(caps, variant == "tiled_small");
+    require(t.wg() <= std::min(caps.max_workgroup_invocations, caps.max_workgroup_size[0]), kOp,
+            "internal: " + variant + " workgroup does not fit the device");
+    shader = std::string("gemm_tiled") + suffix;
+    spec = {t.wg(), t.bm, t.bn, t.bk, t.tm, t.tn, vec4, t.staged};
+    info.spec = {{"WG", t.wg()}, {"BM", t.bm}, {"BN", t.bn},     {"BK", t.bk},
+                 {"TM", t.tm},   {"TN", t.tn}, {"VEC4", vec4}, {"STAGED", t.staged}};
+    push.groups_n = ceil_div(d.N, t.bn);
+    total = uint64_t(ceil_div(d.M, t.bm)) * push.groups_n;
+  }
+  require(total < (1ull << 32), kOp, "too many workgroups");
+  push.total = uint32_t(total);
+  const Pipeline& p = r.pipeline(shader, spec, 5, sizeof push);
+  // Absent bias and residual bind a tensor of the same type the shader never reads.
+  r.dispatch(p,
+             {{a.x, false}, {a.w, false}, {a.bias ? a.bias : a.w, false},
+              {a.residual ? a.residual : a.x, false}, {a.y, true}},
+             &push, sizeof push, r.fold(total), std::string(kOp) + "/" + variant);
+  return info;
+}
+
+}  // namespace vkf

@@ -1,0 +1,183 @@
+// vkf::gemm: every variant over a grid of awkward shapes, every activation,
+// bias and residual on and off, fp32 and fp16 weights, and bad arguments.
+#include <cstdio>
+
+#include "test_util.hpp"
+
+namespace vkf::test {
+namespace {
+
+struct Case {
+  int64_t M, N, K;
+  DType dtype = DType::F32;
+  Activation act = Activation::None;
+  bool bias = false, residual = false;
+  std::string variant;
+  float x_scale = 1.f;  ///< widens X so pre-activations reach the activations' tails
+};
+
+struct Result {
+  double err;     ///< against the reference on the weights as stored
+  double err_f32; ///< against the reference on the unrounded fp32 weights
+  OpInfo info;
+};
+
+Result run(Context& ctx, const Case& c, uint32_t seed = 1) {
+  auto x = random_vector(size_t(c.M * c.K), seed, -c.x_scale, c.x_scale);
+  auto w = random_vector(size_t(c.N * c.K), seed + 1);
+  auto b = random_vector(size_t(c.N), seed + 2);
+  auto r = random_vector(size_t(c.M * c.N), seed + 3);
+  Tensor tx = ctx.tensor({c.M, c.K}, x), tw = ctx.tensor({c.N, c.K}, w, c.dtype);
+  Tensor tb = ctx.tensor({c.N}, b, c.dtype), tr = ctx.tensor({c.M, c.N}, r), ty = ctx.tensor({c.M, c.N});
+  Recorder rec(ctx);
+  GemmArgs a{&tx, &tw, c.bias ? &tb : nullptr, c.residual ? &tr : nullptr, &ty, c.act, c.variant};
+  OpInfo info = gemm(rec, a);
+  ctx.submit(rec);
+  auto got = ctx.read(ty);
+  const auto ws = as_stored(w, c.dtype), bs = as_stored(b, c.dtype);
+  auto want = ref::gemm(x, ws, c.bias ? &bs : nullptr, c.residual ? &r : nullptr, c.M, c.N, c.K, c.act);
+  auto want_f32 = ref::gemm(x, w, c.bias ? &b : nullptr, c.residual ? &r : nullptr, c.M, c.N, c.K, c.act);
+  return {ref::max_rel_error(got, want), ref::max_rel_error(got, want_f32), info};
+}
+
+std::string describe(const Case& c) {
+  char s[160];
+  std::snprintf(s, sizeof s, "M=%lld N=%lld K=%lld %s act=%d bias=%d residual=%d variant=%s",
+                (long long)c.M, (long long)c.N, (long long)c.K, dtype_name(c.dtype), int(c.act),
+                int(c.bias), int(c.residual), c.variant.c_str());
+  return s;
+}
+
+}  // namespace
+
+class GemmVariantTest : public DeviceTest,
+                        public ::testing::WithParamInterface<std::tuple<std::string, DType>> {};
+
+// Shapes that are not tile multiples, a single row or column, K = 1 and K not a
+// multiple of 4, for every variant (gemv on many rows, tiled on one row too).
+TEST_P(GemmVariantTest, MatchesReferenceOnShapeGrid) {
+  const auto [variant, dtype] = GetParam();
+  if (dtype == DType::F16 && !has_f16()) GTEST_SKIP() << "no 16-bit storage";
+  if (variant == "gemv_subgroup" && !ctx().caps().subgroup_arithmetic) GTEST_SKIP() << "no subgroup arithmetic";
+  double worst = 0;
+  int i = 0;
+  for (int64_t M : {1, 2, 3, 17, 64, 130})
+    for (int64_t N : {1, 5, 64, 257})
+      for (int64_t K : {1, 3, 4, 63}) {
+        // Bias and residual take turns being present.
+        Case c{M, N, K, dtype, Activation::None, i % 2 == 1, i % 4 >= 2, variant};
+        ++i;
+        Result r = run(ctx(), c, uint32_t(i));
+        EXPECT_LE(r.err, kF32Bound) << describe(c);
+        EXPECT_EQ(r.info.variant, variant);
+        worst = std::max(worst, r.err);
+      }
+  // Transformer-sized K (vec4 loop over many tiles), cheap row counts only.
+  for (int64_t M : {1, 17})
+    for (int64_t K : {768, 766}) {
+      Case c{M, 64, K, dtype, Activation::None, true, true, variant};
+      Result r = run(ctx(), c, uint32_t(++i));
+      EXPECT_LE(r.err, kF32Bound) << describe(c);
+      worst = std::max(worst, r.err);
+    }
+  std::printf("[ gemm %s %s ] max rel error %.2e\n", variant.c_str(), dtype_name(dtype), worst);
+}
+
+// Every activation in every variant, pre-activations spread over [-12, 12] or
+// so (both GELU tails, SiLU's exp overflow side) plus a bias and residual.
+TEST_P(GemmVariantTest, Activations) {
+  const auto [variant, dtype] = GetParam();
+  if (dtype == DType::F16 && !has_f16()) GTEST_SKIP() << "no 16-bit storage";
+  if (variant == "gemv_subgroup" && !ctx().caps().subgroup_arithmetic) GTEST_SKIP() << "no subgroup arithmetic";
+  for (Activation act : {Activation::None, Activation::ReLU, Activation::GeluErf, Activation::GeluTanh,
+                         Activation::SiLU})
+    for (int64_t M : {1, 17}) {
+      Case c{M, 33, 64, dtype, act, true, true, variant, 4.f};
+      Result r = run(ctx(), c, 7);
+      EXPECT_LE(r.err, kF32Bound) << describe(c);
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(Variants, GemmVariantTest,
+                         ::testing::Combine(::testing::ValuesIn(gemm_variants()),
+                                            ::testing::ValuesIn(weight_dtypes())),
+                         [](const auto& info) {
+                           return std::get<0>(info.param) + "_" + dtype_name(std::get<1>(info.param));
+                         });
+
+// Large |x|: exp() overflows inside SiLU and the GELUs; the result must stay
+// finite (max_rel_error treats NaN and inf as failures) and accurate.
+TEST_F(DeviceTest, GemmActivationsSurviveHugeInputs) {
+  for (Activation act : {Activation::GeluErf, Activation::GeluTanh, Activation::SiLU})
+    for (const char* variant : {"gemv", "tiled", "blocked"}) {
+      Case c{5, 9, 8, DType::F32, act, false, false, variant, 400.f};
+      EXPECT_LE(run(ctx(), c, 3).err, kF32Bound) << describe(c);
+    }
+}
+
+TEST_F(DeviceTest, GemmAutoPicksByRows) {
+  EXPECT_EQ(run(ctx(), {1, 64, 64}).info.variant.rfind("gemv", 0), 0u);
+  const std::string many = run(ctx(), {130, 64, 64}).info.variant;
+  EXPECT_EQ(many, ctx().caps().device_type == "cpu" ? "blocked" : "tiled");
+}
+
+// Leading dimensions of x and y flatten into M.
+TEST_F(DeviceTest, GemmFlattensLeadingDims) {
+  const int64_t B = 2, L = 3, K = 20, N = 7;
+  auto x = random_vector(size_t(B * L * K), 11), w = random_vector(size_t(N * K), 12);
+  Tensor tx = ctx().tensor({B, L, K}, x), tw = ctx().tensor({N, K}, w), ty = ctx().tensor({B, L, N});
+  Recorder rec(ctx());
+  gemm(rec, {&tx, &tw, nullptr, nullptr, &ty});
+  ctx().submit(rec);
+  EXPECT_LE(ref::max_rel_error(ctx().read(ty), ref::gemm(x, w, nullptr, nullptr, B * L, N, K, Activation::None)),
+            kF32Bound);
+}
+
+// More than 65535 workgroups: the grid folds into y.
+TEST_F(DeviceTest, GemmManyWorkgroups) {
+  Case c{1, 300000, 4, DType::F32, Activation::None, true, false, "gemv"};
+  EXPECT_LE(run(ctx(), c).err, kF32Bound);
+}
+
+// What fp16 storage costs: the same product against the unrounded fp32
+// weights. Rounding each weight to 11 significant bits (relative error up to
+// 2^-11 ≈ 4.9e-4, random in sign) leaves ~1e-4 on a K = 768 dot product;
+// 2e-3 leaves room for unlucky seeds.
+TEST_F(DeviceTest, GemmF16WeightsAgainstUnroundedF32) {
+  if (!has_f16()) GTEST_SKIP() << "no 16-bit storage";
+  constexpr double kF16StorageBound = 2e-3;
+  for (const char* variant : {"gemv", "tiled", "blocked"}) {
+    Case c{17, 64, 768, DType::F16, Activation::GeluErf, true, false, variant};
+    Result r = run(ctx(), c, 5);
+    EXPECT_LE(r.err, kF16Bound) << describe(c);
+    EXPECT_LE(r.err_f32, kF16StorageBound) << describe(c);
+    EXPECT_GT(r.err_f32, r.err) << "fp16 storage should cost something";
+    std::printf("[ gemm f16 %s ] vs stored weights %.2e, vs unrounded fp32 weights %.2e\n", variant, r.err,
+                r.err_f32);
+  }
+}
+
+TEST_F(DeviceTest, GemmRejectsBadArguments) {
+  Tensor x = ctx().tensor({4, 8}), w = ctx().tensor({6, 8}), b = ctx().tensor({6}), y = ctx().tensor({4, 6});
+  Tensor w_k = ctx().tensor({6, 7}), b_bad = ctx().tensor({5}), y_bad = ctx().tensor({4, 5});
+  Tensor y_rank = ctx().tensor({24}), r_bad = ctx().tensor({4, 7});
+  Recorder rec(ctx());
+  auto call = [&](GemmArgs a) { gemm(rec, a); };
+  EXPECT_NO_THROW(call({&x, &w, &b, nullptr, &y}));
+  EXPECT_THROW(call({&x, &w_k, nullptr, nullptr, &y}), Error) << "K mismatch";
+  EXPECT_THROW(call({&x, &w, &b_bad, nullptr, &y}), Error) << "bias size";
+  EXPECT_THROW(call({&x, &w, &b, nullptr, &y_bad}), Error) << "y columns";
+  EXPECT_THROW(call({&x, &w, &b, nullptr, &y_rank}), Error) << "y rank";
+  EXPECT_THROW(call({&x, &w, &b, &r_bad, &y}), Error) << "residual shape";
+  EXPECT_THROW(call({&x, &w, &b, nullptr, &y, Activation::None, "winograd"}), Error) << "unknown variant";
+  EXPECT_THROW(call({&x, &w, nullptr, nullptr, nullptr}), Error) << "missing y";
+  EXPECT_THROW(call({&x, &w, &b, &y, &y}), Error) << "y aliases residual";
+  if (has_f16()) {
+    Tensor w16 = ctx().tensor({6, 8}, DType::F16), x_f16 = ctx().tensor({4, 8}, DType::F16);
+    EXPECT_THROW(call({&x_f16, &w, nullptr, nullptr, &y}), Error) << "f16 x";
+    EXPECT_THROW(call({&x, &w16, &b, nullptr, &y}), Error) << "bias dtype differs from w";
+  }
+  ctx().submit(rec);  // the one valid call
+}
+
+}  // namespace vkf::test
