@@ -57,8 +57,8 @@ struct Mask {
   ref::HostMask hm;
 };
 
-Mask make_mask(Context& ctx, const KernelOptions& o) {
-  Mask m;
+// Fills m in place: dm and hm point into m itself.
+void make_mask(Context& ctx, const KernelOptions& o, Mask& m) {
   bool pad = o.mask == "padding" || o.mask == "both";
   bool causal = o.mask == "causal" || o.mask == "both";
   if (!pad && !causal && o.mask != "none")
@@ -75,7 +75,6 @@ Mask make_mask(Context& ctx, const KernelOptions& o) {
   }
   m.dm.causal = m.hm.causal = causal;
   m.dm.causal_offset = m.hm.causal_offset = causal && o.kv_len > o.q_len ? o.kv_len - o.q_len : 0;
-  return m;
 }
 
 // Everything a case needs stays alive here for the run.
@@ -159,7 +158,8 @@ std::string attn_shape(const KernelOptions& o) {
 
 Case attention_case(Context& ctx, const KernelOptions& o, Arena& A) {
   auto a = std::make_shared<AttnData>(attn_inputs(ctx, o, A));
-  A.mask = std::make_shared<Mask>(make_mask(ctx, o));
+  A.mask = std::make_shared<Mask>();
+  make_mask(ctx, o, *A.mask);
   const float scale = 1.0f / std::sqrt(float(o.head_dim));
   Case c;
   c.shape = attn_shape(o);
@@ -167,7 +167,7 @@ Case attention_case(Context& ctx, const KernelOptions& o, Arena& A) {
     A.dev.push_back(ctx.tensor({o.batch, o.q_len, o.heads * o.head_dim}));
     A.dev.push_back(ctx.tensor({o.batch, o.heads, o.q_len, o.kv_len}));
     bool fused = o.op == "flash_attention";
-    c.variants = {""};
+    c.variants = fused ? std::vector<std::string>{""} : std::vector<std::string>{"subgroup", "shared"};
     c.record = [&A, a, scale, fused](Recorder& rec, const std::string& v) {
       if (fused) return flash_attention(rec, {a->q, a->k, a->v, a->s, A.mask->dm, scale, &A.dev[2], v});
       // The unfused chain, reported as one op.
@@ -365,7 +365,14 @@ std::vector<KernelResult> run_kernel(Context& ctx, const KernelOptions& o) {
   std::vector<KernelResult> out;
   for (const auto& v : variants) {
     Recorder rec(ctx, true);
-    OpInfo info = c.record(rec, v);
+    OpInfo info;
+    try {
+      info = c.record(rec, v);
+    } catch (const Error& e) {
+      if (o.variant != "all") throw;
+      std::fprintf(stderr, "vkformer: skipping variant %s: %s\n", v.c_str(), e.what());
+      continue;
+    }
     std::vector<double> dev, wall;
     for (int i = 0; i < o.warmup + o.repeat; ++i) {
       auto t0 = std::chrono::steady_clock::now();
