@@ -213,3 +213,35 @@ TEST(Validation, MessagesAreCounted) {
 }
 
 }  // namespace vkf::test
+
+namespace vkf::test {
+
+// Synchronization validation is on too: two unsynchronized writes to one
+// buffer in one command buffer are reported as a hazard.
+TEST(Validation, SynchronizationHazardsAreCounted) {
+  ContextOptions o;
+  o.validation = 1;
+  o.verbose = false;
+  Context c(o);
+  Tensor t = c.tensor({256});
+  const Allocation& a = *t.allocation();
+  auto& s = c.impl();
+  VkCommandBufferAllocateInfo ai{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
+  ai.commandPool = s.command_pool;
+  ai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+  ai.commandBufferCount = 1;
+  VkCommandBuffer cb;
+  ASSERT_EQ(vkAllocateCommandBuffers(s.device, &ai, &cb), VK_SUCCESS);
+  VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+  vkBeginCommandBuffer(cb, &bi);
+  testing::internal::CaptureStderr();
+  vkCmdFillBuffer(cb, a.buffer, a.offset, 1024, 0);
+  vkCmdFillBuffer(cb, a.buffer, a.offset, 1024, 1);  // write-after-write, no barrier
+  std::string logged = testing::internal::GetCapturedStderr();
+  vkEndCommandBuffer(cb);
+  vkFreeCommandBuffers(s.device, s.command_pool, 1, &cb);
+  EXPECT_GE(c.validation_messages(), 1u);
+  EXPECT_NE(logged.find("WRITE_AFTER_WRITE"), std::string::npos) << logged;
+}
+
+}  // namespace vkf::test

@@ -426,13 +426,16 @@ size_t create_all_pipelines(Context& ctx) {
                  : op == "add" ? add_case(ctx, o, A)
                  : op == "topk" ? topk_case(ctx, o, A)
                  : attention_case(ctx, o, A);
-        Recorder rec(ctx);
+        // Some drivers (lavapipe among them) compile at the first dispatch,
+        // not at pipeline creation: run each variant once.
         for (const auto& v : c.variants) {
+          Recorder rec(ctx);
           try {
             c.record(rec, v);
           } catch (const Error&) {
-            // A variant the device cannot run (e.g. no subgroups) is not warmed.
+            continue;  // a variant the device cannot run (e.g. no subgroups) is not warmed
           }
+          ctx.submit(rec);
         }
       }
     }

@@ -37,8 +37,8 @@ struct KernelResult {
 std::vector<KernelResult> run_kernel(Context& ctx, const KernelOptions& o);
 /// Prints results as a table.
 void print_results(const std::vector<KernelResult>& r);
-/// Creates the pipelines of every kernel variant (recording, not running, each
-/// on small shapes); returns how many were created.
+/// Creates the pipelines of every kernel variant and runs each once on small
+/// shapes; returns how many pipelines were created.
 size_t create_all_pipelines(Context& ctx);
 /// The op names run_kernel() knows.
 std::vector<std::string> kernel_ops();

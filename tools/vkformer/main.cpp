@@ -73,7 +73,8 @@ int main(int argc, char** argv) {
   kernel->add_flag("--no-check", no_check, "skip the CPU reference check");
 
   auto* warm = app.add_subcommand(
-      "pipelines", "create every kernel pipeline once and report the time (shows the pipeline cache)");
+      "pipelines", "create and run once every kernel variant, and report the time: the first-use cost "
+                   "that the pipeline cache (and the driver's own shader cache) saves on the next start");
 
   CLI11_PARSE(app, argc, argv);
   try {
