@@ -21,28 +21,7 @@ TEST_P(ScoresTest, MatchesReference) {
   EXPECT_EQ(info.variant, "tiled");
 }
 
-// Every head dim (and 24, 40, and 30: not a multiple of 4) with f32 and f16 K,
-// lengths that are not tile multiples, one-row queries, cross attention
-// (Lq ≠ Lk), packed projections and a KV cache longer than the keys filled so far.
-std::vector<AttnCase> scores_cases() {
-  const std::vector<AttnCase> base = {
-      {1, 1, 32, 1, 1, Layout::Separate},   {1, 1, 24, 5, 5, Layout::Separate},
-      {2, 3, 64, 17, 33, Layout::Separate}, {3, 2, 80, 33, 17, Layout::Cache},
-      {1, 3, 128, 64, 64, Layout::PackedQKV}, {2, 2, 40, 5, 70, Layout::PackedKV},
-      {3, 1, 64, 70, 70, Layout::PackedQKV}, {1, 2, 128, 1, 65, Layout::Cache},
-      {2, 1, 32, 33, 1, Layout::Separate},  {1, 3, 80, 17, 17, Layout::PackedQKV},
-      {3, 3, 30, 1, 33, Layout::PackedKV},  {2, 2, 128, 33, 5, Layout::Separate},
-  };
-  std::vector<AttnCase> out;
-  for (AttnCase c : base)
-    for (DType dt : weight_dtypes()) {
-      if (c.layout == Layout::PackedQKV && dt == DType::F16) continue;  // Q is f32
-      c.kv = dt;
-      out.push_back(c);
-    }
-  return out;
-}
-INSTANTIATE_TEST_SUITE_P(Shapes, ScoresTest, ::testing::ValuesIn(scores_cases()),
+INSTANTIATE_TEST_SUITE_P(Shapes, ScoresTest, ::testing::ValuesIn(view_cases()),
                          [](const auto& i) { return case_name(i.param); });
 
 TEST_F(DeviceTest, AttentionScoresRejectsBadArguments) {

@@ -68,4 +68,15 @@ inline std::unique_ptr<Context> DeviceTest::ctx_;
 
 inline std::vector<DType> weight_dtypes() { return {DType::F32, DType::F16}; }
 
+/// Expects call() to throw vkf::Error with `needle` in its message.
+template <class F>
+void expect_error(F&& call, const std::string& needle) {
+  try {
+    call();
+    ADD_FAILURE() << "expected an error mentioning " << needle;
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
+  }
+}
+
 }  // namespace vkf::test
