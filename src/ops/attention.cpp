@@ -30,7 +30,7 @@ OpInfo attention_scores(Recorder& rec, const AttentionScoresArgs& a) {
   const ViewStrides k = check_view(a.k, s, s.kv_len, op, "k");
   check_scores(a.scores, s, op, "scores");
   for (const Tensor* in : {a.q.t, a.k.t})
-    require(a.scores->allocation() != in->allocation(), op, "scores must not alias q or k");
+    require(!tensors_overlap(a.scores, in), op, "scores must not alias q or k");
 
   // An invocation per key (up to 64 per workgroup, fewer for short rows),
   // as many query rows per workgroup as half the shared memory holds, up to 64.
@@ -103,7 +103,7 @@ OpInfo attention_values(Recorder& rec, const AttentionValuesArgs& a) {
   const ViewStrides v = check_view(a.v, s, s.kv_len, op, "v");
   check_out(a.out, s, op);
   for (const Tensor* in : {a.probs, a.v.t})
-    require(a.out->allocation() != in->allocation(), op, "out must not alias probs or v");
+    require(!tensors_overlap(a.out, in), op, "out must not alias probs or v");
 
   // An invocation per query row (up to 64 per workgroup, fewer for short
   // queries), value tiles of up to 64 rows in half the shared memory.

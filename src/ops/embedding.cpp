@@ -6,7 +6,6 @@
 // combined with f32 sinusoidal positions, which lose ~1e-3 in f16.
 #include <cmath>
 
-#include "ops/aliasing.hpp"
 #include "ops/op_util.hpp"
 
 namespace vkf {

@@ -27,7 +27,7 @@ OpInfo flash_attention(Recorder& rec, const FlashAttentionArgs& a) {
   const ViewStrides v = check_view(a.v, s, s.kv_len, op, "v");
   check_out(a.out, s, op);
   for (const Tensor* in : {a.q.t, a.k.t, a.v.t})
-    require(a.out->allocation() != in->allocation(), op, "out must not alias q, k or v");
+    require(!tensors_overlap(a.out, in), op, "out must not alias q, k or v");
   const uint32_t pad_stride = check_mask(a.mask, s, op);
 
   // Rows per workgroup: up to 64, fewer for short queries, the spare

@@ -74,9 +74,9 @@ Dims check(const GemmArgs& a, const Capabilities& c) {
     require_tensor(a.residual, kOp, "residual", DType::F32);
     require(a.residual->shape() == ys, kOp,
             "residual " + a.residual->describe() + " must have the shape of y " + a.y->describe());
-    require(a.residual->allocation() != a.y->allocation(), kOp, "y must not alias residual");
+    require(!tensors_overlap(a.residual, a.y), kOp, "y must not alias residual");
   }
-  require(a.x->allocation() != a.y->allocation(), kOp, "y must not alias x");
+  require(!tensors_overlap(a.x, a.y), kOp, "y must not alias x");
   // Shaders index elements with 32-bit integers.
   for (const Tensor* t : {a.x, a.w, static_cast<const Tensor*>(a.y)})
     require(uint64_t(t->numel()) < (1ull << 32), kOp, t->describe() + " has 2^32 elements or more");

@@ -2,7 +2,6 @@
 // reference in src/reference/layernorm.cpp.
 #include <cmath>
 
-#include "ops/aliasing.hpp"
 #include "ops/op_util.hpp"
 
 namespace vkf {

@@ -51,6 +51,14 @@ inline bool use_subgroups(const Capabilities& c, const std::string& variant, con
   return c.subgroup_arithmetic;
 }
 
+/// Whether two tensors share bytes: an output that workgroups write while
+/// others still read an input must not overlap it.
+inline bool tensors_overlap(const Tensor* a, const Tensor* b) {
+  if (!a || !b || a->empty() || b->empty()) return false;
+  const Allocation &x = *a->allocation(), &y = *b->allocation();
+  return x.buffer == y.buffer && x.offset < y.offset + y.size && y.offset < x.offset + x.size;
+}
+
 inline uint32_t ceil_div(uint64_t a, uint64_t b) { return uint32_t((a + b - 1) / b); }
 
 }  // namespace vkf

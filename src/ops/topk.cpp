@@ -1,5 +1,4 @@
 // Top-k / argmax per row: shaders/topk.comp, reference in src/reference/topk.cpp.
-#include "ops/aliasing.hpp"
 #include "ops/op_util.hpp"
 
 namespace vkf {
