@@ -77,7 +77,7 @@ struct AttentionScoresArgs {
   AttentionShape shape;
   float scale = 1.0f;       ///< usually 1/√head_dim
   Tensor* scores = nullptr; ///< [batch, heads, q_len, kv_len] f32
-  std::string variant;
+  std::string variant;      ///< "tiled" or "" (the same)
 };
 OpInfo attention_scores(Recorder& rec, const AttentionScoresArgs& a);
 
@@ -96,7 +96,7 @@ struct AttentionValuesArgs {
   HeadsView v;
   AttentionShape shape;
   Tensor* out = nullptr;          ///< [batch, q_len, heads·head_dim] f32
-  std::string variant;
+  std::string variant;            ///< "tiled" or "" (the same)
 };
 OpInfo attention_values(Recorder& rec, const AttentionValuesArgs& a);
 
@@ -107,8 +107,8 @@ struct FlashAttentionArgs {
   AttentionShape shape;
   AttentionMask mask;
   float scale = 1.0f;
-  Tensor* out = nullptr;  ///< [batch, q_len, heads·head_dim] f32
-  std::string variant;
+  Tensor* out = nullptr;  ///< [batch, q_len, heads·head_dim] f32; head_dim ≤ 256
+  std::string variant;    ///< "online" or "" (the same)
 };
 OpInfo flash_attention(Recorder& rec, const FlashAttentionArgs& a);
 
@@ -133,7 +133,7 @@ struct EmbeddingArgs {
   uint32_t pos_offset = 0;            ///< position of column 0 (KV-cache decoding)
   float scale = 1.0f;                 ///< √d_model when the model scales embeddings
   Tensor* out = nullptr;              ///< [batch, len, d] f32
-  std::string variant;
+  std::string variant;                ///< "default" or "" (the same)
 };
 /// Ids outside [0, vocab) are clamped on the device; callers validate ids first.
 OpInfo embedding(Recorder& rec, const EmbeddingArgs& a);
@@ -147,7 +147,7 @@ struct AddArgs {
   const Tensor* a = nullptr;
   const Tensor* b = nullptr;
   Tensor* y = nullptr;
-  std::string variant;
+  std::string variant;  ///< "default" or "" (the same)
 };
 OpInfo add(Recorder& rec, const AddArgs& a);
 
@@ -159,7 +159,7 @@ struct TopKArgs {
   uint32_t k = 1;              ///< 1 ≤ k ≤ topk_max_k()
   Tensor* values = nullptr;    ///< [rows, k] f32
   Tensor* indices = nullptr;   ///< [rows, k] i32
-  std::string variant;
+  std::string variant;         ///< "subgroup", "shared" or "" (auto)
 };
 OpInfo topk(Recorder& rec, const TopKArgs& a);
 /// The largest k topk() supports.

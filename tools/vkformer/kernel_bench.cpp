@@ -310,7 +310,7 @@ Case topk_case(Context& ctx, const KernelOptions& o, Arena& A) {
            ctx.tensor({o.m, int64_t(o.topk)}, DType::I32)};
   Case c;
   c.shape = "rows=" + std::to_string(o.m) + " n=" + std::to_string(o.n) + " k=" + std::to_string(o.topk);
-  c.variants = {""};
+  c.variants = {"subgroup", "shared"};
   c.record = [&A, &o](Recorder& rec, const std::string& v) {
     return topk(rec, {&A.dev[0], o.topk, &A.dev[1], &A.dev[2], v});
   };
