@@ -131,6 +131,8 @@ struct EmbeddingArgs {
   const Tensor* positions = nullptr;  ///< optional [max_positions, d] (learned or sinusoidal_table()),
                                       ///< f32 or f16 independently of the table
   uint32_t pos_offset = 0;            ///< position of column 0 (KV-cache decoding)
+  const Tensor* position_ids = nullptr;  ///< optional [batch, len] i32: explicit positions
+                                         ///< (then pos_offset is unused); clamped on the device
   float scale = 1.0f;                 ///< √d_model when the model scales embeddings
   Tensor* out = nullptr;              ///< [batch, len, d] f32
   std::string variant;                ///< "default" or "" (the same)
@@ -150,6 +152,25 @@ struct AddArgs {
   std::string variant;  ///< "default" or "" (the same)
 };
 OpInfo add(Recorder& rec, const AddArgs& a);
+
+/// Copies a block of rows between two [batch, rows, cols] layouts, optionally
+/// gathering source batches by index: dst[b, dst_row0 + i, dst_col + c] =
+/// src[index ? index[b] : b, src_row0 + i, src_col + c] for i < rows, c < width.
+/// Appending to a KV cache and reordering beams are both this.
+struct CopyRowsArgs {
+  const Tensor* src = nullptr;     ///< f32
+  uint32_t src_col = 0, src_row0 = 0;
+  uint32_t src_row_stride = 0;     ///< elements; 0: src's last dim
+  uint32_t src_batch_stride = 0;   ///< elements; 0: src_row_stride·src.dim(-2)
+  Tensor* dst = nullptr;           ///< f32; must not overlap src
+  uint32_t dst_col = 0, dst_row0 = 0;
+  uint32_t dst_row_stride = 0, dst_batch_stride = 0;  ///< as for src
+  uint32_t batch = 1, rows = 1, width = 0;
+  const Tensor* index = nullptr;   ///< optional [batch] i32: source batch of each dst batch
+  std::string variant;
+};
+/// @throws vkf::Error when a row, column or index would fall outside a tensor.
+OpInfo copy_rows(Recorder& rec, const CopyRowsArgs& a);
 
 /// The k largest values of each row and their indices, largest first; ties go
 /// to the lower index (-0 ties with +0); NaN ranks above +inf, as in torch.topk.

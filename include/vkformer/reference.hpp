@@ -64,6 +64,16 @@ std::vector<double> embedding(const std::vector<int32_t>& ids, uint32_t batch, u
                               const std::vector<float>* positions, uint32_t pos_offset,
                               double scale);
 
+/// table[ids]·scale + positions[position_ids[b, i]], [B, L, d].
+std::vector<double> embedding_at(const std::vector<int32_t>& ids, uint32_t batch, uint32_t len,
+                                 const std::vector<float>& table, uint32_t d,
+                                 const std::vector<float>& positions,
+                                 const std::vector<int32_t>& position_ids, double scale);
+
+/// copy_rows() on host vectors: returns dst after the copy.
+std::vector<float> copy_rows(const std::vector<float>& src, std::vector<float> dst,
+                             const CopyRowsArgs& a, const std::vector<int32_t>* index);
+
 /// a + b.
 std::vector<double> add(const std::vector<float>& a, const std::vector<float>& b);
 

@@ -1,0 +1,70 @@
+// Models: a directory with config.json and model.safetensors (docs/model-format.md),
+// loaded once onto the device, then run: forward passes and generation.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "vkformer/context.hpp"
+#include "vkformer/ops.hpp"
+
+namespace vkf {
+
+enum class PositionalEncoding { Sinusoidal, Learned, None };
+
+/// config.json of a "transformer" model directory.
+struct ModelConfig {
+  std::string model_type = "transformer";
+  uint32_t d_model = 0, n_heads = 0, d_ff = 0;
+  uint32_t encoder_layers = 0, decoder_layers = 0;  ///< decoder_layers 0: encoder-only (or decoder-only if causal)
+  Activation activation = Activation::ReLU;
+  bool norm_first = false;                          ///< true: pre-LN; false: post-LN
+  float layer_norm_eps = 1e-5f;
+  uint32_t src_vocab_size = 0, tgt_vocab_size = 0, max_positions = 0;
+  PositionalEncoding positional_encoding = PositionalEncoding::Sinusoidal;
+  bool scale_embeddings = false;                    ///< token embeddings × √d_model
+  bool causal = false;                              ///< encoder-only stack as a decoder-only LM
+  int32_t pad_id = 0, bos_id = 1, eos_id = 2;
+
+  bool encoder_decoder() const { return decoder_layers > 0; }
+  /// Output vocabulary of the generator: tgt for enc–dec, src otherwise.
+  uint32_t out_vocab() const { return encoder_decoder() ? tgt_vocab_size : src_vocab_size; }
+};
+
+/// Reads and checks config.json.
+/// @throws vkf::Error naming the file and the field that is missing or wrong.
+ModelConfig load_config(const std::string& path);
+
+/// Storage precision of the weights on the device. Arithmetic is fp32 either way.
+enum class Precision { F32, F16 };
+
+struct ModelWeights;  // internal: the device tensors, layer by layer (src/model/weights.hpp)
+
+/// A model on the device. Weights are uploaded once, at load.
+class Model {
+ public:
+  /// Loads DIR/config.json and DIR/model.safetensors.
+  /// @throws vkf::Error naming the file, tensor or field and what was expected.
+  static std::shared_ptr<Model> load(Context& ctx, const std::string& dir,
+                                     Precision precision = Precision::F32);
+  ~Model();
+  const ModelConfig& config() const { return config_; }
+  Precision precision() const { return precision_; }
+  Context& context() const { return *ctx_; }
+  /// Width of forward()'s output: the output vocabulary with a generator, else d_model.
+  uint32_t output_dim() const;
+  /// Internal: the weights.
+  const ModelWeights& weights() const { return *weights_; }
+
+  Model(Context& ctx, ModelConfig config, Precision precision, std::unique_ptr<ModelWeights> w);
+
+ private:
+  Context* ctx_;
+  ModelConfig config_;
+  Precision precision_;
+  std::unique_ptr<ModelWeights> weights_;
+};
+
+}  // namespace vkf

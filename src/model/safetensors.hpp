@@ -1,0 +1,41 @@
+// The safetensors format: u64 little-endian header length, a JSON header
+// {name: {dtype, shape, data_offsets}} (+ optional __metadata__), then the data.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace vkf {
+
+struct SafeTensor {
+  std::string dtype;            ///< "F32", "F16" or "BF16"
+  std::vector<int64_t> shape;
+  uint64_t offset = 0;          ///< into the data section
+  uint64_t bytes = 0;
+};
+
+/// A whole safetensors file, read and checked at open.
+class SafeTensorsFile {
+ public:
+  /// @throws vkf::Error naming the file and what is wrong with it (truncated,
+  /// header not JSON, offsets out of bounds or overlapping, unknown dtype,
+  /// shape × dtype ≠ bytes, ...).
+  explicit SafeTensorsFile(const std::string& path);
+
+  const std::string& path() const { return path_; }
+  const std::map<std::string, SafeTensor>& tensors() const { return tensors_; }
+  bool has(const std::string& name) const { return tensors_.count(name) != 0; }
+  /// The tensor converted to fp32.
+  /// @throws vkf::Error if the tensor is missing.
+  std::vector<float> to_f32(const std::string& name) const;
+  const SafeTensor& get(const std::string& name) const;
+
+ private:
+  std::string path_;
+  std::map<std::string, SafeTensor> tensors_;
+  std::vector<uint8_t> data_;  ///< the data section
+};
+
+}  // namespace vkf
