@@ -70,6 +70,7 @@ struct DeviceDescription {
   std::string name;
   std::string type;
   std::string driver;
+  Capabilities caps;  ///< as the device reports them, before any option's clamps
 };
 
 /// Lists the Vulkan devices in the order vkformer prefers them.
@@ -124,6 +125,9 @@ class Context {
 
   /// Writes the pipeline cache to disk now (it is also written on destruction).
   void save_pipeline_cache();
+  /// Queue submissions so far: kernels, and uploads or downloads that had to
+  /// go through a staging buffer (none on devices with host-visible memory).
+  uint64_t submissions() const;
   /// Number of compute pipelines created by this context so far.
   uint64_t pipelines_created() const;
 

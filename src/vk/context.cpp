@@ -48,7 +48,7 @@ std::vector<DeviceDescription> list_devices() {
     auto devs = devices_in_preference_order(h.instance);
     for (uint32_t i = 0; i < devs.size(); ++i) {
       Capabilities c = query_capabilities(devs[i]);
-      out.push_back({i, c.device_name, c.device_type, c.driver_name});
+      out.push_back({i, c.device_name, c.device_type, c.driver_name, c});
     }
   } catch (...) {
     destroy_instance(h);
@@ -136,6 +136,7 @@ std::string Context::last_validation_message() const {
 }
 void Context::save_pipeline_cache() { impl_->pipelines->save(); }
 uint64_t Context::pipelines_created() const { return impl_->pipelines->created(); }
+uint64_t Context::submissions() const { return impl_->submissions; }
 
 void Context::Impl::submit_and_wait(VkCommandBuffer cb) {
   VkSubmitInfo si{VK_STRUCTURE_TYPE_SUBMIT_INFO};
@@ -143,6 +144,7 @@ void Context::Impl::submit_and_wait(VkCommandBuffer cb) {
   si.pCommandBuffers = &cb;
   VKF_CHECK(vkResetFences(device, 1, &fence));
   VKF_CHECK(vkQueueSubmit(queue, 1, &si, fence));
+  ++submissions;
   VKF_CHECK(vkWaitForFences(device, 1, &fence, VK_TRUE, UINT64_MAX));
 }
 

@@ -48,6 +48,7 @@ struct Context::Impl {
   std::unique_ptr<Pipelines> pipelines;
   VkCommandPool command_pool = VK_NULL_HANDLE;
   VkFence fence = VK_NULL_HANDLE;
+  uint64_t submissions = 0;
 
   /// Records, submits and waits for a one-off command buffer (staging copies).
   template <class F>

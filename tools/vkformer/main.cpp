@@ -5,36 +5,11 @@
 #include <cstdio>
 
 #include "kernel_bench.hpp"
+#include "model_commands.hpp"
 #include "vkformer/context.hpp"
 #include "vkformer/ops.hpp"
 #include "vkformer/recorder.hpp"
 
-namespace {
-
-void print_devices() {
-  auto devs = vkf::list_devices();
-  for (const auto& d : devs)
-    std::printf("%u: %s (%s, driver %s)%s\n", d.index, d.name.c_str(), d.type.c_str(),
-                d.driver.c_str(), d.index == 0 ? "  <- default" : "");
-}
-
-void print_caps(const vkf::Capabilities& c) {
-  std::printf("selected: %s (%s, driver %s)\n", c.device_name.c_str(), c.device_type.c_str(),
-              c.driver_name.c_str());
-  std::printf("  subgroup size %u (arithmetic %s, shuffle %s)\n", c.subgroup_size,
-              c.subgroup_arithmetic ? "yes" : "no", c.subgroup_shuffle ? "yes" : "no");
-  std::printf("  shared memory %u KiB, max invocations %u, max workgroups %u x %u x %u\n",
-              c.max_shared_memory / 1024, c.max_workgroup_invocations, c.max_workgroup_count[0],
-              c.max_workgroup_count[1], c.max_workgroup_count[2]);
-  std::printf("  maxStorageBufferRange %llu MiB, storage offset alignment %llu\n",
-              (unsigned long long)(c.max_storage_buffer_range >> 20),
-              (unsigned long long)c.min_storage_buffer_offset_alignment);
-  std::printf("  fp16 storage %s, fp16 arithmetic %s, timestamps %s, device-local memory %llu MiB\n",
-              c.storage_16bit ? "yes" : "no", c.shader_float16 ? "yes" : "no",
-              c.timestamps ? "yes" : "no", (unsigned long long)(c.device_local_bytes >> 20));
-}
-
-}  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{"vkformer: Transformer inference in Vulkan compute shaders"};
@@ -45,7 +20,27 @@ int main(int argc, char** argv) {
   app.add_flag("--no-subgroups", ctx_opts.disable_subgroups, "do not use subgroup operations");
   app.add_flag("--no-fp16", ctx_opts.disable_fp16, "do not use 16-bit storage");
 
-  auto* devices = app.add_subcommand("devices", "list Vulkan devices and what the chosen one offers");
+  bool devices_json = false;
+  auto* devices = app.add_subcommand("devices", "list Vulkan devices, their limits, and which one is picked");
+  devices->add_flag("--json", devices_json, "print JSON");
+
+  vkf::tools::ModelRunOptions mo;
+  auto add_model_options = [&mo](CLI::App* c) {
+    c->add_option("--model", mo.model_dir, "model directory (config.json + model.safetensors)")->required();
+    c->add_option("--src-ids", mo.src_ids, "comma-separated source ids; repeat for each sequence")->required();
+    c->add_option("--precision", mo.precision, "weight storage: fp32 or fp16");
+  };
+  auto* forward = app.add_subcommand("forward", "run the whole stack on a batch and write the output as .npy");
+  add_model_options(forward);
+  forward->add_option("--tgt-ids", mo.tgt_ids, "comma-separated target ids (enc-dec models), one per source");
+  forward->add_option("--out", mo.out, "output .npy: logits, or the last hidden state")->required();
+  auto* generate = app.add_subcommand("generate", "generate continuations with the KV cache (greedy or beam search)");
+  add_model_options(generate);
+  generate->add_option("--beam", mo.beam, "beam width (1: greedy)");
+  generate->add_option("--max-new-tokens", mo.max_new_tokens, "most tokens to generate per sequence");
+  generate->add_option("--length-penalty", mo.length_penalty, "beam score = sum log p / length^this");
+  generate->add_flag("--no-cache", mo.no_cache, "recompute the whole prefix every step (slow; for checking)");
+  generate->add_flag("--json", mo.json, "print {\"sequences\": [[...], ...]}");
 
   vkf::tools::KernelOptions ko;
   auto* kernel = app.add_subcommand(
@@ -78,12 +73,9 @@ int main(int argc, char** argv) {
 
   CLI11_PARSE(app, argc, argv);
   try {
-    if (*devices) {
-      print_devices();
-      vkf::Context ctx(ctx_opts);
-      print_caps(ctx.caps());
-      return 0;
-    }
+    if (*devices) return vkf::tools::run_devices(ctx_opts, devices_json);
+    if (*forward) return vkf::tools::run_forward(ctx_opts, mo);
+    if (*generate) return vkf::tools::run_generate(ctx_opts, mo);
     if (*kernel) {
       ko.check = !no_check;
       vkf::Context ctx(ctx_opts);

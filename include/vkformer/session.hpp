@@ -1,0 +1,67 @@
+// Running a model: forward passes and generation (greedy and beam search) with
+// a KV cache. One queue submission per forward pass and per decode step.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <vector>
+
+#include "vkformer/model.hpp"
+
+namespace vkf {
+
+/// Token ids of one sequence (no padding: the engine pads and masks).
+using Ids = std::vector<int32_t>;
+
+/// forward()'s result: [batch, len, dim], where len is the longest sequence
+/// (the target side for enc–dec models) and positions past a sequence's length
+/// are zero.
+struct ForwardOutput {
+  uint32_t batch = 0, len = 0, dim = 0;
+  std::vector<uint32_t> lengths;  ///< valid positions of each sequence
+  std::vector<float> data;        ///< batch·len·dim, C order
+};
+
+struct GenerateOptions {
+  uint32_t beam = 1;              ///< 1: greedy
+  uint32_t max_new_tokens = 32;
+  double length_penalty = 1.0;    ///< beam score = Σ log p / (generated length)^length_penalty
+  bool use_cache = true;          ///< false: recompute the whole prefix every step (for checking)
+};
+
+/// Counters of the last forward() or generate() call.
+struct RunStats {
+  uint64_t submissions = 0;       ///< queue submissions in all
+  uint64_t steps = 0;             ///< decode steps after the first token's pass
+  uint64_t dispatches = 0;        ///< dispatches of the last recorded command buffer
+};
+
+/// Runs one model. Plans (buffers + recorded command buffers) are cached by
+/// shape. A Session is used from one thread at a time.
+class Session {
+ public:
+  explicit Session(std::shared_ptr<Model> model);
+  ~Session();
+
+  /// Runs the whole stack on a batch. Enc–dec models need one target per source.
+  /// @throws vkf::Error on bad ids (outside the vocabulary, empty, longer than max_positions).
+  ForwardOutput forward(const std::vector<Ids>& src, const std::vector<Ids>& tgt = {});
+
+  /// Generates a continuation of each source: for enc–dec models the target
+  /// after BOS, for decoder-only models the tokens after the prompt; up to, not
+  /// including, EOS.
+  std::vector<Ids> generate(const std::vector<Ids>& src, const GenerateOptions& options = {});
+
+  const RunStats& stats() const { return stats_; }
+  const Model& model() const { return *model_; }
+
+  struct Impl;
+
+ private:
+  std::shared_ptr<Model> model_;
+  std::unique_ptr<Impl> impl_;
+  RunStats stats_;
+};
+
+}  // namespace vkf

@@ -1,0 +1,242 @@
+#include "run/decoder_state.hpp"
+
+#include <algorithm>
+
+namespace vkf {
+namespace {
+
+std::vector<int32_t> iota_i32(size_t n) {
+  std::vector<int32_t> v(n);
+  for (size_t i = 0; i < n; ++i) v[i] = int32_t(i);
+  return v;
+}
+
+class CachedSource : public LogitsSource {
+ public:
+  CachedSource(Session::Impl& s, const std::vector<Ids>& src, uint32_t beam, uint32_t max_new)
+      : s_(s), cfg_(s.cfg), w_(s.w), ctx_(s.ctx), beam_(beam) {
+    if (!w_.generator) throw Error("generation needs a generator (the model has no generator.weight)");
+    const bool encdec = cfg_.encoder_decoder();
+    prompt_ = pad_batch(src, cfg_.pad_id, cfg_.src_vocab_size, cfg_.max_positions, "source");
+    batch_ = prompt_.batch;
+    slots_ = batch_ * beam_;
+    const uint32_t d = cfg_.d_model;
+    // Enc–dec: BOS at position 0, the token chosen at step t fed at position t + 1.
+    // Decoder-only: the prompt fills rows [0, P), new tokens follow at P, P + 1...
+    const uint64_t need = encdec ? max_new : uint64_t(prompt_.len) + max_new - 1;
+    if (need > cfg_.max_positions)
+      throw Error(std::string(encdec ? "" : "the prompt plus ") + std::to_string(max_new) +
+                  " new tokens need " + std::to_string(need) + " positions, more than max_positions " +
+                  std::to_string(cfg_.max_positions));
+    max_len_ = uint32_t(std::max<uint64_t>(need, 1)) + (encdec ? 0 : 1);
+    const size_t layers = encdec ? w_.decoder.size() : w_.encoder.size();
+    for (auto& set : caches_)
+      for (size_t l = 0; l < layers; ++l) set.push_back(ctx_.tensor({slots_, max_len_, 2 * d}));
+
+    step_ = Activations(ctx_, cfg_, slots_, 1);
+    ids_ = ctx_.tensor({slots_, 1}, DType::I32);
+    positions_ = ctx_.tensor({slots_, 1}, DType::I32);
+    parents_ = ctx_.tensor({slots_}, DType::I32);
+    logits_ = ctx_.tensor({slots_, 1, int64_t(cfg_.out_vocab())});
+    // Slot s belongs to source s / beam.
+    std::vector<int32_t> owner(slots_);
+    for (uint32_t i = 0; i < slots_; ++i) owner[i] = int32_t(i / beam_);
+    owner_ = ctx_.tensor_i32({slots_}, owner);
+    for (auto& o : owner) o *= int32_t(beam_);
+    first_slot_ = ctx_.tensor_i32({slots_}, owner);
+  }
+
+  std::vector<float> start() override {
+    return cfg_.encoder_decoder() ? start_encdec() : start_decoder_only();
+  }
+
+  std::vector<float> step(const std::vector<int32_t>& tokens,
+                          const std::vector<int32_t>& parents) override {
+    Recorder rec(ctx_);
+    if (parents != iota_i32(slots_)) {
+      ctx_.write_bytes(parents_, parents.data(), parents.size() * 4);
+      reorder(rec, parents_);
+    }
+    record_step(rec, tokens);
+    ctx_.submit(rec);
+    s_.last_dispatches = rec.dispatches();
+    return ctx_.read(logits_);
+  }
+
+ private:
+  /// Gathers every layer's cache rows [0, filled) by source slot.
+  void reorder(Recorder& rec, const Tensor& index) {
+    for (size_t l = 0; l < caches_[cur_].size(); ++l) {
+      CopyRowsArgs c;
+      c.src = &caches_[cur_][l];
+      c.dst = &caches_[1 - cur_][l];
+      c.batch = slots_;
+      c.rows = filled_;
+      c.width = 2 * cfg_.d_model;
+      c.index = &index;
+      copy_rows(rec, c);
+    }
+    cur_ = 1 - cur_;
+  }
+
+  /// Feeds one token per slot at row `filled_` of the caches.
+  void record_step(Recorder& rec, const std::vector<int32_t>& tokens) {
+    ctx_.write_bytes(ids_, tokens.data(), tokens.size() * 4);
+    const bool encdec = cfg_.encoder_decoder();
+    if (encdec) {
+      record_embedding(rec, cfg_, w_.tgt_embed, w_.tgt_pos, ids_, nullptr, filled_, step_);
+      for (size_t l = 0; l < w_.decoder.size(); ++l) {
+        SelfAttentionSpec self{nullptr, 0, true, &caches_[cur_][l], filled_, 0};
+        record_decoder_layer(rec, cfg_, w_.decoder[l], step_, self,
+                             {&cross_kv_[l], prompt_.len, &src_pad_});
+      }
+      if (w_.decoder_norm) record_final_norm(rec, cfg_, *w_.decoder_norm, step_);
+    } else {
+      std::vector<int32_t> pos(slots_);
+      for (uint32_t i = 0; i < slots_; ++i)  // each prompt continues at its own length
+        pos[i] = int32_t(prompt_.lengths[i / beam_] + (filled_ - prompt_.len));
+      ctx_.write_bytes(positions_, pos.data(), pos.size() * 4);
+      record_embedding(rec, cfg_, w_.src_embed, w_.src_pos, ids_, &positions_, 0, step_);
+      for (size_t l = 0; l < w_.encoder.size(); ++l) {
+        SelfAttentionSpec self{&holes_, max_len_, true, &caches_[cur_][l], filled_, 0};
+        record_encoder_layer(rec, cfg_, w_.encoder[l], step_, self);
+      }
+      if (w_.encoder_norm) record_final_norm(rec, cfg_, *w_.encoder_norm, step_);
+    }
+    record_generator(rec, *w_.generator, step_, logits_);
+    ++filled_;
+  }
+
+  // Encoder once; cross-attention K/V per layer, copied to every slot of a
+  // source; then the BOS step. One submission.
+  std::vector<float> start_encdec() {
+    const uint32_t S = prompt_.len, d = cfg_.d_model;
+    Recorder rec(ctx_);
+    Activations enc(ctx_, cfg_, batch_, S);
+    Tensor src_ids = ctx_.tensor_i32({batch_, S}, prompt_.ids);
+    Tensor src_pad = ctx_.tensor_i32({batch_, S}, prompt_.pad);
+    std::vector<int32_t> slot_pad(size_t(slots_) * S);
+    for (uint32_t i = 0; i < slots_; ++i)
+      std::copy_n(prompt_.pad.begin() + size_t(i / beam_) * S, S, slot_pad.begin() + size_t(i) * S);
+    src_pad_ = ctx_.tensor_i32({slots_, S}, slot_pad);
+
+    record_embedding(rec, cfg_, w_.src_embed, w_.src_pos, src_ids, nullptr, 0, enc);
+    for (const auto& layer : w_.encoder) record_encoder_layer(rec, cfg_, layer, enc, {&src_pad, S, false});
+    if (w_.encoder_norm) record_final_norm(rec, cfg_, *w_.encoder_norm, enc);
+    Tensor kv = ctx_.tensor({batch_, S, 2 * int64_t(d)});
+    for (const auto& layer : w_.decoder) {
+      record_cross_kv(rec, layer, enc.x, kv);
+      cross_kv_.push_back(ctx_.tensor({slots_, S, 2 * int64_t(d)}));
+      CopyRowsArgs c;
+      c.src = &kv;
+      c.dst = &cross_kv_.back();
+      c.batch = slots_;
+      c.rows = S;
+      c.width = 2 * d;
+      c.index = &owner_;
+      copy_rows(rec, c);
+    }
+    record_step(rec, std::vector<int32_t>(slots_, cfg_.bos_id));
+    ctx_.submit(rec);
+    s_.last_dispatches = rec.dispatches();
+    return ctx_.read(logits_);
+  }
+
+  // The prompt runs through the causal stack once, filling the caches of each
+  // source's first slot; the other slots copy them. One submission.
+  std::vector<float> start_decoder_only() {
+    const uint32_t P = prompt_.len, V = cfg_.out_vocab();
+    Recorder rec(ctx_);
+    Activations pre(ctx_, cfg_, batch_, P);
+    Tensor ids = ctx_.tensor_i32({batch_, P}, prompt_.ids);
+    Tensor pad = ctx_.tensor_i32({batch_, P}, prompt_.pad);
+    std::vector<int32_t> holes(size_t(slots_) * max_len_, 0);
+    for (uint32_t i = 0; i < slots_; ++i)  // rows between a prompt's end and P are padding
+      for (uint32_t r = 0; r < P; ++r) holes[size_t(i) * max_len_ + r] = prompt_.pad[size_t(i / beam_) * P + r];
+    holes_ = ctx_.tensor_i32({slots_, max_len_}, holes);
+
+    record_embedding(rec, cfg_, w_.src_embed, w_.src_pos, ids, nullptr, 0, pre);
+    const uint32_t stride = beam_ * max_len_ * 2 * cfg_.d_model;
+    for (size_t l = 0; l < w_.encoder.size(); ++l)
+      record_encoder_layer(rec, cfg_, w_.encoder[l], pre,
+                           {&pad, P, true, &caches_[cur_][l], 0, stride});
+    if (w_.encoder_norm) record_final_norm(rec, cfg_, *w_.encoder_norm, pre);
+    Tensor logits = ctx_.tensor({batch_, P, int64_t(V)});
+    record_generator(rec, *w_.generator, pre, logits);
+    filled_ = P;
+    if (beam_ > 1) reorder(rec, first_slot_);
+    ctx_.submit(rec);
+    s_.last_dispatches = rec.dispatches();
+
+    std::vector<float> all = ctx_.read(logits), out(size_t(slots_) * V);
+    for (uint32_t i = 0; i < slots_; ++i) {
+      const uint32_t b = i / beam_, row = prompt_.lengths[b] - 1;
+      std::copy_n(all.begin() + (size_t(b) * P + row) * V, V, out.begin() + size_t(i) * V);
+    }
+    return out;
+  }
+
+  Session::Impl& s_;
+  const ModelConfig& cfg_;
+  const ModelWeights& w_;
+  Context& ctx_;
+  uint32_t beam_, batch_ = 0, slots_ = 0, max_len_ = 0, filled_ = 0;
+  PaddedIds prompt_;
+  std::vector<Tensor> caches_[2];  ///< per layer [slots, max_len, 2d]; caches_[cur_] is current
+  int cur_ = 0;
+  std::vector<Tensor> cross_kv_;   ///< per decoder layer [slots, src_len, 2d]
+  Tensor src_pad_, holes_;
+  Activations step_;
+  Tensor ids_, positions_, parents_, logits_, owner_, first_slot_;
+};
+
+class RecomputeSource : public LogitsSource {
+ public:
+  RecomputeSource(Session::Impl& s, const std::vector<Ids>& src, uint32_t beam)
+      : s_(s), encdec_(s.cfg.encoder_decoder()) {
+    if (!s.w.generator) throw Error("generation needs a generator (the model has no generator.weight)");
+    for (const Ids& x : src)
+      for (uint32_t j = 0; j < beam; ++j) {
+        src_.push_back(x);
+        hist_.push_back(encdec_ ? Ids{s.cfg.bos_id} : x);
+      }
+  }
+  std::vector<float> start() override { return last_logits(); }
+  std::vector<float> step(const std::vector<int32_t>& tokens,
+                          const std::vector<int32_t>& parents) override {
+    std::vector<Ids> next(hist_.size());
+    for (size_t i = 0; i < next.size(); ++i) {
+      next[i] = hist_[size_t(parents[i])];
+      next[i].push_back(tokens[i]);
+    }
+    hist_ = std::move(next);
+    return last_logits();
+  }
+
+ private:
+  std::vector<float> last_logits() {
+    ForwardOutput o = encdec_ ? s_.forward(src_, hist_) : s_.forward(hist_, {});
+    std::vector<float> out(size_t(o.batch) * o.dim);
+    for (uint32_t b = 0; b < o.batch; ++b)
+      std::copy_n(o.data.begin() + (size_t(b) * o.len + o.lengths[b] - 1) * o.dim, o.dim,
+                  out.begin() + size_t(b) * o.dim);
+    return out;
+  }
+  Session::Impl& s_;
+  bool encdec_;
+  std::vector<Ids> src_, hist_;
+};
+
+}  // namespace
+
+std::unique_ptr<LogitsSource> make_cached_source(Session::Impl& s, const std::vector<Ids>& src,
+                                                 uint32_t beam, uint32_t max_new_tokens) {
+  return std::make_unique<CachedSource>(s, src, beam, max_new_tokens);
+}
+
+std::unique_ptr<LogitsSource> make_recompute_source(Session::Impl& s, const std::vector<Ids>& src,
+                                                    uint32_t beam) {
+  return std::make_unique<RecomputeSource>(s, src, beam);
+}
+
+}  // namespace vkf

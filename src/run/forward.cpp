@@ -1,0 +1,137 @@
+// Session::forward: pad the batch, get the plan for its shape (recorded once),
+// write the inputs, submit once, read the output.
+#include <algorithm>
+
+#include "run/session_impl.hpp"
+
+namespace vkf {
+namespace {
+constexpr size_t kMaxPlans = 16;  // shapes kept recorded; the oldest is dropped after that
+}
+
+PaddedIds pad_batch(const std::vector<Ids>& seqs, int32_t pad_id, uint32_t vocab,
+                    uint32_t max_positions, const char* side) {
+  if (seqs.empty()) throw Error(std::string("no ") + side + " sequences were given");
+  PaddedIds p;
+  p.batch = uint32_t(seqs.size());
+  for (size_t b = 0; b < seqs.size(); ++b) {
+    const Ids& s = seqs[b];
+    const std::string which = std::string(side) + " sequence " + std::to_string(b + 1);
+    if (s.empty()) throw Error(which + " is empty");
+    if (s.size() > max_positions)
+      throw Error(which + " has " + std::to_string(s.size()) + " tokens, more than max_positions " +
+                  std::to_string(max_positions));
+    for (size_t i = 0; i < s.size(); ++i)
+      if (s[i] < 0 || uint32_t(s[i]) >= vocab)
+        throw Error(which + ": id " + std::to_string(s[i]) + " at position " + std::to_string(i) +
+                    " is outside the vocabulary [0, " + std::to_string(vocab) + ")");
+    p.len = std::max<uint32_t>(p.len, uint32_t(s.size()));
+    p.lengths.push_back(uint32_t(s.size()));
+  }
+  p.ids.assign(size_t(p.batch) * p.len, pad_id);
+  p.pad.assign(p.ids.size(), 1);
+  for (uint32_t b = 0; b < p.batch; ++b)
+    for (uint32_t i = 0; i < p.lengths[b]; ++i) {
+      p.ids[size_t(b) * p.len + i] = seqs[b][i];
+      p.pad[size_t(b) * p.len + i] = seqs[b][i] == pad_id;
+    }
+  return p;
+}
+
+ForwardPlan& Session::Impl::plan(uint32_t B, uint32_t S, uint32_t T) {
+  auto key = std::make_tuple(B, S, T);
+  auto found = plans.find(key);
+  if (found != plans.end()) return *found->second;
+  if (plans.size() >= kMaxPlans) plans.erase(plans.begin());
+
+  auto p = std::make_unique<ForwardPlan>();
+  p->batch = B;
+  p->src_len = S;
+  p->tgt_len = T;
+  p->src_ids = ctx.tensor({B, S}, DType::I32);
+  p->src_pad = ctx.tensor({B, S}, DType::I32);
+  p->enc = Activations(ctx, cfg, B, S);
+  p->rec = std::make_unique<Recorder>(ctx);
+  Recorder& rec = *p->rec;
+
+  record_embedding(rec, cfg, w.src_embed, w.src_pos, p->src_ids, nullptr, 0, p->enc);
+  for (const auto& layer : w.encoder)
+    record_encoder_layer(rec, cfg, layer, p->enc, {&p->src_pad, S, cfg.causal});
+  if (w.encoder_norm) record_final_norm(rec, cfg, *w.encoder_norm, p->enc);
+  Activations* last = &p->enc;
+
+  if (cfg.encoder_decoder()) {
+    const int64_t d = cfg.d_model;
+    p->tgt_ids = ctx.tensor({B, T}, DType::I32);
+    p->tgt_pad = ctx.tensor({B, T}, DType::I32);
+    p->dec = Activations(ctx, cfg, B, T);
+    p->cross_kv = ctx.tensor({B, S, 2 * d});
+    record_embedding(rec, cfg, w.tgt_embed, w.tgt_pos, p->tgt_ids, nullptr, 0, p->dec);
+    for (const auto& layer : w.decoder) {
+      record_cross_kv(rec, layer, p->enc.x, p->cross_kv);
+      record_decoder_layer(rec, cfg, layer, p->dec, {&p->tgt_pad, T, true},
+                           {&p->cross_kv, S, &p->src_pad});
+    }
+    if (w.decoder_norm) record_final_norm(rec, cfg, *w.decoder_norm, p->dec);
+    last = &p->dec;
+  }
+  if (w.generator) {
+    p->logits = ctx.tensor({B, int64_t(last->len), int64_t(cfg.out_vocab())});
+    record_generator(rec, *w.generator, *last, p->logits);
+    p->out = p->logits;
+  } else {
+    p->out = last->x;
+  }
+  return *(plans[key] = std::move(p));
+}
+
+ForwardOutput Session::Impl::forward(const std::vector<Ids>& src, const std::vector<Ids>& tgt) {
+  const bool encdec = cfg.encoder_decoder();
+  PaddedIds s = pad_batch(src, cfg.pad_id, cfg.src_vocab_size, cfg.max_positions, "source");
+  PaddedIds t;
+  if (encdec) {
+    if (tgt.size() != src.size())
+      throw Error("an encoder-decoder model needs one target sequence per source: got " +
+                  std::to_string(src.size()) + " sources and " + std::to_string(tgt.size()) + " targets");
+    t = pad_batch(tgt, cfg.pad_id, cfg.tgt_vocab_size, cfg.max_positions, "target");
+  } else if (!tgt.empty()) {
+    throw Error("target sequences were given, but the model has no decoder (decoder_layers is 0)");
+  }
+
+  ForwardPlan& p = plan(s.batch, s.len, encdec ? t.len : 0);
+  ctx.write_bytes(p.src_ids, s.ids.data(), s.ids.size() * 4);
+  ctx.write_bytes(p.src_pad, s.pad.data(), s.pad.size() * 4);
+  if (encdec) {
+    ctx.write_bytes(p.tgt_ids, t.ids.data(), t.ids.size() * 4);
+    ctx.write_bytes(p.tgt_pad, t.pad.data(), t.pad.size() * 4);
+  }
+  ctx.submit(*p.rec);
+  last_dispatches = p.rec->dispatches();
+
+  const PaddedIds& out_side = encdec ? t : s;
+  ForwardOutput o;
+  o.batch = out_side.batch;
+  o.len = out_side.len;
+  o.dim = uint32_t(p.out.dim(-1));
+  o.lengths = out_side.lengths;
+  o.data = ctx.read(p.out);
+  for (uint32_t b = 0; b < o.batch; ++b)  // positions past a sequence's end are zero
+    std::fill(o.data.begin() + (size_t(b) * o.len + o.lengths[b]) * o.dim,
+              o.data.begin() + size_t(b + 1) * o.len * o.dim, 0.0f);
+  return o;
+}
+
+Session::Session(std::shared_ptr<Model> model)
+    : model_(std::move(model)), impl_(std::make_unique<Impl>(*model_)) {}
+Session::~Session() = default;
+
+ForwardOutput Session::forward(const std::vector<Ids>& src, const std::vector<Ids>& tgt) {
+  const uint64_t before = impl_->ctx.submissions();
+  ForwardOutput o = impl_->forward(src, tgt);
+  stats_ = {};
+  stats_.submissions = impl_->ctx.submissions() - before;
+  stats_.dispatches = impl_->last_dispatches;
+  return o;
+}
+
+}  // namespace vkf

@@ -1,0 +1,51 @@
+// The small PyTorch-made models in tests/models/ (tools/make_test_models.py)
+// and their golden outputs.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <fstream>
+#include <string>
+
+#include "test_util.hpp"
+#include "vkformer/model.hpp"
+#include "vkformer/session.hpp"
+
+namespace vkf::test {
+
+inline std::string model_dir(const std::string& name) { return VKF_MODELS_DIR "/" + name; }
+
+inline nlohmann::json golden(const std::string& name) {
+  std::ifstream in(model_dir(name) + "/golden.json");
+  if (!in) throw Error("cannot open " + model_dir(name) + "/golden.json");
+  return nlohmann::json::parse(in);
+}
+
+inline std::vector<Ids> ids_of(const nlohmann::json& j) { return j.get<std::vector<Ids>>(); }
+
+/// max |got − want| / max(1, max |want|) over the valid positions of each sequence.
+inline double forward_error(const ForwardOutput& got, const std::vector<std::vector<float>>& want) {
+  double err = 0, scale = 1;
+  for (uint32_t b = 0; b < got.batch; ++b) {
+    const size_t n = size_t(got.lengths[b]) * got.dim;
+    if (want[b].size() != n) return INFINITY;
+    for (size_t i = 0; i < n; ++i) {
+      const double g = got.data[size_t(b) * got.len * got.dim + i];
+      if (!std::isfinite(g)) return INFINITY;
+      err = std::max(err, std::fabs(g - want[b][i]));
+      scale = std::max(scale, std::fabs(double(want[b][i])));
+    }
+  }
+  return err / scale;
+}
+
+/// Models every engine test runs on; the generating ones have a generator.
+inline std::vector<std::string> all_models() {
+  return {"encdec_postln_relu", "encdec_preln_gelu", "encoder_learned", "decoder_only", "encdec_fp16",
+          "encoder_bf16"};
+}
+inline std::vector<std::string> generating_models() {
+  return {"encdec_postln_relu", "encdec_preln_gelu", "decoder_only", "encdec_fp16"};
+}
+
+}  // namespace vkf::test

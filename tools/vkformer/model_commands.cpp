@@ -1,0 +1,147 @@
+#include "model_commands.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <cstdio>
+
+#include "npy.hpp"
+#include "vkformer/model.hpp"
+#include "vkformer/session.hpp"
+
+namespace vkf::tools {
+namespace {
+
+std::vector<Ids> parse_ids(const std::vector<std::string>& args, const char* option) {
+  std::vector<Ids> out;
+  for (size_t n = 0; n < args.size(); ++n) {
+    const std::string& s = args[n];
+    const std::string where = std::string(option) + " #" + std::to_string(n + 1) + " \"" + s + "\"";
+    Ids ids;
+    size_t i = 0;
+    while (i <= s.size()) {
+      size_t j = s.find(',', i);
+      if (j == std::string::npos) j = s.size();
+      std::string tok = s.substr(i, j - i);
+      size_t used = 0;
+      long long v = 0;
+      try {
+        v = std::stoll(tok, &used);
+      } catch (const std::exception&) {
+        used = 0;
+      }
+      if (tok.empty() || used != tok.size())
+        throw Error(where + ": \"" + tok + "\" is not an integer token id (expected e.g. 5,17,42)");
+      if (v < 0 || v > INT32_MAX) throw Error(where + ": id " + tok + " is out of range");
+      ids.push_back(int32_t(v));
+      i = j + 1;
+    }
+    out.push_back(std::move(ids));
+  }
+  return out;
+}
+
+Precision parse_precision(const std::string& p) {
+  if (p == "fp32" || p == "f32") return Precision::F32;
+  if (p == "fp16" || p == "f16") return Precision::F16;
+  throw Error("--precision must be fp32 or fp16, got \"" + p + "\"");
+}
+
+}  // namespace
+
+int run_forward(const ContextOptions& ctx_opts, const ModelRunOptions& o) {
+  std::vector<Ids> src = parse_ids(o.src_ids, "--src-ids");
+  std::vector<Ids> tgt = parse_ids(o.tgt_ids, "--tgt-ids");
+  if (o.out.empty()) throw Error("--out FILE.npy is required");
+  Context ctx(ctx_opts);
+  auto model = Model::load(ctx, o.model_dir, parse_precision(o.precision));
+  Session session(model);
+  ForwardOutput out = session.forward(src, tgt);
+  write_npy(o.out, {out.batch, out.len, out.dim}, out.data);
+  std::fprintf(stderr, "vkformer: wrote %s [%u, %u, %u] (%s), %llu submission(s)\n", o.out.c_str(),
+               out.batch, out.len, out.dim, model->weights().generator ? "logits" : "hidden state",
+               (unsigned long long)session.stats().submissions);
+  return 0;
+}
+
+int run_generate(const ContextOptions& ctx_opts, const ModelRunOptions& o) {
+  std::vector<Ids> src = parse_ids(o.src_ids, "--src-ids");
+  if (src.empty()) throw Error("give at least one --src-ids");
+  Context ctx(ctx_opts);
+  auto model = Model::load(ctx, o.model_dir, parse_precision(o.precision));
+  Session session(model);
+  GenerateOptions g;
+  g.beam = o.beam;
+  g.max_new_tokens = o.max_new_tokens;
+  g.length_penalty = o.length_penalty;
+  g.use_cache = !o.no_cache;
+  std::vector<Ids> out = session.generate(src, g);
+  if (o.json) {
+    nlohmann::json j;
+    j["sequences"] = out;
+    std::printf("%s\n", j.dump().c_str());
+  } else {
+    for (const Ids& ids : out) {
+      std::string line;
+      for (size_t i = 0; i < ids.size(); ++i) line += (i ? "," : "") + std::to_string(ids[i]);
+      std::printf("%s\n", line.c_str());
+    }
+  }
+  std::fprintf(stderr, "vkformer: %llu decode steps, %llu submissions\n",
+               (unsigned long long)session.stats().steps,
+               (unsigned long long)session.stats().submissions);
+  return 0;
+}
+
+int run_devices(const ContextOptions& ctx_opts, bool json) {
+  auto devs = list_devices();
+  Context ctx(ctx_opts);
+  const Capabilities& picked = ctx.caps();
+  auto is_picked = [&](const DeviceDescription& d) {
+    return d.caps.device_id == picked.device_id && d.caps.vendor_id == picked.vendor_id &&
+           d.name == picked.device_name;
+  };
+  if (json) {
+    nlohmann::json arr = nlohmann::json::array();
+    for (const auto& d : devs) {
+      const Capabilities& c = d.caps;
+      arr.push_back({{"index", d.index},
+                     {"name", d.name},
+                     {"type", d.type},
+                     {"driver", d.driver},
+                     {"api_version", std::to_string(c.api_version >> 22) + "." +
+                                         std::to_string((c.api_version >> 12) & 0x3ff) + "." +
+                                         std::to_string(c.api_version & 0xfff)},
+                     {"subgroup_size", c.subgroup_size},
+                     {"subgroup_arithmetic", c.subgroup_arithmetic},
+                     {"max_shared_memory", c.max_shared_memory},
+                     {"max_workgroup_invocations", c.max_workgroup_invocations},
+                     {"max_workgroup_count", {c.max_workgroup_count[0], c.max_workgroup_count[1],
+                                              c.max_workgroup_count[2]}},
+                     {"max_storage_buffer_range", c.max_storage_buffer_range},
+                     {"fp16_storage", c.storage_16bit},
+                     {"timestamps", c.timestamps},
+                     {"device_local_bytes", c.device_local_bytes},
+                     {"picked", is_picked(d)}});
+    }
+    std::printf("%s\n", nlohmann::json{{"devices", arr}}.dump(2).c_str());
+    return 0;
+  }
+  for (const auto& d : devs) {
+    const Capabilities& c = d.caps;
+    std::printf("%u: %s (%s, driver %s, Vulkan %u.%u)%s\n", d.index, d.name.c_str(), d.type.c_str(),
+                d.driver.c_str(), c.api_version >> 22, (c.api_version >> 12) & 0x3ff,
+                is_picked(d) ? "  <- picked" : "");
+    std::printf("   subgroup %u (arithmetic %s), shared memory %u KiB, max invocations %u, "
+                "max workgroups %u x %u x %u\n",
+                c.subgroup_size, c.subgroup_arithmetic ? "yes" : "no", c.max_shared_memory / 1024,
+                c.max_workgroup_invocations, c.max_workgroup_count[0], c.max_workgroup_count[1],
+                c.max_workgroup_count[2]);
+    std::printf("   maxStorageBufferRange %llu MiB, fp16 storage %s, timestamps %s, "
+                "device-local memory %llu MiB\n",
+                (unsigned long long)(c.max_storage_buffer_range >> 20), c.storage_16bit ? "yes" : "no",
+                c.timestamps ? "yes" : "no", (unsigned long long)(c.device_local_bytes >> 20));
+  }
+  return 0;
+}
+
+}  // namespace vkf::tools

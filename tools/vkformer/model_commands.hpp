@@ -1,0 +1,28 @@
+// `vkformer forward` and `vkformer generate`: a model directory, token ids in,
+// an .npy file or generated ids out.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "vkformer/context.hpp"
+
+namespace vkf::tools {
+
+struct ModelRunOptions {
+  std::string model_dir;
+  std::vector<std::string> src_ids, tgt_ids;  ///< "5,17,42", one per sequence
+  std::string precision = "fp32";
+  std::string out;                            ///< forward: the .npy path
+  unsigned beam = 1, max_new_tokens = 32;
+  double length_penalty = 1.0;
+  bool json = false, no_cache = false;
+};
+
+/// Each returns the process exit code; errors are thrown as vkf::Error.
+int run_forward(const ContextOptions& ctx_opts, const ModelRunOptions& o);
+int run_generate(const ContextOptions& ctx_opts, const ModelRunOptions& o);
+/// `vkformer devices [--json]`.
+int run_devices(const ContextOptions& ctx_opts, bool json);
+
+}  // namespace vkf::tools
