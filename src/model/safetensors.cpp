@@ -1,0 +1,186 @@
+// Reads a whole safetensors file and checks it as the format's reference
+// implementation does: the tensors must tile the data section exactly (no
+// overlaps, no gaps), so a truncated or hand-edited file is caught at open.
+#include "model/safetensors.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "vkformer/tensor.hpp"
+
+namespace vkf {
+namespace {
+
+using json = nlohmann::json;
+
+constexpr uint64_t kMaxHeader = 100ull << 20;  // the reference implementation's limit
+
+uint64_t dtype_bytes(const std::string& dtype) {
+  if (dtype == "F32") return 4;
+  if (dtype == "F16" || dtype == "BF16") return 2;
+  return 0;
+}
+
+std::string shape_string(const std::vector<int64_t>& shape) {
+  std::string s = "[";
+  for (size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
+  return s + "]";
+}
+
+}  // namespace
+
+SafeTensorsFile::SafeTensorsFile(const std::string& path) : path_(path) {
+  auto fail = [&](const std::string& what) -> Error { return Error(path_ + ": " + what); };
+
+  std::error_code ec;
+  if (std::filesystem::is_directory(path_, ec)) throw fail("is a directory, expected a safetensors file");
+  std::ifstream in(path_, std::ios::binary);
+  if (!in) throw fail("cannot open the safetensors file (missing or unreadable)");
+  in.seekg(0, std::ios::end);
+  const std::streamoff end = in.tellg();
+  if (end < 0) throw fail("cannot determine the file size");
+  const uint64_t size = uint64_t(end);
+  if (size == 0) throw fail("is empty (0 bytes), not a safetensors file");
+  if (size < 8) throw fail("is " + std::to_string(size) + " bytes, too short for the 8-byte header length");
+  in.seekg(0);
+
+  uint8_t len_bytes[8];
+  in.read(reinterpret_cast<char*>(len_bytes), 8);
+  uint64_t header_len = 0;
+  for (int i = 7; i >= 0; --i) header_len = (header_len << 8) | len_bytes[i];  // little-endian
+  if (header_len > kMaxHeader)
+    throw fail("header length " + std::to_string(header_len) +
+               " is absurdly large (> 100 MB); not a safetensors file?");
+  if (header_len > size - 8)
+    throw fail("header length " + std::to_string(header_len) + " runs past the end of the file (" +
+               std::to_string(size) + " bytes)");
+
+  std::string header(header_len, '\0');
+  in.read(header.data(), std::streamsize(header_len));
+  const uint64_t data_size = size - 8 - header_len;
+  data_.resize(data_size);
+  in.read(reinterpret_cast<char*>(data_.data()), std::streamsize(data_size));
+  if (!in) throw fail("read failed (file truncated while reading?)");
+
+  json h;
+  try {
+    h = json::parse(header);
+  } catch (const json::parse_error& e) {
+    std::string msg = e.what();
+    auto p = msg.find("] ");
+    throw fail("header is not valid JSON: " + (p == std::string::npos ? msg : msg.substr(p + 2)));
+  }
+  if (!h.is_object()) throw fail("header must be a JSON object, got " + std::string(h.type_name()));
+
+  for (const auto& [name, e] : h.items()) {
+    const std::string where = "tensor \"" + name + "\"";
+    if (name == "__metadata__") {
+      if (!e.is_object()) throw fail("\"__metadata__\" must be an object of strings, got " + e.dump());
+      for (const auto& [k, v] : e.items())
+        if (!v.is_string())
+          throw fail("\"__metadata__\" entry \"" + k + "\" must be a string, got " + v.dump());
+      continue;
+    }
+    if (!e.is_object()) throw fail(where + ": header entry must be an object, got " + e.dump());
+    for (const char* key : {"dtype", "shape", "data_offsets"})
+      if (!e.contains(key)) throw fail(where + ": missing \"" + key + "\"");
+
+    SafeTensor t;
+    const json& dt = e["dtype"];
+    if (!dt.is_string()) throw fail(where + ": \"dtype\" must be a string, got " + dt.dump());
+    t.dtype = dt.get<std::string>();
+    const uint64_t elem = dtype_bytes(t.dtype);
+    if (elem == 0) throw fail(where + ": dtype " + t.dtype + " is not supported (only F32, F16 and BF16)");
+
+    const json& sh = e["shape"];
+    if (!sh.is_array()) throw fail(where + ": \"shape\" must be an array, got " + sh.dump());
+    // The byte count, refusing shapes whose product overflows (unless a dim is 0).
+    uint64_t expect = elem;
+    bool overflow = false;
+    for (const json& d : sh) {
+      if (!d.is_number_integer() || (!d.is_number_unsigned() && d.get<int64_t>() < 0))
+        throw fail(where + ": \"shape\" must hold non-negative integers, got " + sh.dump());
+      const uint64_t n = d.get<uint64_t>();
+      if (n > uint64_t(INT64_MAX)) throw fail(where + ": dimension " + d.dump() + " is too large");
+      t.shape.push_back(int64_t(n));
+      overflow = overflow || (n != 0 && expect > UINT64_MAX / n);
+      expect *= n;  // unsigned: may wrap, but then overflow is set
+    }
+    const bool has_zero = std::find(t.shape.begin(), t.shape.end(), 0) != t.shape.end();
+    if (has_zero)
+      expect = 0;
+    else if (overflow)
+      throw fail(where + ": shape " + shape_string(t.shape) + " is absurdly large");
+
+    const json& off = e["data_offsets"];
+    if (!off.is_array() || off.size() != 2 || !off[0].is_number_unsigned() || !off[1].is_number_unsigned())
+      throw fail(where + ": \"data_offsets\" must be [begin, end] with non-negative integers, got " +
+                 off.dump());
+    const uint64_t begin = off[0].get<uint64_t>(), stop = off[1].get<uint64_t>();
+    if (begin > stop)
+      throw fail(where + ": data_offsets [" + std::to_string(begin) + ", " + std::to_string(stop) +
+                 "] has begin > end");
+    if (stop > data_size)
+      throw fail(where + ": data_offsets end " + std::to_string(stop) + " is beyond the data section (" +
+                 std::to_string(data_size) + " bytes; file truncated?)");
+    if (stop - begin != expect)
+      throw fail(where + ": shape " + shape_string(t.shape) + " × " + t.dtype + " is " +
+                 std::to_string(expect) + " bytes but data_offsets span " + std::to_string(stop - begin));
+    t.offset = begin;
+    t.bytes = stop - begin;
+    tensors_.emplace(name, std::move(t));
+  }
+
+  // The tensors must cover the data section exactly once.
+  std::vector<std::pair<const std::string*, const SafeTensor*>> order;
+  for (const auto& [name, t] : tensors_) order.emplace_back(&name, &t);
+  std::sort(order.begin(), order.end(), [](const auto& a, const auto& b) {
+    return a.second->offset != b.second->offset ? a.second->offset < b.second->offset
+                                                : a.second->bytes < b.second->bytes;
+  });
+  uint64_t pos = 0;
+  const std::string* prev = nullptr;
+  for (const auto& [name, t] : order) {
+    if (t->offset < pos)
+      throw fail("tensors \"" + *prev + "\" and \"" + *name + "\" overlap (bytes " +
+                 std::to_string(t->offset) + " to " + std::to_string(pos) + " of the data section)");
+    if (t->offset > pos)
+      throw fail("bytes " + std::to_string(pos) + " to " + std::to_string(t->offset) +
+                 " of the data section belong to no tensor (a gap before \"" + *name + "\")");
+    pos = t->offset + t->bytes;
+    prev = name;
+  }
+  if (pos != data_size)
+    throw fail("bytes " + std::to_string(pos) + " to " + std::to_string(data_size) +
+               " of the data section belong to no tensor (trailing data)");
+}
+
+const SafeTensor& SafeTensorsFile::get(const std::string& name) const {
+  auto it = tensors_.find(name);
+  if (it == tensors_.end()) throw Error(path_ + ": no tensor \"" + name + "\"");
+  return it->second;
+}
+
+std::vector<float> SafeTensorsFile::to_f32(const std::string& name) const {
+  const SafeTensor& t = get(name);
+  const uint8_t* p = data_.data() + t.offset;
+  const size_t n = size_t(t.bytes / dtype_bytes(t.dtype));
+  std::vector<float> out(n);
+  // The format is little-endian, as is every host vkformer runs on.
+  if (t.dtype == "F32") {
+    if (n) std::memcpy(out.data(), p, n * 4);
+  } else if (t.dtype == "F16") {
+    for (size_t i = 0; i < n; ++i) out[i] = half_to_float(uint16_t(p[2 * i] | (p[2 * i + 1] << 8)));
+  } else {  // BF16: the upper half of an fp32
+    for (size_t i = 0; i < n; ++i) {
+      const uint32_t bits = uint32_t(p[2 * i] | (p[2 * i + 1] << 8)) << 16;
+      std::memcpy(&out[i], &bits, 4);
+    }
+  }
+  return out;
+}
+
+}  // namespace vkf

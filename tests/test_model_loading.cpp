@@ -1,0 +1,345 @@
+// Model::load and load_weights(): every model kind loads and reads back what
+// the file holds (or its fp16 rounding); missing or misshapen tensors are
+// errors naming the file and tensor; extra tensors and NaN/Inf are warnings.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "model/safetensors.hpp"
+#include "model/weights.hpp"
+#include "model_writer.hpp"
+#include "vkformer/model.hpp"
+
+namespace vkf::test {
+namespace {
+
+class ModelLoading : public DeviceTest {};
+
+/// The device tensor each state_dict() name became (the cross-attention
+/// in_proj, which is split, is checked separately).
+std::map<std::string, const Tensor*> named_tensors(const ModelConfig& c, const ModelWeights& w) {
+  std::map<std::string, const Tensor*> m;
+  auto linear = [&](const std::string& p, const LinearWeights& l) {
+    m[p + ".weight"] = &l.w;
+    m[p + ".bias"] = &l.b;
+  };
+  auto norm = [&](const std::string& p, const NormWeights& n) {
+    m[p + ".weight"] = &n.gamma;
+    m[p + ".bias"] = &n.beta;
+  };
+  auto in_proj = [&](const std::string& p, const LinearWeights& l) {
+    m[p + ".in_proj_weight"] = &l.w;
+    m[p + ".in_proj_bias"] = &l.b;
+  };
+  m["src_embed.weight"] = &w.src_embed;
+  if (c.encoder_decoder()) m["tgt_embed.weight"] = &w.tgt_embed;
+  if (c.positional_encoding == PositionalEncoding::Learned) {
+    m["src_pos.weight"] = &w.src_pos;
+    if (c.encoder_decoder()) m["tgt_pos.weight"] = &w.tgt_pos;
+  }
+  for (size_t i = 0; i < w.encoder.size(); ++i) {
+    const std::string p = "transformer.encoder.layers." + std::to_string(i);
+    const auto& l = w.encoder[i];
+    in_proj(p + ".self_attn", l.qkv);
+    linear(p + ".self_attn.out_proj", l.attn_out);
+    linear(p + ".linear1", l.ff1);
+    linear(p + ".linear2", l.ff2);
+    norm(p + ".norm1", l.norm1);
+    norm(p + ".norm2", l.norm2);
+  }
+  for (size_t i = 0; i < w.decoder.size(); ++i) {
+    const std::string p = "transformer.decoder.layers." + std::to_string(i);
+    const auto& l = w.decoder[i];
+    in_proj(p + ".self_attn", l.self_qkv);
+    linear(p + ".self_attn.out_proj", l.self_out);
+    linear(p + ".multihead_attn.out_proj", l.cross_out);
+    linear(p + ".linear1", l.ff1);
+    linear(p + ".linear2", l.ff2);
+    norm(p + ".norm1", l.norm1);
+    norm(p + ".norm2", l.norm2);
+    norm(p + ".norm3", l.norm3);
+  }
+  if (w.encoder_norm) norm("transformer.encoder.norm", *w.encoder_norm);
+  if (w.decoder_norm) norm("transformer.decoder.norm", *w.decoder_norm);
+  if (w.generator) linear("generator", *w.generator);
+  return m;
+}
+
+std::vector<float> slice(const std::vector<float>& v, size_t begin, size_t end) {
+  return {v.begin() + std::ptrdiff_t(begin), v.begin() + std::ptrdiff_t(end)};
+}
+
+/// Every file tensor is on the device with its shape, in `dtype`, holding the
+/// file's values (rounded to fp16 for F16).
+void expect_loaded(Context& ctx, const Model& model, const TensorMap& file, DType dtype) {
+  const ModelConfig& c = model.config();
+  const ModelWeights& w = model.weights();
+  auto want = [&](const FileTensor& t) {
+    auto v = file_values(t);
+    return dtype == DType::F16 ? round_to_half(v) : v;
+  };
+  auto expect_tensor = [&](const std::string& what, const Tensor& t, const std::vector<int64_t>& shape,
+                           const std::vector<float>& values) {
+    SCOPED_TRACE(what);
+    ASSERT_FALSE(t.empty());
+    EXPECT_EQ(t.shape(), shape);
+    EXPECT_EQ(t.dtype(), dtype);
+    EXPECT_EQ(ctx.read(t), values);  // exact: both sides hold the same rounding
+  };
+
+  size_t matched = 0;
+  for (const auto& [name, t] : named_tensors(c, w)) {
+    ASSERT_TRUE(file.count(name)) << name << " loaded but not in the file";
+    expect_tensor(name, *t, file.at(name).shape, want(file.at(name)));
+    ++matched;
+  }
+  const size_t d = c.d_model;
+  for (size_t i = 0; i < w.decoder.size(); ++i) {
+    const std::string p = "transformer.decoder.layers." + std::to_string(i) + ".multihead_attn.in_proj_";
+    const auto wv = want(file.at(p + "weight")), bv = want(file.at(p + "bias"));
+    const auto& l = w.decoder[i];
+    const int64_t di = int64_t(d);
+    expect_tensor("cross_q.w", l.cross_q.w, {di, di}, slice(wv, 0, d * d));
+    expect_tensor("cross_q.b", l.cross_q.b, {di}, slice(bv, 0, d));
+    expect_tensor("cross_kv.w", l.cross_kv.w, {2 * di, di}, slice(wv, d * d, 3 * d * d));
+    expect_tensor("cross_kv.b", l.cross_kv.b, {2 * di}, slice(bv, d, 3 * d));
+    matched += 2;
+  }
+  EXPECT_EQ(matched, file.size()) << "some file tensors were not loaded";
+
+  const std::vector<int64_t> pos_shape = {c.max_positions, c.d_model};
+  switch (c.positional_encoding) {
+    case PositionalEncoding::Sinusoidal: {
+      auto table = sinusoidal_table(c.max_positions, c.d_model);
+      if (dtype == DType::F16) table = round_to_half(table);
+      expect_tensor("src_pos", w.src_pos, pos_shape, table);
+      if (c.encoder_decoder())
+        expect_tensor("tgt_pos", w.tgt_pos, pos_shape, table);
+      else
+        EXPECT_TRUE(w.tgt_pos.empty());
+      break;
+    }
+    case PositionalEncoding::Learned:
+      if (!c.encoder_decoder()) EXPECT_TRUE(w.tgt_pos.empty());
+      break;
+    case PositionalEncoding::None:
+      EXPECT_TRUE(w.src_pos.empty());
+      EXPECT_TRUE(w.tgt_pos.empty());
+      break;
+  }
+  if (!c.encoder_decoder()) EXPECT_TRUE(w.tgt_embed.empty());
+}
+
+TEST_F(ModelLoading, EveryKindReadsBack) {
+  const char* kinds[] = {"encdec", "encoder", "decoder"};
+  const char* file_dtypes[] = {"F32", "F16", "BF16"};
+  int n = 0;
+  for (Kind kind : {Kind::EncDec, Kind::EncoderOnly, Kind::DecoderOnly})
+    for (const char* pos : {"sinusoidal", "learned", "none"})
+      for (bool extras : {true, false})
+        for (Precision prec : {Precision::F32, Precision::F16}) {
+          if (prec == Precision::F16 && !has_f16()) continue;
+          WeightOptions o;
+          o.final_norms = extras;
+          o.generator = !extras;
+          o.dtype = file_dtypes[n % 3];
+          o.seed = uint32_t(100 * n);
+          const json cfg = tiny_config(kind, pos);
+          const TensorMap file = tiny_weights(cfg, o);
+          const std::string name = std::string(kinds[int(kind)]) + "-" + pos + "-" + std::to_string(n++);
+          SCOPED_TRACE(name + " file " + o.dtype +
+                       (prec == Precision::F16 ? " precision f16" : " precision f32"));
+          ::testing::internal::CaptureStderr();
+          auto model = Model::load(ctx(), write_model(name, cfg, file), prec);
+          EXPECT_EQ(::testing::internal::GetCapturedStderr(), "");  // a clean file: no warnings
+          const ModelConfig& c = model->config();
+          EXPECT_EQ(model->precision(), prec);
+          EXPECT_EQ(&model->context(), &ctx());
+          const ModelWeights& w = model->weights();
+          EXPECT_EQ(w.encoder.size(), 2u);
+          EXPECT_EQ(w.decoder.size(), kind == Kind::EncDec ? 1u : 0u);
+          EXPECT_EQ(w.encoder_norm.has_value(), extras);
+          EXPECT_EQ(w.decoder_norm.has_value(), extras && kind == Kind::EncDec);
+          EXPECT_EQ(w.generator.has_value(), !extras);
+          EXPECT_EQ(model->output_dim(), extras ? 8u : (kind == Kind::EncDec ? 13u : 11u));
+          EXPECT_EQ(c.causal, kind == Kind::DecoderOnly);
+          expect_loaded(ctx(), *model, file, prec == Precision::F16 ? DType::F16 : DType::F32);
+        }
+}
+
+TEST_F(ModelLoading, CrossAttentionSplit) {
+  const json cfg = tiny_config(Kind::EncDec);
+  TensorMap file = tiny_weights(cfg);
+  auto& w = file["transformer.decoder.layers.0.multihead_attn.in_proj_weight"];
+  auto& b = file["transformer.decoder.layers.0.multihead_attn.in_proj_bias"];
+  for (size_t i = 0; i < w.data.size(); ++i) w.data[i] = float(i);  // row r holds 8r .. 8r+7
+  for (size_t i = 0; i < b.data.size(); ++i) b.data[i] = float(1000 + i);
+  auto model = Model::load(ctx(), write_model("cross", cfg, file));
+  const auto& l = model->weights().decoder[0];
+  const auto q = ctx().read(l.cross_q.w), kv = ctx().read(l.cross_kv.w);
+  ASSERT_EQ(q.size(), 64u);
+  ASSERT_EQ(kv.size(), 128u);
+  EXPECT_EQ(q.front(), 0.f);
+  EXPECT_EQ(q.back(), 63.f);    // end of row 7 (the last query row)
+  EXPECT_EQ(kv.front(), 64.f);  // row 8: the first key row
+  EXPECT_EQ(kv.back(), 191.f);
+  EXPECT_EQ(ctx().read(l.cross_q.b).back(), 1007.f);
+  EXPECT_EQ(ctx().read(l.cross_kv.b).front(), 1008.f);
+  EXPECT_EQ(ctx().read(l.cross_kv.b).back(), 1023.f);
+}
+
+/// Writes a model and expects Model::load to fail naming the safetensors file and `needle`.
+void expect_load_error(Context& ctx, const std::string& name, const json& cfg, const TensorMap& file,
+                       const std::string& needle) {
+  SCOPED_TRACE(name);
+  const std::string dir = write_model(name, cfg, file);
+  expect_error([&] { Model::load(ctx, dir); }, needle);
+  expect_error([&] { Model::load(ctx, dir); }, dir + "/model.safetensors: ");
+}
+
+TEST_F(ModelLoading, MissingTensors) {
+  const json ed = tiny_config(Kind::EncDec, "learned");
+  const TensorMap full = tiny_weights(ed);
+  auto without = [&](const std::string& name) {
+    TensorMap m = full;
+    EXPECT_EQ(m.erase(name), 1u) << name;
+    return m;
+  };
+  expect_load_error(ctx(), "no-src-embed", ed, without("src_embed.weight"),
+                    "missing tensor \"src_embed.weight\" [11, 8] = [src_vocab_size, d_model]");
+  expect_load_error(
+      ctx(), "no-tgt-embed", ed, without("tgt_embed.weight"),
+      "missing tensor \"tgt_embed.weight\" [13, 8] = [tgt_vocab_size, d_model] (expected because "
+      "decoder_layers > 0");
+  expect_load_error(ctx(), "no-pos", ed, without("tgt_pos.weight"),
+                    "missing tensor \"tgt_pos.weight\" [16, 8] = [max_positions, d_model] (expected because "
+                    "positional_encoding is \"learned\")");
+  expect_load_error(ctx(), "no-linear2", ed, without("transformer.encoder.layers.1.linear2.bias"),
+                    "missing tensor \"transformer.encoder.layers.1.linear2.bias\" [8] = [d_model] (expected "
+                    "because encoder_layers is 2)");
+  expect_load_error(ctx(), "no-cross", ed,
+                    without("transformer.decoder.layers.0.multihead_attn.in_proj_weight"),
+                    "missing tensor \"transformer.decoder.layers.0.multihead_attn.in_proj_weight\" [24, 8] = "
+                    "[3·d_model, d_model] (expected because decoder_layers is 1)");
+  expect_load_error(ctx(), "no-norm3", ed, without("transformer.decoder.layers.0.norm3.weight"),
+                    "missing tensor \"transformer.decoder.layers.0.norm3.weight\"");
+  // Optional modules: one tensor of the pair implies the other.
+  expect_load_error(ctx(), "half-generator", ed, without("generator.bias"),
+                    "missing tensor \"generator.bias\" [13] = [tgt_vocab_size] (expected because "
+                    "\"generator.weight\" is present)");
+  expect_load_error(ctx(), "half-norm", ed, without("transformer.encoder.norm.weight"),
+                    "missing tensor \"transformer.encoder.norm.weight\" [8] = [d_model] (expected because "
+                    "\"transformer.encoder.norm.bias\" is present)");
+  const json lm = tiny_config(Kind::DecoderOnly, "learned");
+  TensorMap lm_file = tiny_weights(lm);
+  lm_file.erase("src_pos.weight");
+  expect_load_error(ctx(), "lm-no-pos", lm, lm_file, "missing tensor \"src_pos.weight\"");
+}
+
+TEST_F(ModelLoading, WrongShapes) {
+  const json ed = tiny_config(Kind::EncDec, "learned");
+  const TensorMap full = tiny_weights(ed);
+  auto reshaped = [&](const std::string& name, std::vector<int64_t> shape) {
+    TensorMap m = full;
+    int64_t n = 1;
+    for (int64_t s : shape) n *= s;
+    m.at(name) = {"F32", shape, random_vector(size_t(n), 7)};
+    return m;
+  };
+  expect_load_error(
+      ctx(), "linear1", ed, reshaped("transformer.encoder.layers.0.linear1.weight", {16, 7}),
+      "tensor \"transformer.encoder.layers.0.linear1.weight\" has shape [16, 7], expected [16, 8] "
+      "= [d_ff, d_model]");
+  expect_load_error(ctx(), "transposed", ed, reshaped("transformer.decoder.layers.0.linear2.weight", {16, 8}),
+                    "has shape [16, 8], expected [8, 16] = [d_model, d_ff]");
+  expect_load_error(
+      ctx(), "generator", ed, reshaped("generator.weight", {11, 8}),
+      "tensor \"generator.weight\" has shape [11, 8], expected [13, 8] = [tgt_vocab_size, d_model]");
+  expect_load_error(ctx(), "pos", ed, reshaped("src_pos.weight", {15, 8}),
+                    "expected [16, 8] = [max_positions, d_model]");
+  expect_load_error(ctx(), "in_proj_bias", ed,
+                    reshaped("transformer.decoder.layers.0.self_attn.in_proj_bias", {8}),
+                    "has shape [8], expected [24] = [3·d_model]");
+  expect_load_error(ctx(), "rank", ed, reshaped("transformer.encoder.norm.weight", {1, 8}),
+                    "tensor \"transformer.encoder.norm.weight\" has shape [1, 8], expected [8]");
+}
+
+TEST_F(ModelLoading, UnexpectedTensorsWarn) {
+  const json cfg = tiny_config(Kind::EncoderOnly);  // sinusoidal: a learned table is unexpected
+  TensorMap file = tiny_weights(cfg);
+  file["src_pos.weight"] = {"F32", {16, 8}, random_vector(128, 9)};
+  file["transformer.decoder.layers.0.norm1.weight"] = {"F16", {8}, random_vector(8, 10)};
+  const std::string dir = write_model("unexpected", cfg, file);
+  ::testing::internal::CaptureStderr();
+  auto model = Model::load(ctx(), dir);
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  const std::string prefix = "vkformer: warning: " + dir + "/model.safetensors: ";
+  EXPECT_NE(err.find(prefix + "unexpected tensor \"src_pos.weight\" [16, 8] F32 is ignored\n"),
+            std::string::npos)
+      << err;
+  EXPECT_NE(err.find(prefix + "unexpected tensor \"transformer.decoder.layers.0.norm1.weight\" [8] F16"),
+            std::string::npos)
+      << err;
+  EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 2) << err;
+  // The sinusoidal table, not the file's tensor.
+  EXPECT_EQ(ctx().read(model->weights().src_pos), sinusoidal_table(16, 8));
+}
+
+TEST_F(ModelLoading, NonFiniteValuesWarn) {
+  const json cfg = tiny_config(Kind::DecoderOnly);
+  TensorMap file = tiny_weights(cfg);
+  auto& t = file["transformer.encoder.layers.1.linear1.weight"].data;
+  t[3] = NAN, t[9] = NAN, t[100] = -INFINITY;
+  file["generator.bias"].data[0] = 1e5f;  // finite in fp32, Inf in fp16
+  const std::string dir = write_model("nonfinite", cfg, file);
+  const std::string prefix = "vkformer: warning: " + dir + "/model.safetensors: ";
+  for (Precision prec : {Precision::F32, Precision::F16}) {
+    if (prec == Precision::F16 && !has_f16()) continue;
+    ::testing::internal::CaptureStderr();
+    auto model = Model::load(ctx(), dir, prec);
+    const std::string err = ::testing::internal::GetCapturedStderr();
+    EXPECT_NE(err.find(prefix +
+                       "tensor \"transformer.encoder.layers.1.linear1.weight\" holds 2 NaN and 1 Inf values"),
+              std::string::npos)
+        << err;
+    const bool overflow =
+        err.find("tensor \"generator.bias\" has 1 values beyond the fp16 range") != std::string::npos;
+    EXPECT_EQ(overflow, prec == Precision::F16) << err;
+    const auto got = ctx().read(model->weights().encoder[1].ff1.w);
+    EXPECT_TRUE(std::isnan(got[3]) && std::isnan(got[9]));
+    EXPECT_EQ(got[100], -INFINITY);
+  }
+}
+
+TEST_F(ModelLoading, F16NeedsStorage16) {
+  const json cfg = tiny_config(Kind::EncoderOnly);
+  const std::string dir = write_model("nofp16", cfg, tiny_weights(cfg));
+  ContextOptions o;
+  o.validation = 1;
+  o.verbose = false;
+  o.disable_fp16 = true;
+  Context no16(o);
+  ASSERT_FALSE(no16.caps().storage_16bit);
+  expect_error([&] { Model::load(no16, dir, Precision::F16); },
+               "fp16 precision was requested but the device");
+  EXPECT_EQ(Model::load(no16, dir, Precision::F32)->precision(), Precision::F32);
+  EXPECT_EQ(no16.validation_messages(), 0u) << no16.last_validation_message();
+}
+
+TEST_F(ModelLoading, FileErrorsNameThePath) {
+  const std::string dir = temp_dir("model-files");
+  expect_error([&] { Model::load(ctx(), dir + "/nope"); }, dir + "/nope: not a model directory");
+  expect_error([&] { Model::load(ctx(), dir); }, dir + "/config.json: cannot open");
+  json cfg = tiny_config(Kind::EncDec);
+  write_file(dir + "/config.json", cfg.dump());
+  expect_error([&] { Model::load(ctx(), dir); }, dir + "/model.safetensors: cannot open");
+  write_file(dir + "/model.safetensors", "");
+  expect_error([&] { Model::load(ctx(), dir); }, dir + "/model.safetensors: is empty");
+  cfg.erase("d_ff");
+  write_file(dir + "/config.json", cfg.dump());
+  expect_error([&] { Model::load(ctx(), dir); }, dir + "/config.json: missing key \"d_ff\"");
+}
+
+}  // namespace
+}  // namespace vkf::test
