@@ -274,7 +274,7 @@ Case embedding_case(Context& ctx, const KernelOptions& o, Arena& A) {
   c.variants = {""};
   const float scale = std::sqrt(float(d));
   c.record = [&A, scale](Recorder& rec, const std::string& v) {
-    return embedding(rec, {&A.dev[0], &A.dev[1], &A.dev[2], 0, scale, &A.dev[3], v});
+    return embedding(rec, {&A.dev[0], &A.dev[1], &A.dev[2], 0, nullptr, scale, &A.dev[3], v});
   };
   c.error = [&ctx, &A, &o, vocab, d, len, scale]() {
     (void)vocab;
