@@ -1,5 +1,6 @@
 #version 450
-// out[b,i,:] = table[ids[b,i]]·scale + positions[pos_offset + i].
+// out[b,i,:] = table[ids[b,i]]·scale + positions[pos(b,i)], where pos(b,i) is
+// position_ids[b,i] (clamped into [0, max_positions)) when given, else pos_offset + i.
 // Workgroup g covers WG·ITEMS vec4 units of one output row; the table and the
 // positions are stored as T_F16 / P_F16 say, independently.
 #extension GL_GOOGLE_include_directive : require
@@ -36,6 +37,7 @@ layout(std430, binding = 2) readonly buffer Pos { PTYPE pos[]; };
 layout(std430, binding = 2) readonly buffer Pos4 { PTYPE4 pos4[]; };
 layout(std430, binding = 3) writeonly buffer O { float o[]; };
 layout(std430, binding = 3) writeonly buffer O4 { vec4 o4[]; };
+layout(std430, binding = 4) readonly buffer PosIds { int pos_ids[]; };
 
 layout(push_constant) uniform P {
   uint rows;  // batch · len
@@ -47,6 +49,8 @@ layout(push_constant) uniform P {
   uint has_pos;
   uint groups_per_row;
   float scale;
+  uint has_pos_ids;
+  uint max_pos;  // rows of positions
 } p;
 
 void main() {
@@ -56,7 +60,10 @@ void main() {
   // Clamped so that a bad id can never read outside the table.
   const uint id = uint(clamp(ids[row], 0, int(p.vocab) - 1));
   const uint t_base = id * p.d, o_base = row * p.d;
-  const uint p_base = (p.pos_offset + row % p.len) * p.d;
+  // Explicit positions are clamped like ids: the host cannot see them.
+  const uint position = p.has_pos_ids != 0 ? uint(clamp(pos_ids[row], 0, int(p.max_pos) - 1))
+                                           : p.pos_offset + row % p.len;
+  const uint p_base = position * p.d;
   const uint u0 = (g % p.groups_per_row) * WG * ITEMS + gl_LocalInvocationID.x;
   for (uint k = 0; k < ITEMS; ++k) {
     const uint u = u0 + k * WG;

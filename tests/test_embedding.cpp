@@ -145,15 +145,120 @@ TEST_F(DeviceTest, EmbeddingRejectsBadArguments) {
   auto expect_error = [&](EmbeddingArgs a, const char* needle) {
     test::expect_error([&] { embedding(rec, a); }, needle);
   };
-  expect_error({&fids, &table, nullptr, 0, 1.f, &out}, "ids");
-  expect_error({&ids1, &table, nullptr, 0, 1.f, &out}, "ids");
-  expect_error({&ids, &table, &pos7, 0, 1.f, &out}, "positions");
-  expect_error({&ids, &table, nullptr, 0, 1.f, &out_bad}, "out");
-  expect_error({&ids, &table, &pos, 3, 1.f, &out}, "pos_offset 3 + len 3 exceeds the 5 positions");
-  expect_error({&ids, &table, nullptr, 0, 1.f, &table}, "out");
-  expect_error({&ids, &table, nullptr, 0, 1.f, &out, "fancy"}, "variant");
-  EXPECT_NO_THROW(embedding(rec, {&ids, &table, &pos, 2, 1.f, &out}));  // 2 + 3 ≤ 5
+  expect_error({&fids, &table, nullptr, 0, nullptr, 1.f, &out}, "ids");
+  expect_error({&ids1, &table, nullptr, 0, nullptr, 1.f, &out}, "ids");
+  expect_error({&ids, &table, &pos7, 0, nullptr, 1.f, &out}, "positions");
+  expect_error({&ids, &table, nullptr, 0, nullptr, 1.f, &out_bad}, "out");
+  expect_error({&ids, &table, &pos, 3, nullptr, 1.f, &out}, "pos_offset 3 + len 3 exceeds the 5 positions");
+  expect_error({&ids, &table, nullptr, 0, nullptr, 1.f, &table}, "out");
+  expect_error({&ids, &table, nullptr, 0, nullptr, 1.f, &out, "fancy"}, "variant");
+  EXPECT_NO_THROW(embedding(rec, {&ids, &table, &pos, 2, nullptr, 1.f, &out}));  // 2 + 3 ≤ 5
   EXPECT_EQ(rec.dispatches(), 1u);
+  ctx().submit(rec);
+}
+
+namespace {
+
+// Embeds with explicit position ids; returns the error against ref::embedding_at.
+double run_with_position_ids(Context& ctx, uint32_t batch, uint32_t len, uint32_t d, uint32_t vocab,
+                             uint32_t max_pos, const std::vector<int32_t>& position_ids, DType table_dtype,
+                             DType pos_dtype) {
+  std::vector<int32_t> ids(size_t(batch) * len);
+  for (size_t i = 0; i < ids.size(); ++i) ids[i] = int32_t((i * 7 + 3) % vocab);
+  auto table = as_stored(random_vector(size_t(vocab) * d, vocab + d), table_dtype);
+  auto pos = as_stored(random_vector(size_t(max_pos) * d, max_pos + 1), pos_dtype);
+  Tensor tids = ctx.tensor_i32({batch, len}, ids), tpids = ctx.tensor_i32({batch, len}, position_ids);
+  Tensor ttable = ctx.tensor({vocab, d}, table, table_dtype), tpos = ctx.tensor({max_pos, d}, pos, pos_dtype);
+  Tensor tout = ctx.tensor({batch, len, d});
+  const float scale = std::sqrt(float(d));
+  EmbeddingArgs a;
+  a.ids = &tids;
+  a.table = &ttable;
+  a.positions = &tpos;
+  a.pos_offset = 1000;  // unused with position_ids: would fail the pos_offset check otherwise
+  a.position_ids = &tpids;
+  a.scale = scale;
+  a.out = &tout;
+  Recorder rec(ctx);
+  embedding(rec, a);
+  ctx.submit(rec);
+  return ref::max_rel_error(ctx.read(tout), ref::embedding_at(ids, batch, len, table, d, pos, position_ids, scale));
+}
+
+}  // namespace
+
+// (table dtype, positions dtype)
+class EmbeddingPositionIdsTest : public DeviceTest, public ::testing::WithParamInterface<std::tuple<DType, DType>> {
+ protected:
+  void SetUp() override {
+    DeviceTest::SetUp();
+    auto [tdt, pdt] = GetParam();
+    if ((tdt == DType::F16 || pdt == DType::F16) && !has_f16()) GTEST_SKIP() << "no 16-bit storage";
+  }
+};
+
+// Prompts of unequal length continue each at its own position.
+TEST_P(EmbeddingPositionIdsTest, GiveEachSequenceItsPositions) {
+  auto [tdt, pdt] = GetParam();
+  double worst = 0;
+  // [[0,1,2],[5,6,7]]: two sequences at different offsets; then one token per
+  // sequence (a decoding step), and a vec4-aligned d with a longer batch.
+  worst = std::max(worst, run_with_position_ids(ctx(), 2, 3, 12, 20, 8, {0, 1, 2, 5, 6, 7}, tdt, pdt));
+  worst = std::max(worst, run_with_position_ids(ctx(), 3, 1, 7, 9, 10, {4, 0, 9}, tdt, pdt));
+  worst = std::max(worst, run_with_position_ids(ctx(), 4, 5, 64, 30, 12,
+                                                {0, 1, 2, 3, 4, 7, 8, 9, 10, 11, 2, 3, 4, 5, 6, 0, 0, 1, 1, 2},
+                                                tdt, pdt));
+  EXPECT_LE(worst, kF32Bound);
+  std::printf("[ max error ] position_ids, table %s, positions %s: %.3g\n", dtype_name(tdt), dtype_name(pdt),
+              worst);
+}
+
+INSTANTIATE_TEST_SUITE_P(All, EmbeddingPositionIdsTest,
+                         ::testing::Combine(::testing::Values(DType::F32, DType::F16),
+                                            ::testing::Values(DType::F32, DType::F16)));
+
+// pos_offset + i written out as position ids gives what pos_offset gives.
+TEST_F(DeviceTest, EmbeddingPositionIdsMatchPosOffset) {
+  const uint32_t batch = 2, len = 4, d = 20, vocab = 9, max_pos = 10, offset = 3;
+  std::vector<int32_t> ids{1, 5, 8, 0, 2, 2, 7, 3}, pids;
+  for (uint32_t b = 0; b < batch; ++b)
+    for (uint32_t i = 0; i < len; ++i) pids.push_back(int32_t(offset + i));
+  auto table = random_vector(size_t(vocab) * d, 5);
+  auto pos = sinusoidal_table(max_pos, d);
+  Tensor tids = ctx().tensor_i32({batch, len}, ids), tpids = ctx().tensor_i32({batch, len}, pids);
+  Tensor ttable = ctx().tensor({vocab, d}, table), tpos = ctx().tensor({max_pos, d}, pos);
+  Tensor t1 = ctx().tensor({batch, len, d}), t2 = ctx().tensor({batch, len, d});
+  Recorder rec(ctx());
+  embedding(rec, {&tids, &ttable, &tpos, offset, nullptr, 2.f, &t1});
+  embedding(rec, {&tids, &ttable, &tpos, 0, &tpids, 2.f, &t2});
+  ctx().submit(rec);
+  EXPECT_EQ(ctx().read(t1), ctx().read(t2));
+  EXPECT_LE(ref::max_rel_error(ctx().read(t2), ref::embedding(ids, batch, len, table, d, &pos, offset, 2.0)),
+            kF32Bound);
+}
+
+// Position ids outside [0, max_positions) must not read outside the table: the device clamps them.
+TEST_F(DeviceTest, EmbeddingClampsOutOfRangePositionIds) {
+  std::vector<int32_t> pids{-1, 0, 6, 7, 1 << 30, -(1 << 30), 3, int32_t(0x7fffffff)};
+  EXPECT_LE(run_with_position_ids(ctx(), 2, 4, 12, 7, 7, pids, DType::F32, DType::F32), kF32Bound);
+}
+
+TEST_F(DeviceTest, EmbeddingRejectsBadPositionIds) {
+  Tensor ids = ctx().tensor_i32({2, 3}, std::vector<int32_t>(6)), table = ctx().tensor({10, 8});
+  Tensor pos = ctx().tensor({5, 8}), out = ctx().tensor({2, 3, 8});
+  Tensor pids = ctx().tensor_i32({2, 3}, std::vector<int32_t>(6)), pids_t = ctx().tensor_i32({3, 2}, std::vector<int32_t>(6));
+  Tensor pids_flat = ctx().tensor_i32({6}, std::vector<int32_t>(6)), fpids = ctx().tensor({2, 3});
+  Recorder rec(ctx());
+  auto expect_error = [&](EmbeddingArgs a, const char* needle) {
+    test::expect_error([&] { embedding(rec, a); }, needle);
+  };
+  expect_error({&ids, &table, nullptr, 0, &pids, 1.f, &out}, "position_ids needs positions");
+  expect_error({&ids, &table, &pos, 0, &pids_t, 1.f, &out}, "position_ids [3, 2] i32 must be [2, 3]");
+  expect_error({&ids, &table, &pos, 0, &pids_flat, 1.f, &out}, "position_ids [6] i32 must be [2, 3]");
+  expect_error({&ids, &table, &pos, 0, &fpids, 1.f, &out}, "position_ids [2, 3] f32 must be i32");
+  EXPECT_EQ(rec.dispatches(), 0u);
+  // pos_offset is unused with position_ids: 4 + 3 > 5 positions is no error.
+  EXPECT_NO_THROW(embedding(rec, {&ids, &table, &pos, 4, &pids, 1.f, &out}));
   ctx().submit(rec);
 }
 

@@ -123,7 +123,7 @@ TEST_F(TorchGolden, ScaledEmbeddingPlusSinusoidalPositions) {
   Tensor tid = ctx().tensor_i32({B, L}, ids), tt = ctx().tensor({V, D}, f(c["table"]));
   Tensor tp = ctx().tensor({P, D}, pe), ty = ctx().tensor({B, L, D});
   Recorder rec(ctx());
-  embedding(rec, {&tid, &tt, &tp, 0, std::sqrt(float(D)), &ty, ""});
+  embedding(rec, {&tid, &tt, &tp, 0, nullptr, std::sqrt(float(D)), &ty, ""});
   ctx().submit(rec);
   EXPECT_LE(ref::max_rel_error(ctx().read(ty), d(c["y"])), kTorchBound);
 }

@@ -4,6 +4,10 @@
 // The table and the positions are each f32 or f16, independently (four shader
 // variants, named embedding_<table>_<positions>): a model's f16 table can be
 // combined with f32 sinusoidal positions, which lose ~1e-3 in f16.
+//
+// position_ids gives each token its own position: a batch of prompts of
+// unequal length continues each at its own position. The host cannot see the
+// values when recording, so the device clamps them into [0, max_positions).
 #include <cmath>
 
 #include "ops/op_util.hpp"
@@ -26,19 +30,28 @@ OpInfo embedding(Recorder& rec, const EmbeddingArgs& a) {
             "positions " + a.positions->describe() + " must be [max_positions, " + std::to_string(d) +
                 "] (d of the table)");
     const uint64_t max_pos = uint64_t(a.positions->dim(0));
-    require(uint64_t(a.pos_offset) + len <= max_pos, op,
+    require(max_pos < (1ull << 31), op, "positions has more than 2^31 rows");
+    require(a.position_ids || uint64_t(a.pos_offset) + len <= max_pos, op,
             "pos_offset " + std::to_string(a.pos_offset) + " + len " + std::to_string(len) +
                 " exceeds the " + std::to_string(max_pos) + " positions of positions " +
                 a.positions->describe());
     require(!tensors_overlap(a.out, a.positions), op, "out must not alias positions");
+  }
+  if (a.position_ids) {
+    require(a.positions, op, "position_ids needs positions (a table to index)");
+    require_tensor(a.position_ids, op, "position_ids", DType::I32);
+    require(a.position_ids->shape() == a.ids->shape(), op,
+            "position_ids " + a.position_ids->describe() + " must be [" + std::to_string(batch) + ", " +
+                std::to_string(len) + "] i32 (the shape of ids)");
   }
   require_tensor(a.out, op, "out", DType::F32);
   const std::vector<int64_t> out_shape{int64_t(batch), int64_t(len), int64_t(d)};
   require(a.out->shape() == out_shape, op,
           "out " + a.out->describe() + " must be [" + std::to_string(batch) + ", " + std::to_string(len) +
               ", " + std::to_string(d) + "] f32 ([batch, len] of ids, d of the table)");
-  require(!tensors_overlap(a.out, a.table) && !tensors_overlap(a.out, a.ids), op,
-          "out must not alias table or ids");
+  require(!tensors_overlap(a.out, a.table) && !tensors_overlap(a.out, a.ids) &&
+              !tensors_overlap(a.out, a.position_ids),
+          op, "out must not alias table, ids or position_ids");
   require(std::isfinite(a.scale), op, "scale must be finite");
   require(a.variant.empty() || a.variant == "default", op, "unknown variant \"" + a.variant + "\" (default)");
   const uint64_t rows = batch * len;
@@ -60,17 +73,30 @@ OpInfo embedding(Recorder& rec, const EmbeddingArgs& a) {
   const bool t16 = a.table->dtype() == DType::F16;
   const bool p16 = a.positions ? a.positions->dtype() == DType::F16 : t16;
   const std::string variant = std::string(t16 ? "f16" : "f32") + (p16 ? "_f16" : "_f32");
-  const Pipeline& p = r.pipeline("embedding_" + variant, {wg, items, aligned}, 4, 36);
+  const Pipeline& p = r.pipeline("embedding_" + variant, {wg, items, aligned}, 5, 44);
   struct {
     uint32_t rows, len, d, d4, vocab, pos_offset, has_pos, groups_per_row;
     float scale;
-  } push{uint32_t(rows), uint32_t(len),      uint32_t(d), uint32_t(d4), uint32_t(vocab),
-         a.pos_offset,   a.positions ? 1u : 0u, per_row,   a.scale};
-  const Tensor* pos = a.positions ? a.positions : a.table;  // unread when absent
-  r.dispatch(p, {{a.ids, false}, {a.table, false}, {pos, false}, {a.out, true}}, &push, sizeof push,
-             r.fold(rows * per_row), "embedding/" + variant);
+    uint32_t has_pos_ids, max_pos;
+  } push{uint32_t(rows),
+         uint32_t(len),
+         uint32_t(d),
+         uint32_t(d4),
+         uint32_t(vocab),
+         a.pos_offset,
+         a.positions ? 1u : 0u,
+         per_row,
+         a.scale,
+         a.position_ids ? 1u : 0u,
+         a.positions ? uint32_t(a.positions->dim(0)) : 0u};
+  static_assert(sizeof push == 44, "push constants");
+  const Tensor* pos = a.positions ? a.positions : a.table;         // unread when absent
+  const Tensor* pos_ids = a.position_ids ? a.position_ids : a.ids;  // unread when absent
+  r.dispatch(p, {{a.ids, false}, {a.table, false}, {pos, false}, {a.out, true}, {pos_ids, false}}, &push,
+             sizeof push, r.fold(rows * per_row), "embedding/" + variant);
   const double n = double(rows * d);
-  const double in_bytes = n * (dtype_size(a.table->dtype()) + (a.positions ? dtype_size(a.positions->dtype()) : 0));
+  const double in_bytes = n * (dtype_size(a.table->dtype()) + (a.positions ? dtype_size(a.positions->dtype()) : 0)) +
+                          (a.position_ids ? double(rows) * 4 : 0);
   return {op,
           variant,
           {{"WG", wg}, {"ITEMS", items}, {"ALIGNED", aligned}},

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 #include <functional>
+#include <memory>
 #include <random>
 
 #include "vkformer/ops.hpp"
@@ -274,7 +275,7 @@ Case embedding_case(Context& ctx, const KernelOptions& o, Arena& A) {
   c.variants = {""};
   const float scale = std::sqrt(float(d));
   c.record = [&A, scale](Recorder& rec, const std::string& v) {
-    return embedding(rec, {&A.dev[0], &A.dev[1], &A.dev[2], 0, scale, &A.dev[3], v});
+    return embedding(rec, {&A.dev[0], &A.dev[1], &A.dev[2], 0, nullptr, scale, &A.dev[3], v});
   };
   c.error = [&ctx, &A, &o, vocab, d, len, scale]() {
     (void)vocab;
@@ -324,6 +325,46 @@ Case topk_case(Context& ctx, const KernelOptions& o, Arena& A) {
   return c;
 }
 
+// KV-cache append: q_len new rows of width n go after the first kv_len − q_len
+// rows of a [batch, max(kv_len, q_len), n] cache, batches gathered in reverse
+// order (a beam reorder) through an index.
+Case copy_rows_case(Context& ctx, const KernelOptions& o, Arena& A) {
+  const uint32_t width = uint32_t(o.n), rows = o.q_len, len = std::max(o.kv_len, o.q_len);
+  A.host.reserve(2);
+  A.dev.reserve(3);
+  auto& src = A.h(rnd(size_t(o.batch) * rows * width, 61));
+  auto& dst = A.h(rnd(size_t(o.batch) * len * width, 62));
+  A.ids.resize(o.batch);
+  for (uint32_t b = 0; b < o.batch; ++b) A.ids[b] = int32_t(o.batch - 1 - b);
+  A.dev = {ctx.tensor({o.batch, rows, width}, src), ctx.tensor({o.batch, len, width}, dst),
+           ctx.tensor_i32({o.batch}, A.ids)};
+  Case c;
+  c.shape = "B=" + std::to_string(o.batch) + " rows=" + std::to_string(rows) + " width=" +
+            std::to_string(width) + " into " + std::to_string(len) + " rows";
+  c.variants = {""};
+  auto args = std::make_shared<CopyRowsArgs>();
+  args->src = &A.dev[0];
+  args->dst = &A.dev[1];
+  args->dst_row0 = len - rows;
+  args->batch = o.batch;
+  args->rows = rows;
+  args->width = width;
+  args->index = &A.dev[2];
+  c.record = [args](Recorder& rec, const std::string& v) {
+    CopyRowsArgs a = *args;
+    a.variant = v;
+    return copy_rows(rec, a);
+  };
+  c.error = [&ctx, &A, args]() {
+    if (A.want.empty()) {
+      auto w = ref::copy_rows(A.host[0], A.host[1], *args, &A.ids);
+      A.want.assign(w.begin(), w.end());
+    }
+    return ref::max_rel_error(ctx.read(A.dev[1]), A.want);
+  };
+  return c;
+}
+
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   size_t n = v.size();
@@ -334,7 +375,7 @@ double median(std::vector<double> v) {
 
 std::vector<std::string> kernel_ops() {
   return {"gemm", "attention_scores", "masked_softmax", "attention_values", "flash_attention",
-          "attention", "layernorm", "embedding", "add", "topk"};
+          "attention", "layernorm", "embedding", "add", "topk", "copy_rows"};
 }
 
 std::vector<KernelResult> run_kernel(Context& ctx, const KernelOptions& o) {
@@ -351,6 +392,7 @@ std::vector<KernelResult> run_kernel(Context& ctx, const KernelOptions& o) {
   else if (op == "embedding") c = embedding_case(ctx, o, A);
   else if (op == "add") c = add_case(ctx, o, A);
   else if (op == "topk") c = topk_case(ctx, o, A);
+  else if (op == "copy_rows") c = copy_rows_case(ctx, o, A);
   else throw Error("unknown kernel \"" + op + "\"");
 
   std::string picked;
@@ -425,6 +467,7 @@ size_t create_all_pipelines(Context& ctx) {
                  : op == "embedding" ? embedding_case(ctx, o, A)
                  : op == "add" ? add_case(ctx, o, A)
                  : op == "topk" ? topk_case(ctx, o, A)
+                 : op == "copy_rows" ? copy_rows_case(ctx, o, A)
                  : attention_case(ctx, o, A);
         // Some drivers (lavapipe among them) compile at the first dispatch,
         // not at pipeline creation: run each variant once.

@@ -12,7 +12,7 @@ namespace vkf::tools {
 struct KernelOptions {
   std::string op = "gemm";   ///< gemm, attention_scores, masked_softmax, attention_values,
                              ///< flash_attention, attention (unfused chain), layernorm,
-                             ///< embedding, add, topk
+                             ///< embedding, add, topk, copy_rows
   std::string variant;       ///< "" (engine's pick), a name, or "all"
   std::string dtype = "f32"; ///< storage of weights / tables / K,V
   std::string act = "none";  ///< gemm: none, relu, gelu, gelu_tanh, silu

@@ -53,13 +53,13 @@ int main(int argc, char** argv) {
   kernel->add_option("--bias", ko.bias, "gemm: add a bias (default true)");
   kernel->add_flag("--residual", ko.residual, "gemm, layernorm: fused residual add");
   kernel->add_option("--m", ko.m, "gemm M (tokens); rows for layernorm, add, topk");
-  kernel->add_option("--n", ko.n, "gemm N (outputs); row length for layernorm, add, topk; embedding vocab");
+  kernel->add_option("--n", ko.n, "gemm N (outputs); row length for layernorm, add, topk; embedding vocab; copy_rows width");
   kernel->add_option("--k", ko.k, "gemm K (inputs); embedding d");
-  kernel->add_option("--batch", ko.batch, "attention / embedding batch");
+  kernel->add_option("--batch", ko.batch, "attention / embedding / copy_rows batch");
   kernel->add_option("--heads", ko.heads, "attention heads");
   kernel->add_option("--head-dim", ko.head_dim, "attention head dim");
-  kernel->add_option("--q-len", ko.q_len, "query length (embedding: sequence length)");
-  kernel->add_option("--kv-len", ko.kv_len, "key/value length");
+  kernel->add_option("--q-len", ko.q_len, "query length (embedding: sequence length; copy_rows: rows copied)");
+  kernel->add_option("--kv-len", ko.kv_len, "key/value length (copy_rows: rows of the destination cache)");
   kernel->add_option("--mask", ko.mask, "attention mask: none, padding, causal, both");
   kernel->add_option("--topk", ko.topk, "k for topk");
   kernel->add_option("--warmup", ko.warmup, "untimed runs first");

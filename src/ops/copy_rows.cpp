@@ -1,0 +1,141 @@
+// Row-block copy with an optional batch gather (KV-cache append, beam
+// reordering): shaders/copy_rows.comp, reference in src/reference/copy_rows.cpp.
+//
+// Decisions:
+//   - every element either side touches must lie inside its tensor, and the
+//     columns [col, col + width) must fit in a row (row stride), so rows never
+//     run into each other; dst batches must not overlap either (else two lanes
+//     would write one element);
+//   - index values are unknown when recording, so the device clamps them into
+//     [0, src batches), src batches = how many batch strides of src hold a whole
+//     block of rows; without an index, batch must not exceed src batches;
+//   - rows = 0 is an empty copy: arguments are checked, nothing is recorded and
+//     the OpInfo has zero cost; batch and width must be ≥ 1.
+#include "ops/op_util.hpp"
+
+namespace vkf {
+namespace {
+
+struct Side {
+  uint64_t row = 0, batch = 0, off = 0, span = 0;  // span: elements from a batch's start to its last one + 1
+};
+
+Side resolve(const Tensor* t, uint32_t col, uint32_t row0, uint32_t row_stride, uint32_t batch_stride,
+             const CopyRowsArgs& a, const char* name) {
+  const char* op = "copy_rows";
+  const std::string n(name);
+  require_tensor(t, op, name, DType::F32);
+  require(batch_stride || t->shape().size() >= 2, op,
+          n + " " + t->describe() + " needs a " + n + "_batch_stride or at least 2 dimensions");
+  Side s;
+  s.row = row_stride ? row_stride : uint64_t(t->dim(-1));
+  s.batch = batch_stride ? batch_stride : s.row * uint64_t(t->dim(-2));
+  require(s.row >= 1 && s.batch >= 1, op, n + " " + t->describe() + " has a zero stride");
+  require(uint64_t(col) + a.width <= s.row, op,
+          n + " columns [" + std::to_string(col) + ", " + std::to_string(uint64_t(col) + a.width) +
+              ") (" + n + "_col + width) do not fit in rows of " + std::to_string(s.row) + " elements");
+  s.off = uint64_t(row0) * s.row + col;
+  s.span = a.rows ? s.off + uint64_t(a.rows - 1) * s.row + a.width : 0;
+  require(uint64_t(t->numel()) < (1ull << 32), op, n + " " + t->describe() + " has more than 2^32 elements");
+  return s;
+}
+
+std::string block(const CopyRowsArgs& a, const Side& s, uint32_t row0, uint32_t col) {
+  return std::to_string(a.rows) + " rows from row " + std::to_string(row0) + ", columns [" +
+         std::to_string(col) + ", " + std::to_string(uint64_t(col) + a.width) + "), row stride " +
+         std::to_string(s.row) + ", batch stride " + std::to_string(s.batch);
+}
+
+}  // namespace
+
+OpInfo copy_rows(Recorder& rec, const CopyRowsArgs& a) {
+  auto& r = rec.impl();
+  const Capabilities& caps = r.ctx.caps;
+  const char* op = "copy_rows";
+  require(a.batch >= 1, op, "batch must be at least 1");
+  require(a.width >= 1, op, "width must be at least 1");
+  const Side src = resolve(a.src, a.src_col, a.src_row0, a.src_row_stride, a.src_batch_stride, a, "src");
+  const Side dst = resolve(a.dst, a.dst_col, a.dst_row0, a.dst_row_stride, a.dst_batch_stride, a, "dst");
+  require(!tensors_overlap(a.dst, a.src), op, "dst must not overlap src");
+  if (a.index) {
+    require_tensor(a.index, op, "index", DType::I32);
+    require(uint64_t(a.index->numel()) == a.batch, op,
+            "index " + a.index->describe() + " must hold batch = " + std::to_string(a.batch) + " values");
+    require(!tensors_overlap(a.dst, a.index), op, "dst must not overlap index");
+  }
+  require(a.variant.empty() || a.variant == "default", op, "unknown variant \"" + a.variant + "\" (default)");
+
+  // Batches of src whose block of rows lies inside src.
+  const uint64_t src_n = uint64_t(a.src->numel()), dst_n = uint64_t(a.dst->numel());
+  uint64_t src_batches = src.span <= src_n ? (src_n - src.span) / src.batch + 1 : 0;
+  src_batches = std::min<uint64_t>(src_batches, 1ull << 31);  // index values are i32
+  if (a.rows > 0) {
+    require(src_batches >= 1, op, "src " + a.src->describe() + " is too small for " + block(a, src, a.src_row0, a.src_col));
+    require(a.index || a.batch <= src_batches, op,
+            "src " + a.src->describe() + " has room for " + std::to_string(src_batches) + " batch(es) of " +
+                block(a, src, a.src_row0, a.src_col) + ", fewer than batch = " + std::to_string(a.batch));
+    require(uint64_t(a.batch - 1) * dst.batch + dst.span <= dst_n, op,
+            "dst " + a.dst->describe() + " is too small for " + std::to_string(a.batch) + " batches of " +
+                block(a, dst, a.dst_row0, a.dst_col));
+    require(a.batch == 1 || dst.span - dst.off <= dst.batch, op,
+            "dst batch stride " + std::to_string(dst.batch) + " is less than the " +
+                std::to_string(dst.span - dst.off) + " elements of a block: batches would overlap");
+  }
+  if (a.rows == 0) return {op, "default", {}, 0, 0};
+
+  // Rows that are contiguous on both sides are one long row.
+  uint64_t rows = a.rows, width = a.width;
+  if (src.row == width && dst.row == width) {
+    width *= rows;
+    rows = 1;
+  }
+  // vec4 units when every row either side starts on a multiple of 4 elements.
+  const bool aligned = src.off % 4 == 0 && dst.off % 4 == 0 && width % 4 == 0 &&
+                       (rows == 1 || (src.row % 4 == 0 && dst.row % 4 == 0)) &&
+                       (a.batch == 1 || (src.batch % 4 == 0 && dst.batch % 4 == 0));
+  const uint64_t units = aligned ? width / 4 : width;
+
+  // As in embedding: lavapipe wants many units per invocation, GPUs wide groups.
+  const bool cpu = caps.device_type == "cpu";
+  const uint32_t sg = std::max(1u, caps.subgroup_size);
+  const uint32_t target = cpu ? 16 : 2, max_wg = cpu ? 64 : 256;
+  const uint32_t wg = workgroup_size(
+      caps, std::max<uint64_t>(sg, std::min<uint64_t>(uint64_t(ceil_div(ceil_div(units, target), sg)) * sg, max_wg)));
+  uint32_t lpr, rpg, ic, ir;
+  if (units >= wg) {  // lanes along a row, then rows per lane with what is left of the target
+    lpr = wg;
+    rpg = 1;
+    ic = std::min<uint32_t>(ceil_div(units, wg), target);
+    ir = uint32_t(std::min<uint64_t>(std::max(1u, target / ic), rows));
+  } else {  // narrow rows: several rows side by side in a workgroup
+    lpr = uint32_t(units);
+    rpg = wg / lpr;
+    ic = 1;
+    ir = std::min(target, ceil_div(rows, rpg));
+  }
+  const uint64_t segs = ceil_div(units, uint64_t(lpr) * ic);
+  const uint64_t gpb = uint64_t(ceil_div(rows, uint64_t(rpg) * ir)) * segs;
+  const uint64_t total = gpb * a.batch;
+  require(total < (1ull << 32), op, "more than 2^32 workgroups");
+
+  const Pipeline& p = r.pipeline("copy_rows", {wg, ir, ic, uint32_t(aligned)}, 3, 60);
+  struct {
+    uint32_t src_off, src_row, src_batch, src_batches, dst_off, dst_row, dst_batch, rows, units, lpr, rpg,
+        segs, gpb, total, has_index;
+  } push{uint32_t(src.off),  uint32_t(src.row), uint32_t(src.batch), uint32_t(src_batches),
+         uint32_t(dst.off),  uint32_t(dst.row), uint32_t(dst.batch), uint32_t(rows),
+         uint32_t(units),    lpr,               rpg,                  uint32_t(segs),
+         uint32_t(gpb),      uint32_t(total),   a.index ? 1u : 0u};
+  static_assert(sizeof push == 60, "push constants");
+  const Tensor* index = a.index ? a.index : a.src;  // unread when absent
+  r.dispatch(p, {{a.src, false}, {index, false}, {a.dst, true}}, &push, sizeof push, r.fold(total),
+             aligned ? "copy_rows/vec4" : "copy_rows/scalar");
+  const double n = double(a.batch) * double(a.rows) * double(a.width);
+  return {op,
+          "default",
+          {{"WG", wg}, {"IR", ir}, {"IC", ic}, {"ALIGNED", uint32_t(aligned)}},
+          0,
+          n * 8 + (a.index ? 4.0 * a.batch : 0)};
+}
+
+}  // namespace vkf
