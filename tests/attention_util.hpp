@@ -160,11 +160,6 @@ struct AttnInputs {
 };
 
 /// An error for RecordProperty ("1.2e-07"; std::to_string would print 0.000000).
-inline std::string sci(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.3g", v);
-  return buf;
-}
 
 /// Every output element of a fully masked row (b, h, i) of a [B, Lq, H·D] output is exactly 0.
 inline void expect_zero_rows(const std::vector<float>& out, const AttnInputs& in) {

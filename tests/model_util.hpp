@@ -8,6 +8,7 @@
 #include <string>
 
 #include "test_util.hpp"
+#include "vk/context_impl.hpp"
 #include "vkformer/model.hpp"
 #include "vkformer/session.hpp"
 

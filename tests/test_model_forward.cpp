@@ -8,8 +8,8 @@ namespace vkf::test {
 constexpr double kForwardF32Bound = 1e-4;
 /// fp16 storage rounds every weight (relative error ≤ 2^-11 each) while the
 /// reference keeps fp32 weights: the difference is quantization, not
-/// arithmetic, and grows with depth. Measured worst case below ~3e-3.
-constexpr double kForwardF16Bound = 1e-2;
+/// arithmetic, and grows with depth. Measured worst case 5.3e-4 (encoder_learned).
+constexpr double kForwardF16Bound = 3e-3;
 
 class ForwardTest : public DeviceTest, public ::testing::WithParamInterface<std::string> {};
 
@@ -22,7 +22,7 @@ TEST_P(ForwardTest, MatchesTorchOnPaddedBatch) {
   EXPECT_EQ(out.dim, g["dim"].get<uint32_t>());
   const double err = forward_error(out, g["forward"].get<std::vector<std::vector<float>>>());
   EXPECT_LE(err, kForwardF32Bound);
-  RecordProperty("max_error", std::to_string(err));
+  RecordProperty("max_error", sci(err));
   // One submission per forward (devices without host-visible memory add staging copies).
   if (ctx().impl().memory->direct_mapped()) EXPECT_EQ(s.stats().submissions, 1u);
 }
@@ -36,7 +36,7 @@ TEST_P(ForwardTest, Fp16StorageStaysClose) {
   const double err = forward_error(s.forward(ids_of(g["src"]), tgt),
                                    g["forward"].get<std::vector<std::vector<float>>>());
   EXPECT_LE(err, kForwardF16Bound);
-  RecordProperty("max_error", std::to_string(err));
+  RecordProperty("max_error", sci(err));
 }
 
 // Each sequence alone gives what it gives inside the padded batch.

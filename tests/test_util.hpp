@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <memory>
 #include <random>
 #include <string>
@@ -67,6 +68,13 @@ class DeviceTest : public ::testing::Test {
 inline std::unique_ptr<Context> DeviceTest::ctx_;
 
 inline std::vector<DType> weight_dtypes() { return {DType::F32, DType::F16}; }
+
+/// A number for a test property: 1.23e-06.
+inline std::string sci(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3g", v);
+  return buf;
+}
 
 /// Expects call() to throw vkf::Error with `needle` in its message.
 template <class F>

@@ -14,6 +14,7 @@
 int main(int argc, char** argv) {
   CLI::App app{"vkformer: Transformer inference in Vulkan compute shaders"};
   app.require_subcommand(1);
+  app.fallthrough();  // --device and the other context options work after the subcommand too
   vkf::ContextOptions ctx_opts;
   app.add_option("--device", ctx_opts.device,
                  "device index or name substring (default: VKFORMER_DEVICE, else the best)");

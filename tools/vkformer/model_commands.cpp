@@ -58,7 +58,7 @@ int run_forward(const ContextOptions& ctx_opts, const ModelRunOptions& o) {
   ForwardOutput out = session.forward(src, tgt);
   write_npy(o.out, {out.batch, out.len, out.dim}, out.data);
   std::fprintf(stderr, "vkformer: wrote %s [%u, %u, %u] (%s), %llu submission(s)\n", o.out.c_str(),
-               out.batch, out.len, out.dim, model->weights().generator ? "logits" : "hidden state",
+               out.batch, out.len, out.dim, out.dim == model->config().d_model && model->output_dim() == model->config().d_model ? "hidden state" : "logits",
                (unsigned long long)session.stats().submissions);
   return 0;
 }
