@@ -28,6 +28,7 @@ struct GenerateOptions {
   uint32_t max_new_tokens = 32;
   double length_penalty = 1.0;    ///< beam score = Σ log p / (generated length)^length_penalty
   bool use_cache = true;          ///< false: recompute the whole prefix every step (for checking)
+  bool stop_at_eos = true;        ///< false: always generate max_new_tokens (for benchmarks)
 };
 
 /// Counters of the last forward() or generate() call.
@@ -35,6 +36,7 @@ struct RunStats {
   uint64_t submissions = 0;       ///< queue submissions in all
   uint64_t steps = 0;             ///< decode steps after the first token's pass
   uint64_t dispatches = 0;        ///< dispatches of the last recorded command buffer
+  std::vector<double> step_ms;    ///< wall time of each decode step (record, submit, wait, read)
 };
 
 /// Runs one model. Plans (buffers + recorded command buffers) are cached by

@@ -2,6 +2,7 @@
 // choices are made on the host in double precision; the beam search follows
 // tools/vkformer_torch.py's reference step for step.
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <limits>
 
@@ -29,8 +30,20 @@ std::vector<double> log_softmax(const float* x, uint32_t n) {
   return out;
 }
 
+/// Times each step into stats.
+std::vector<float> timed_step(LogitsSource& src, const std::vector<int32_t>& tokens,
+                              const std::vector<int32_t>& parents, RunStats& stats) {
+  auto t0 = std::chrono::steady_clock::now();
+  std::vector<float> logits = src.step(tokens, parents);
+  stats.step_ms.push_back(
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+  ++stats.steps;
+  return logits;
+}
+
+/// eos < 0: never stop early.
 std::vector<Ids> greedy(LogitsSource& src, uint32_t batch, uint32_t vocab, uint32_t max_new,
-                        int32_t eos, uint64_t* steps) {
+                        int32_t eos, RunStats& stats) {
   std::vector<Ids> out(batch);
   std::vector<bool> done(batch, false);
   std::vector<int32_t> next(batch), parents(batch);
@@ -45,8 +58,7 @@ std::vector<Ids> greedy(LogitsSource& src, uint32_t batch, uint32_t vocab, uint3
       all_done = all_done && done[b];
     }
     if (all_done || t + 1 == max_new) break;
-    logits = src.step(next, parents);
-    ++*steps;
+    logits = timed_step(src, next, parents, stats);
   }
   return out;
 }
@@ -64,7 +76,7 @@ struct Finished {
 
 std::vector<Ids> beam_search(LogitsSource& src, uint32_t batch, uint32_t vocab, uint32_t beam,
                              uint32_t max_new, int32_t eos, double alpha, int32_t pad,
-                             uint64_t* steps) {
+                             RunStats& stats) {
   const uint32_t slots = batch * beam;
   std::vector<std::vector<Hypothesis>> alive(batch);
   std::vector<std::vector<Finished>> finished(batch);
@@ -113,8 +125,7 @@ std::vector<Ids> beam_search(LogitsSource& src, uint32_t batch, uint32_t vocab, 
       if (finished[b].size() >= beam) done[b] = true;
     }
     if (std::all_of(done.begin(), done.end(), [](bool x) { return x; }) || t + 1 == max_new) break;
-    logits = src.step(tokens, parents);
-    ++*steps;
+    logits = timed_step(src, tokens, parents, stats);
   }
 
   std::vector<Ids> out(batch);
@@ -143,10 +154,11 @@ std::vector<Ids> Session::generate(const std::vector<Ids>& src, const GenerateOp
                                              ? make_cached_source(s, src, o.beam, o.max_new_tokens)
                                              : make_recompute_source(s, src, o.beam);
   const uint32_t batch = uint32_t(src.size()), vocab = s.cfg.out_vocab();
+  const int32_t eos = o.stop_at_eos ? s.cfg.eos_id : -1;
   std::vector<Ids> out =
-      o.beam == 1 ? greedy(*logits, batch, vocab, o.max_new_tokens, s.cfg.eos_id, &stats_.steps)
-                  : beam_search(*logits, batch, vocab, o.beam, o.max_new_tokens, s.cfg.eos_id,
-                                o.length_penalty, s.cfg.pad_id, &stats_.steps);
+      o.beam == 1 ? greedy(*logits, batch, vocab, o.max_new_tokens, eos, stats_)
+                  : beam_search(*logits, batch, vocab, o.beam, o.max_new_tokens, eos,
+                                o.length_penalty, s.cfg.pad_id, stats_);
   stats_.submissions = s.ctx.submissions() - before;
   stats_.dispatches = s.last_dispatches;
   return out;

@@ -72,11 +72,22 @@ int main(int argc, char** argv) {
       "pipelines", "create and run once every kernel variant, and report the time: the first-use cost "
                    "that the pipeline cache (and the driver's own shader cache) saves on the next start");
 
+  vkf::tools::ProfileOptions po;
+  auto* profile = app.add_subcommand(
+      "profile", "time a forward pass and a decode step (with the KV cache and without) on random ids");
+  profile->add_option("--model", po.model_dir, "model directory")->required();
+  profile->add_option("--precision", po.precision, "weight storage: fp32 or fp16");
+  profile->add_option("--batch", po.batch, "sequences");
+  profile->add_option("--src-len", po.src_len, "source (or prompt) length");
+  profile->add_option("--tgt-len", po.tgt_len, "target length: the decode position measured");
+  profile->add_option("--repeat", po.repeat, "timed forward passes");
+
   CLI11_PARSE(app, argc, argv);
   try {
     if (*devices) return vkf::tools::run_devices(ctx_opts, devices_json);
     if (*forward) return vkf::tools::run_forward(ctx_opts, mo);
     if (*generate) return vkf::tools::run_generate(ctx_opts, mo);
+    if (*profile) return vkf::tools::run_profile(ctx_opts, po);
     if (*kernel) {
       ko.check = !no_check;
       vkf::Context ctx(ctx_opts);

@@ -22,6 +22,14 @@ struct ModelRunOptions {
 /// Each returns the process exit code; errors are thrown as vkf::Error.
 int run_forward(const ContextOptions& ctx_opts, const ModelRunOptions& o);
 int run_generate(const ContextOptions& ctx_opts, const ModelRunOptions& o);
+struct ProfileOptions {
+  std::string model_dir, precision = "fp32";
+  unsigned batch = 1, src_len = 64, tgt_len = 64, repeat = 5;
+};
+/// `vkformer profile`: forward time, and decode-step time with the KV cache
+/// against a full recompute at the same position, with submission counts.
+int run_profile(const ContextOptions& ctx_opts, const ProfileOptions& o);
+
 /// `vkformer devices [--json]`.
 int run_devices(const ContextOptions& ctx_opts, bool json);
 
