@@ -20,3 +20,11 @@ echo
 echo "== One decoding step: a token against 768x768 weights, then argmax over a 32000 vocabulary"
 "$V" kernel gemm --m 1 --n 768 --k 768 --dtype f16 --repeat 5
 "$V" kernel topk --m 1 --n 32000 --topk 1 --repeat 5
+echo
+echo "== A small PyTorch-made encoder-decoder (tests/models, random weights): greedy, then beam search"
+"$V" generate --model tests/models/encdec_postln_relu --src-ids 5,9,13,7,21 --src-ids 8,4 --max-new-tokens 8
+"$V" generate --model tests/models/encdec_postln_relu --src-ids 5,9,13,7,21 --src-ids 8,4 --max-new-tokens 8 --beam 3
+echo
+echo "== A 2-layer decoder-only model continuing two prompts, then its forward logits as .npy"
+"$V" generate --model tests/models/decoder_only --src-ids 5,6,7,8 --src-ids 9,10 --max-new-tokens 6 --json
+"$V" forward --model tests/models/decoder_only --src-ids 5,6,7,8 --src-ids 9,10 --out "$BUILD/demo_logits.npy"
