@@ -60,3 +60,26 @@ TEST_P(GenerateTest, BatchEqualsEachSequenceAlone) {
 INSTANTIATE_TEST_SUITE_P(Models, GenerateTest, ::testing::ValuesIn(generating_models()));
 
 }  // namespace vkf::test
+
+namespace vkf::test {
+
+// Profiling labels every dispatch with its layer, and changes no result.
+TEST_F(DeviceTest, ProfilingTimesEveryDispatchByLayer) {
+  const auto g = golden("encdec_postln_relu");
+  auto model = Model::load(ctx(), model_dir("encdec_postln_relu"));
+  Session s(model);
+  s.set_profiling(true);
+  ForwardOutput out = s.forward(ids_of(g["src"]), ids_of(g["tgt"]));
+  EXPECT_LE(forward_error(out, g["forward"].get<std::vector<std::vector<float>>>()), 1e-4);
+  const auto& t = s.stats().timings;
+  ASSERT_EQ(t.size(), s.stats().dispatches);
+  size_t decoder1 = 0;
+  for (const auto& x : t) decoder1 += x.label.rfind("decoder.1/", 0) == 0;
+  EXPECT_GT(decoder1, 5u);
+  GenerateOptions o;
+  o.max_new_tokens = g["max_new_tokens"];
+  EXPECT_EQ(s.generate(ids_of(g["src"]), o), ids_of(g["greedy"]));
+  EXPECT_EQ(s.stats().timings.size(), s.stats().dispatches);
+}
+
+}  // namespace vkf::test

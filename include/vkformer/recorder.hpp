@@ -35,6 +35,9 @@ class Recorder {
   size_t dispatches() const;
   /// Pipeline barriers recorded so far.
   size_t barriers() const;
+  /// Prefixes the labels of the dispatches recorded from now on ("decoder.3"),
+  /// so timings say which layer a kernel ran for. Empty: no prefix.
+  void set_scope(const std::string& scope);
   /// Per-dispatch device times of the last submission (needs timestamps=true).
   std::vector<DispatchTiming> timings() const;
 

@@ -37,6 +37,9 @@ struct RunStats {
   uint64_t steps = 0;             ///< decode steps after the first token's pass
   uint64_t dispatches = 0;        ///< dispatches of the last recorded command buffer
   std::vector<double> step_ms;    ///< wall time of each decode step (record, submit, wait, read)
+  /// With profiling on: each dispatch of the last submission, labelled
+  /// "<scope>/<op>/<variant>" (scope: embed, encoder.N, decoder.N, final_norm, generator...).
+  std::vector<DispatchTiming> timings;
 };
 
 /// Runs one model. Plans (buffers + recorded command buffers) are cached by
@@ -56,6 +59,9 @@ class Session {
   std::vector<Ids> generate(const std::vector<Ids>& src, const GenerateOptions& options = {});
 
   const RunStats& stats() const { return stats_; }
+  /// Brackets every dispatch with timestamp queries from now on (and serializes
+  /// them, so each time is the kernel's own); stats().timings then has them.
+  void set_profiling(bool on);
   const Model& model() const { return *model_; }
 
   struct Impl;

@@ -52,14 +52,14 @@ class CachedSource : public LogitsSource {
 
   std::vector<float> step(const std::vector<int32_t>& tokens,
                           const std::vector<int32_t>& parents) override {
-    Recorder rec(ctx_);
+    Recorder rec(ctx_, s_.profiling);
     if (parents != iota_i32(slots_)) {
       ctx_.write_bytes(parents_, parents.data(), parents.size() * 4);
+      rec.set_scope("beam_reorder");
       reorder(rec, parents_);
     }
     record_step(rec, tokens);
-    ctx_.submit(rec);
-    s_.last_dispatches = rec.dispatches();
+    s_.submit(rec);
     return ctx_.read(logits_);
   }
 
@@ -84,25 +84,32 @@ class CachedSource : public LogitsSource {
     ctx_.write_bytes(ids_, tokens.data(), tokens.size() * 4);
     const bool encdec = cfg_.encoder_decoder();
     if (encdec) {
+      rec.set_scope("decoder.embed");
       record_embedding(rec, cfg_, w_.tgt_embed, w_.tgt_pos, ids_, nullptr, filled_, step_);
       for (size_t l = 0; l < w_.decoder.size(); ++l) {
+        rec.set_scope("decoder." + std::to_string(l));
         SelfAttentionSpec self{nullptr, 0, true, &caches_[cur_][l], filled_, 0};
         record_decoder_layer(rec, cfg_, w_.decoder[l], step_, self,
                              {&cross_kv_[l], prompt_.len, &src_pad_});
       }
+      rec.set_scope("decoder.norm");
       if (w_.decoder_norm) record_final_norm(rec, cfg_, *w_.decoder_norm, step_);
     } else {
       std::vector<int32_t> pos(slots_);
       for (uint32_t i = 0; i < slots_; ++i)  // each prompt continues at its own length
         pos[i] = int32_t(prompt_.lengths[i / beam_] + (filled_ - prompt_.len));
       ctx_.write_bytes(positions_, pos.data(), pos.size() * 4);
+      rec.set_scope("decoder.embed");
       record_embedding(rec, cfg_, w_.src_embed, w_.src_pos, ids_, &positions_, 0, step_);
       for (size_t l = 0; l < w_.encoder.size(); ++l) {
+        rec.set_scope("decoder." + std::to_string(l));
         SelfAttentionSpec self{&holes_, max_len_, true, &caches_[cur_][l], filled_, 0};
         record_encoder_layer(rec, cfg_, w_.encoder[l], step_, self);
       }
+      rec.set_scope("decoder.norm");
       if (w_.encoder_norm) record_final_norm(rec, cfg_, *w_.encoder_norm, step_);
     }
+    rec.set_scope("generator");
     record_generator(rec, *w_.generator, step_, logits_);
     ++filled_;
   }
@@ -111,7 +118,7 @@ class CachedSource : public LogitsSource {
   // source; then the BOS step. One submission.
   std::vector<float> start_encdec() {
     const uint32_t S = prompt_.len, d = cfg_.d_model;
-    Recorder rec(ctx_);
+    Recorder rec(ctx_, s_.profiling);
     Activations enc(ctx_, cfg_, batch_, S);
     Tensor src_ids = ctx_.tensor_i32({batch_, S}, prompt_.ids);
     Tensor src_pad = ctx_.tensor_i32({batch_, S}, prompt_.pad);
@@ -120,12 +127,18 @@ class CachedSource : public LogitsSource {
       std::copy_n(prompt_.pad.begin() + size_t(i / beam_) * S, S, slot_pad.begin() + size_t(i) * S);
     src_pad_ = ctx_.tensor_i32({slots_, S}, slot_pad);
 
+    rec.set_scope("encoder.embed");
     record_embedding(rec, cfg_, w_.src_embed, w_.src_pos, src_ids, nullptr, 0, enc);
-    for (const auto& layer : w_.encoder) record_encoder_layer(rec, cfg_, layer, enc, {&src_pad, S, false});
+    for (size_t l = 0; l < w_.encoder.size(); ++l) {
+      rec.set_scope("encoder." + std::to_string(l));
+      record_encoder_layer(rec, cfg_, w_.encoder[l], enc, {&src_pad, S, false});
+    }
+    rec.set_scope("encoder.norm");
     if (w_.encoder_norm) record_final_norm(rec, cfg_, *w_.encoder_norm, enc);
     Tensor kv = ctx_.tensor({batch_, S, 2 * int64_t(d)});
-    for (const auto& layer : w_.decoder) {
-      record_cross_kv(rec, layer, enc.x, kv);
+    for (size_t l = 0; l < w_.decoder.size(); ++l) {
+      rec.set_scope("decoder." + std::to_string(l) + ".cross_kv");
+      record_cross_kv(rec, w_.decoder[l], enc.x, kv);
       cross_kv_.push_back(ctx_.tensor({slots_, S, 2 * int64_t(d)}));
       CopyRowsArgs c;
       c.src = &kv;
@@ -137,8 +150,7 @@ class CachedSource : public LogitsSource {
       copy_rows(rec, c);
     }
     record_step(rec, std::vector<int32_t>(slots_, cfg_.bos_id));
-    ctx_.submit(rec);
-    s_.last_dispatches = rec.dispatches();
+    s_.submit(rec);
     return ctx_.read(logits_);
   }
 
@@ -146,7 +158,7 @@ class CachedSource : public LogitsSource {
   // source's first slot; the other slots copy them. One submission.
   std::vector<float> start_decoder_only() {
     const uint32_t P = prompt_.len, V = cfg_.out_vocab();
-    Recorder rec(ctx_);
+    Recorder rec(ctx_, s_.profiling);
     Activations pre(ctx_, cfg_, batch_, P);
     Tensor ids = ctx_.tensor_i32({batch_, P}, prompt_.ids);
     Tensor pad = ctx_.tensor_i32({batch_, P}, prompt_.pad);
@@ -155,18 +167,21 @@ class CachedSource : public LogitsSource {
       for (uint32_t r = 0; r < P; ++r) holes[size_t(i) * max_len_ + r] = prompt_.pad[size_t(i / beam_) * P + r];
     holes_ = ctx_.tensor_i32({slots_, max_len_}, holes);
 
+    rec.set_scope("prompt.embed");
     record_embedding(rec, cfg_, w_.src_embed, w_.src_pos, ids, nullptr, 0, pre);
     const uint32_t stride = beam_ * max_len_ * 2 * cfg_.d_model;
-    for (size_t l = 0; l < w_.encoder.size(); ++l)
-      record_encoder_layer(rec, cfg_, w_.encoder[l], pre,
-                           {&pad, P, true, &caches_[cur_][l], 0, stride});
+    for (size_t l = 0; l < w_.encoder.size(); ++l) {
+      rec.set_scope("prompt." + std::to_string(l));
+      record_encoder_layer(rec, cfg_, w_.encoder[l], pre, {&pad, P, true, &caches_[cur_][l], 0, stride});
+    }
+    rec.set_scope("prompt.norm");
     if (w_.encoder_norm) record_final_norm(rec, cfg_, *w_.encoder_norm, pre);
+    rec.set_scope("generator");
     Tensor logits = ctx_.tensor({batch_, P, int64_t(V)});
     record_generator(rec, *w_.generator, pre, logits);
     filled_ = P;
     if (beam_ > 1) reorder(rec, first_slot_);
-    ctx_.submit(rec);
-    s_.last_dispatches = rec.dispatches();
+    s_.submit(rec);
 
     std::vector<float> all = ctx_.read(logits), out(size_t(slots_) * V);
     for (uint32_t i = 0; i < slots_; ++i) {

@@ -51,12 +51,16 @@ ForwardPlan& Session::Impl::plan(uint32_t B, uint32_t S, uint32_t T) {
   p->src_ids = ctx.tensor({B, S}, DType::I32);
   p->src_pad = ctx.tensor({B, S}, DType::I32);
   p->enc = Activations(ctx, cfg, B, S);
-  p->rec = std::make_unique<Recorder>(ctx);
+  p->rec = std::make_unique<Recorder>(ctx, profiling);
   Recorder& rec = *p->rec;
 
+  rec.set_scope("encoder.embed");
   record_embedding(rec, cfg, w.src_embed, w.src_pos, p->src_ids, nullptr, 0, p->enc);
-  for (const auto& layer : w.encoder)
-    record_encoder_layer(rec, cfg, layer, p->enc, {&p->src_pad, S, cfg.causal});
+  for (size_t i = 0; i < w.encoder.size(); ++i) {
+    rec.set_scope("encoder." + std::to_string(i));
+    record_encoder_layer(rec, cfg, w.encoder[i], p->enc, {&p->src_pad, S, cfg.causal});
+  }
+  rec.set_scope("encoder.norm");
   if (w.encoder_norm) record_final_norm(rec, cfg, *w.encoder_norm, p->enc);
   Activations* last = &p->enc;
 
@@ -66,15 +70,19 @@ ForwardPlan& Session::Impl::plan(uint32_t B, uint32_t S, uint32_t T) {
     p->tgt_pad = ctx.tensor({B, T}, DType::I32);
     p->dec = Activations(ctx, cfg, B, T);
     p->cross_kv = ctx.tensor({B, S, 2 * d});
+    rec.set_scope("decoder.embed");
     record_embedding(rec, cfg, w.tgt_embed, w.tgt_pos, p->tgt_ids, nullptr, 0, p->dec);
-    for (const auto& layer : w.decoder) {
-      record_cross_kv(rec, layer, p->enc.x, p->cross_kv);
-      record_decoder_layer(rec, cfg, layer, p->dec, {&p->tgt_pad, T, true},
+    for (size_t i = 0; i < w.decoder.size(); ++i) {
+      rec.set_scope("decoder." + std::to_string(i));
+      record_cross_kv(rec, w.decoder[i], p->enc.x, p->cross_kv);
+      record_decoder_layer(rec, cfg, w.decoder[i], p->dec, {&p->tgt_pad, T, true},
                            {&p->cross_kv, S, &p->src_pad});
     }
+    rec.set_scope("decoder.norm");
     if (w.decoder_norm) record_final_norm(rec, cfg, *w.decoder_norm, p->dec);
     last = &p->dec;
   }
+  rec.set_scope("generator");
   if (w.generator) {
     p->logits = ctx.tensor({B, int64_t(last->len), int64_t(cfg.out_vocab())});
     record_generator(rec, *w.generator, *last, p->logits);
@@ -105,8 +113,7 @@ ForwardOutput Session::Impl::forward(const std::vector<Ids>& src, const std::vec
     ctx.write_bytes(p.tgt_ids, t.ids.data(), t.ids.size() * 4);
     ctx.write_bytes(p.tgt_pad, t.pad.data(), t.pad.size() * 4);
   }
-  ctx.submit(*p.rec);
-  last_dispatches = p.rec->dispatches();
+  submit(*p.rec);
 
   const PaddedIds& out_side = encdec ? t : s;
   ForwardOutput o;
@@ -131,7 +138,14 @@ ForwardOutput Session::forward(const std::vector<Ids>& src, const std::vector<Id
   stats_ = {};
   stats_.submissions = impl_->ctx.submissions() - before;
   stats_.dispatches = impl_->last_dispatches;
+  stats_.timings = impl_->last_timings;
   return o;
+}
+
+void Session::set_profiling(bool on) {
+  if (impl_->profiling == on) return;
+  impl_->profiling = on;
+  impl_->plans.clear();  // recorded with or without timestamps
 }
 
 }  // namespace vkf

@@ -161,6 +161,7 @@ std::vector<Ids> Session::generate(const std::vector<Ids>& src, const GenerateOp
                                 o.length_penalty, s.cfg.pad_id, stats_);
   stats_.submissions = s.ctx.submissions() - before;
   stats_.dispatches = s.last_dispatches;
+  stats_.timings = s.last_timings;
   return out;
 }
 

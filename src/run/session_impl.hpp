@@ -44,6 +44,14 @@ struct Session::Impl {
   Context& ctx;
   std::map<std::tuple<uint32_t, uint32_t, uint32_t>, std::unique_ptr<ForwardPlan>> plans;
   uint64_t last_dispatches = 0;  ///< of the last command buffer submitted
+  std::vector<DispatchTiming> last_timings;
+  bool profiling = false;
+  /// Submits and notes what the stats report.
+  void submit(Recorder& rec) {
+    ctx.submit(rec);
+    last_dispatches = rec.dispatches();
+    last_timings = rec.timings();
+  }
 
   ForwardPlan& plan(uint32_t batch, uint32_t src_len, uint32_t tgt_len);
   ForwardOutput forward(const std::vector<Ids>& src, const std::vector<Ids>& tgt);

@@ -23,6 +23,7 @@ void Recorder::reset() { impl_->reset(); }
 size_t Recorder::dispatches() const { return impl_->n_dispatches; }
 size_t Recorder::barriers() const { return impl_->n_barriers; }
 std::vector<DispatchTiming> Recorder::timings() const { return impl_->timings; }
+void Recorder::set_scope(const std::string& scope) { impl_->scope = scope; }
 
 Recorder::Impl::Impl(Context& c, bool ts) : context(c), ctx(c.impl()), timestamps(ts) {
   if (timestamps && !ctx.caps.timestamps)
@@ -174,7 +175,7 @@ void Recorder::Impl::dispatch(const Pipeline& p, const std::vector<Use>& uses, c
     }
     qp = query_pools_[idx * 2 / kQueriesPerPool];
     q = uint32_t(idx * 2 % kQueriesPerPool);
-    labels_.push_back(label);
+    labels_.push_back(scope.empty() ? label : scope + "/" + label);
     vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, qp, q);
   }
   vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, p.pipeline);

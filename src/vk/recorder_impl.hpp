@@ -52,6 +52,7 @@ struct Recorder::Impl {
   bool recording = false;
   bool ended = false;
   bool timestamps = false;
+  std::string scope;  ///< prefix of timing labels
   size_t n_dispatches = 0, n_barriers = 0;
   std::vector<DispatchTiming> timings;
 
