@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include <vulkan/vulkan.h>
+
 #include "vkformer/tensor.hpp"
 
 namespace vkf {
@@ -79,14 +81,57 @@ std::vector<DeviceDescription> list_devices();
 
 class Recorder;
 
+/// The host application's own Vulkan objects, for a context that runs on them
+/// ("bring your own Vulkan"). vkformer creates no instance and no device then,
+/// and destroys none of these. Requirements (checked, with a clear error):
+/// Vulkan 1.2 on the device, a queue family with VK_QUEUE_COMPUTE_BIT, and the
+/// queue from that family. fp16 models need storageBuffer16BitAccess enabled by
+/// the host (say so in `storage_buffer_16bit_access`); otherwise they are refused.
+struct HostVulkan {
+  VkInstance instance = VK_NULL_HANDLE;
+  VkPhysicalDevice physical_device = VK_NULL_HANDLE;
+  VkDevice device = VK_NULL_HANDLE;
+  uint32_t queue_family_index = 0;
+  VkQueue queue = VK_NULL_HANDLE;
+  /// Optional: the loader entry the host used. vkformer calls the Vulkan loader
+  /// it links; when this is given it must resolve to the same loader (checked).
+  PFN_vkGetInstanceProcAddr get_instance_proc_addr = nullptr;
+  /// Optional: used for every Vulkan object vkformer creates on the device.
+  const VkAllocationCallbacks* allocator = nullptr;
+  /// What the host enabled on the device that vkformer may use.
+  bool storage_buffer_16bit_access = false;
+  bool timeline_semaphore = false;  ///< needed for SubmitSync's semaphore values
+  std::vector<std::string> device_extensions;
+};
+
+/// What a non-blocking submission waits on and signals (way (a) of running
+/// inside a host application). Values are for timeline semaphores (0 for binary).
+struct SubmitSync {
+  std::vector<VkSemaphore> wait;
+  std::vector<uint64_t> wait_values;
+  std::vector<VkPipelineStageFlags> wait_stages;  ///< default: VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT
+  std::vector<VkSemaphore> signal;
+  std::vector<uint64_t> signal_values;
+  VkFence fence = VK_NULL_HANDLE;                 ///< signalled when the work is done
+};
+
 /// A Vulkan device ready for vkformer's kernels: instance, device, queue,
 /// memory, pipelines and the validation messenger. Not copyable.
-/// A Context may be used from one thread at a time.
+/// Thread safety: a Context may be shared by threads, each with its own
+/// Recorders and Sessions (tensors, pipelines and submissions are guarded).
+/// A Recorder or Session is used by one thread at a time. When the queue is the
+/// host's, the host must not submit to it while vkformer does (Vulkan requires
+/// queue access to be externally synchronized).
 class Context {
  public:
   /// Creates the instance and device as `options` says.
   /// @throws vkf::Error naming what failed (no device, missing layer, ...).
   explicit Context(const ContextOptions& options = {});
+  /// Runs on the host application's instance, device and queue. `options.device`
+  /// and `options.validation` are ignored (the host chose both); messages of a
+  /// validation layer the host enabled reach the host's own messenger.
+  /// @throws vkf::Error naming what the host's device lacks.
+  explicit Context(const HostVulkan& host, const ContextOptions& options = {});
   ~Context();
   Context(const Context&) = delete;
   Context& operator=(const Context&) = delete;
@@ -105,6 +150,16 @@ class Context {
   /// Allocates an int32 tensor and fills it (token ids, masks, indices).
   Tensor tensor_i32(std::vector<int64_t> shape, const std::vector<int32_t>& data);
 
+  /// A tensor over the host application's own buffer, e.g. one a fragment
+  /// shader reads. vkformer never frees it. `usage` is what the buffer was
+  /// created with: it must include VK_BUFFER_USAGE_STORAGE_BUFFER_BIT, and
+  /// TRANSFER_SRC / TRANSFER_DST for read() / write() on devices without mapped
+  /// memory; `offset` must be a multiple of minStorageBufferOffsetAlignment and
+  /// the buffer must be bound to memory and hold offset + the tensor's bytes.
+  /// @throws vkf::Error naming the missing usage flag or the bad offset.
+  Tensor wrap_buffer(VkBuffer buffer, VkDeviceSize offset, VkDeviceSize buffer_size,
+                     VkBufferUsageFlags usage, std::vector<int64_t> shape, DType dtype = DType::F32);
+
   /// Copies host data into a tensor, converting fp32 to the tensor's dtype.
   /// Waits for the copy; the device must not be using the tensor.
   void write(Tensor& t, const std::vector<float>& data);
@@ -116,7 +171,13 @@ class Context {
   std::vector<int32_t> read_i32(const Tensor& t);
 
   /// Submits a recorder's command buffer and waits for it to finish.
+  /// Thread-safe: submissions from several threads are serialized.
   void submit(Recorder& rec);
+  /// Submits without waiting: the host waits on `sync.fence` or its semaphores,
+  /// and must not reuse or reset `rec` before then.
+  void submit_async(Recorder& rec, const SubmitSync& sync);
+  /// True when the context runs on a host application's device.
+  bool adopted() const;
 
   /// Warnings and errors reported by the validation layer so far.
   uint64_t validation_messages() const;

@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include <vulkan/vulkan.h>
+
 namespace vkf {
 
 class Context;
@@ -23,6 +25,17 @@ class Recorder {
  public:
   /// @param timestamps bracket every dispatch with timestamp queries.
   explicit Recorder(Context& ctx, bool timestamps = false);
+  /// Way (b) of running inside a host application: records into the host's
+  /// command buffer, which must be in the recording state, outside a render
+  /// pass, from a pool of the context's queue family. The host submits it.
+  /// Boundary: the first dispatch is preceded by a barrier making all earlier
+  /// writes (any stage) visible to compute shaders; end() adds a barrier making
+  /// the compute writes visible to every later stage (vertex, fragment,
+  /// transfer, host). Timestamps are not available in this mode.
+  Recorder(Context& ctx, VkCommandBuffer host_command_buffer);
+  /// Host command buffer mode: records the closing barrier. Call once, after
+  /// the last op and before the host ends its command buffer.
+  void end();
   ~Recorder();
   Recorder(const Recorder&) = delete;
   Recorder& operator=(const Recorder&) = delete;

@@ -58,6 +58,16 @@ class Session {
   /// including, EOS.
   std::vector<Ids> generate(const std::vector<Ids>& src, const GenerateOptions& options = {});
 
+  /// Records a forward pass into `rec` without submitting it: a recorder on the
+  /// host's command buffer (way (b)) or one for Context::submit_async (way (a)).
+  /// The ids travel inside the command buffer. Returns the output tensor
+  /// [batch, len, dim] (positions past a sequence's end hold unspecified
+  /// values); it is valid until this Session next runs the same shape. With
+  /// `out` (e.g. a wrapped host buffer of batch·len·dim f32), the output is also
+  /// copied there.
+  Tensor record_forward(Recorder& rec, const std::vector<Ids>& src, const std::vector<Ids>& tgt = {},
+                        Tensor* out = nullptr);
+
   const RunStats& stats() const { return stats_; }
   /// Brackets every dispatch with timestamp queries from now on (and serializes
   /// them, so each time is the kernel's own); stats().timings then has them.

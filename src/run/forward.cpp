@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "run/session_impl.hpp"
+#include "vk/recorder_impl.hpp"
 
 namespace vkf {
 namespace {
@@ -38,21 +39,13 @@ PaddedIds pad_batch(const std::vector<Ids>& seqs, int32_t pad_id, uint32_t vocab
   return p;
 }
 
-ForwardPlan& Session::Impl::plan(uint32_t B, uint32_t S, uint32_t T) {
-  auto key = std::make_tuple(B, S, T);
-  auto found = plans.find(key);
-  if (found != plans.end()) return *found->second;
-  if (plans.size() >= kMaxPlans) plans.erase(plans.begin());
-
-  auto p = std::make_unique<ForwardPlan>();
-  p->batch = B;
-  p->src_len = S;
-  p->tgt_len = T;
-  p->src_ids = ctx.tensor({B, S}, DType::I32);
-  p->src_pad = ctx.tensor({B, S}, DType::I32);
-  p->enc = Activations(ctx, cfg, B, S);
-  p->rec = std::make_unique<Recorder>(ctx, profiling);
-  Recorder& rec = *p->rec;
+// Records the whole stack for a plan's buffers; sets p.out.
+void Session::Impl::record_pass(Recorder& rec, ForwardPlan& pl) {
+  ForwardPlan* p = &pl;
+  const uint32_t S = p->src_len, T = p->tgt_len;
+  // Layers swap buffer roles as they record; every recording starts from the
+  // same roles, so every recording of a plan leaves its output in one place.
+  const Activations enc0 = p->enc, dec0 = p->dec;
 
   rec.set_scope("encoder.embed");
   record_embedding(rec, cfg, w.src_embed, w.src_pos, p->src_ids, nullptr, 0, p->enc);
@@ -65,11 +58,6 @@ ForwardPlan& Session::Impl::plan(uint32_t B, uint32_t S, uint32_t T) {
   Activations* last = &p->enc;
 
   if (cfg.encoder_decoder()) {
-    const int64_t d = cfg.d_model;
-    p->tgt_ids = ctx.tensor({B, T}, DType::I32);
-    p->tgt_pad = ctx.tensor({B, T}, DType::I32);
-    p->dec = Activations(ctx, cfg, B, T);
-    p->cross_kv = ctx.tensor({B, S, 2 * d});
     rec.set_scope("decoder.embed");
     record_embedding(rec, cfg, w.tgt_embed, w.tgt_pos, p->tgt_ids, nullptr, 0, p->dec);
     for (size_t i = 0; i < w.decoder.size(); ++i) {
@@ -84,19 +72,46 @@ ForwardPlan& Session::Impl::plan(uint32_t B, uint32_t S, uint32_t T) {
   }
   rec.set_scope("generator");
   if (w.generator) {
-    p->logits = ctx.tensor({B, int64_t(last->len), int64_t(cfg.out_vocab())});
     record_generator(rec, *w.generator, *last, p->logits);
     p->out = p->logits;
   } else {
     p->out = last->x;
   }
+  p->enc = enc0;
+  p->dec = dec0;
+}
+
+ForwardPlan& Session::Impl::plan(uint32_t B, uint32_t S, uint32_t T) {
+  auto key = std::make_tuple(B, S, T);
+  auto found = plans.find(key);
+  if (found != plans.end()) return *found->second;
+  if (plans.size() >= kMaxPlans) plans.erase(plans.begin());
+
+  auto p = std::make_unique<ForwardPlan>();
+  p->batch = B;
+  p->src_len = S;
+  p->tgt_len = T;
+  p->src_ids = ctx.tensor({B, S}, DType::I32);
+  p->src_pad = ctx.tensor({B, S}, DType::I32);
+  p->enc = Activations(ctx, cfg, B, S);
+  if (cfg.encoder_decoder()) {
+    const int64_t d = cfg.d_model;
+    p->tgt_ids = ctx.tensor({B, T}, DType::I32);
+    p->tgt_pad = ctx.tensor({B, T}, DType::I32);
+    p->dec = Activations(ctx, cfg, B, T);
+    p->cross_kv = ctx.tensor({B, S, 2 * d});
+  }
+  if (w.generator)
+    p->logits = ctx.tensor({B, int64_t(cfg.encoder_decoder() ? T : S), int64_t(cfg.out_vocab())});
+  p->rec = std::make_unique<Recorder>(ctx, profiling);
+  record_pass(*p->rec, *p);
   return *(plans[key] = std::move(p));
 }
 
-ForwardOutput Session::Impl::forward(const std::vector<Ids>& src, const std::vector<Ids>& tgt) {
+void Session::Impl::pad_inputs(const std::vector<Ids>& src, const std::vector<Ids>& tgt,
+                               PaddedIds& s, PaddedIds& t) {
   const bool encdec = cfg.encoder_decoder();
-  PaddedIds s = pad_batch(src, cfg.pad_id, cfg.src_vocab_size, cfg.max_positions, "source");
-  PaddedIds t;
+  s = pad_batch(src, cfg.pad_id, cfg.src_vocab_size, cfg.max_positions, "source");
   if (encdec) {
     if (tgt.size() != src.size())
       throw Error("an encoder-decoder model needs one target sequence per source: got " +
@@ -105,7 +120,12 @@ ForwardOutput Session::Impl::forward(const std::vector<Ids>& src, const std::vec
   } else if (!tgt.empty()) {
     throw Error("target sequences were given, but the model has no decoder (decoder_layers is 0)");
   }
+}
 
+ForwardOutput Session::Impl::forward(const std::vector<Ids>& src, const std::vector<Ids>& tgt) {
+  const bool encdec = cfg.encoder_decoder();
+  PaddedIds s, t;
+  pad_inputs(src, tgt, s, t);
   ForwardPlan& p = plan(s.batch, s.len, encdec ? t.len : 0);
   ctx.write_bytes(p.src_ids, s.ids.data(), s.ids.size() * 4);
   ctx.write_bytes(p.src_pad, s.pad.data(), s.pad.size() * 4);
@@ -140,6 +160,35 @@ ForwardOutput Session::forward(const std::vector<Ids>& src, const std::vector<Id
   stats_.dispatches = impl_->last_dispatches;
   stats_.timings = impl_->last_timings;
   return o;
+}
+
+Tensor Session::record_forward(Recorder& rec, const std::vector<Ids>& src,
+                              const std::vector<Ids>& tgt, Tensor* out) {
+  Impl& s = *impl_;
+  const bool encdec = s.cfg.encoder_decoder();
+  PaddedIds ps, pt;
+  s.pad_inputs(src, tgt, ps, pt);
+  ForwardPlan& p = s.plan(ps.batch, ps.len, encdec ? pt.len : 0);
+  auto& r = rec.impl();
+  r.update(p.src_ids, ps.ids.data(), ps.ids.size() * 4);
+  r.update(p.src_pad, ps.pad.data(), ps.pad.size() * 4);
+  if (encdec) {
+    r.update(p.tgt_ids, pt.ids.data(), pt.ids.size() * 4);
+    r.update(p.tgt_pad, pt.pad.data(), pt.pad.size() * 4);
+  }
+  s.record_pass(rec, p);
+  if (out) {
+    if (out->numel() != p.out.numel() || out->dtype() != DType::F32)
+      throw Error("record_forward: out " + out->describe() + " must hold " +
+                  std::to_string(p.out.numel()) + " f32 values like " + p.out.describe());
+    CopyRowsArgs c;
+    c.src = &p.out;
+    c.dst = out;
+    c.width = uint32_t(p.out.numel());
+    c.src_row_stride = c.dst_row_stride = c.width;
+    copy_rows(rec, c);
+  }
+  return p.out;
 }
 
 void Session::set_profiling(bool on) {

@@ -54,6 +54,8 @@ struct Session::Impl {
   }
 
   ForwardPlan& plan(uint32_t batch, uint32_t src_len, uint32_t tgt_len);
+  void record_pass(Recorder& rec, ForwardPlan& p);
+  void pad_inputs(const std::vector<Ids>& src, const std::vector<Ids>& tgt, PaddedIds& s, PaddedIds& t);
   ForwardOutput forward(const std::vector<Ids>& src, const std::vector<Ids>& tgt);
 };
 

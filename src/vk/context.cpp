@@ -72,7 +72,6 @@ Context::Context(const ContextOptions& options) : impl_(std::make_unique<Impl>()
     s.phys = select_device(s.inst.instance, selector, &index);
     s.caps = query_capabilities(s.phys);
     if (options.disable_fp16) s.caps.storage_16bit = s.caps.shader_float16 = false;
-    if (options.disable_subgroups) s.caps.subgroup_arithmetic = s.caps.subgroup_shuffle = false;
     s.queue_family = compute_queue_family(s.phys);
 
     // Enable only what the kernels use: 16-bit storage for fp16 tensors.
@@ -91,16 +90,7 @@ Context::Context(const ContextOptions& options) : impl_(std::make_unique<Impl>()
     dci.pQueueCreateInfos = &qci;
     VKF_CHECK(vkCreateDevice(s.phys, &dci, nullptr, &s.device));
     vkGetDeviceQueue(s.device, s.queue_family, 0, &s.queue);
-
-    s.memory = std::make_shared<MemoryPool>(s.phys, s.device, s.caps, options.force_staging);
-    s.pipelines = std::make_unique<Pipelines>(s.device, s.caps, options.cache_dir);
-    VkCommandPoolCreateInfo pci{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
-    pci.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT;
-    pci.queueFamilyIndex = s.queue_family;
-    VKF_CHECK(vkCreateCommandPool(s.device, &pci, nullptr, &s.command_pool));
-    VkFenceCreateInfo fci{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
-    VKF_CHECK(vkCreateFence(s.device, &fci, nullptr, &s.fence));
-
+    s.finish_setup();
     if (options.verbose)
       std::fprintf(stderr,
                    "vkformer: device %u: %s (%s, driver %s), subgroup %u, shared memory %u KiB, "
@@ -109,24 +99,94 @@ Context::Context(const ContextOptions& options) : impl_(std::make_unique<Impl>()
                    s.caps.driver_name.c_str(), s.caps.subgroup_size, s.caps.max_shared_memory / 1024,
                    s.caps.storage_16bit ? "yes" : "no", validation ? "on" : "off");
   } catch (...) {
-    impl_.reset();
+    s.destroy();
     throw;
   }
+}
+
+Context::Context(const HostVulkan& host, const ContextOptions& options)
+    : impl_(std::make_unique<Impl>()) {
+  Impl& s = *impl_;
+  s.options = options;
+  s.adopted = true;
+  s.alloc = host.allocator;
+  auto need = [](bool ok, const std::string& what) {
+    if (!ok) throw Error("host Vulkan objects: " + what);
+  };
+  need(host.instance && host.physical_device && host.device && host.queue,
+       "instance, physical_device, device and queue must all be given");
+  if (host.get_instance_proc_addr)
+    need(host.get_instance_proc_addr(host.instance, "vkCreateDevice") ==
+             vkGetInstanceProcAddr(host.instance, "vkCreateDevice"),
+         "get_instance_proc_addr resolves to another Vulkan loader than the one vkformer links");
+  VkPhysicalDeviceProperties props;
+  vkGetPhysicalDeviceProperties(host.physical_device, &props);
+  need(props.apiVersion >= VK_API_VERSION_1_2,
+       std::string("the device \"") + props.deviceName + "\" supports Vulkan " +
+           std::to_string(VK_API_VERSION_MAJOR(props.apiVersion)) + "." +
+           std::to_string(VK_API_VERSION_MINOR(props.apiVersion)) + "; vkformer needs 1.2");
+  uint32_t n = 0;
+  vkGetPhysicalDeviceQueueFamilyProperties(host.physical_device, &n, nullptr);
+  std::vector<VkQueueFamilyProperties> q(n);
+  vkGetPhysicalDeviceQueueFamilyProperties(host.physical_device, &n, q.data());
+  need(host.queue_family_index < n, "queue_family_index " + std::to_string(host.queue_family_index) +
+                                        " does not exist (the device has " + std::to_string(n) + ")");
+  need(q[host.queue_family_index].queueFlags & VK_QUEUE_COMPUTE_BIT,
+       "queue family " + std::to_string(host.queue_family_index) + " has no VK_QUEUE_COMPUTE_BIT");
+  s.phys = host.physical_device;
+  s.device = host.device;
+  s.queue = host.queue;
+  s.queue_family = host.queue_family_index;
+  s.caps = query_capabilities(s.phys);
+  // Only what the host enabled may be used.
+  s.caps.storage_16bit = s.caps.storage_16bit && host.storage_buffer_16bit_access && !options.disable_fp16;
+  s.caps.timestamps = s.caps.timestamps && q[s.queue_family].timestampValidBits > 0;
+  try {
+    s.finish_setup();
+  } catch (...) {
+    s.destroy();
+    throw;
+  }
+  if (options.verbose)
+    std::fprintf(stderr, "vkformer: on the host's device %s (%s), queue family %u, fp16 storage %s\n",
+                 s.caps.device_name.c_str(), s.caps.device_type.c_str(), s.queue_family,
+                 s.caps.storage_16bit ? "yes" : "no");
+}
+
+void Context::Impl::finish_setup() {
+  if (options.disable_subgroups) caps.subgroup_arithmetic = caps.subgroup_shuffle = false;
+  memory = std::make_shared<MemoryPool>(phys, device, caps, options.force_staging, alloc);
+  pipelines = std::make_unique<Pipelines>(device, caps, options.cache_dir, alloc);
+  VkCommandPoolCreateInfo pci{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
+  pci.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT;
+  pci.queueFamilyIndex = queue_family;
+  VKF_CHECK(vkCreateCommandPool(device, &pci, alloc, &command_pool));
+}
+
+void Context::Impl::destroy() {
+  if (device) {
+    // The host's device may be busy with the host's own work: wait for our queue only.
+    if (queue) {
+      std::lock_guard<std::mutex> lock(queue_mu);
+      vkQueueWaitIdle(queue);
+    }
+    pipelines.reset();
+    if (memory) memory->release();
+    if (command_pool) vkDestroyCommandPool(device, command_pool, alloc);
+    command_pool = VK_NULL_HANDLE;
+    if (!adopted) vkDestroyDevice(device, nullptr);
+    device = VK_NULL_HANDLE;
+  }
+  destroy_instance(inst);
 }
 
 Context::Impl::~Impl() = default;
 
 Context::~Context() {
-  if (!impl_) return;
-  Impl& s = *impl_;
-  if (s.device) vkDeviceWaitIdle(s.device);
-  s.pipelines.reset();
-  if (s.memory) s.memory->release();
-  if (s.fence) vkDestroyFence(s.device, s.fence, nullptr);
-  if (s.command_pool) vkDestroyCommandPool(s.device, s.command_pool, nullptr);
-  if (s.device) vkDestroyDevice(s.device, nullptr);
-  destroy_instance(s.inst);
+  if (impl_) impl_->destroy();
 }
+
+bool Context::adopted() const { return impl_->adopted; }
 
 const Capabilities& Context::caps() const { return impl_->caps; }
 uint64_t Context::validation_messages() const { return impl_->vlog.count; }
@@ -138,18 +198,32 @@ void Context::save_pipeline_cache() { impl_->pipelines->save(); }
 uint64_t Context::pipelines_created() const { return impl_->pipelines->created(); }
 uint64_t Context::submissions() const { return impl_->submissions; }
 
+void Context::Impl::queue_submit(const VkSubmitInfo& si, VkFence fence) {
+  std::lock_guard<std::mutex> lock(queue_mu);
+  VKF_CHECK(vkQueueSubmit(queue, 1, &si, fence));
+  ++submissions;
+}
+
 void Context::Impl::submit_and_wait(VkCommandBuffer cb) {
   VkSubmitInfo si{VK_STRUCTURE_TYPE_SUBMIT_INFO};
   si.commandBufferCount = 1;
   si.pCommandBuffers = &cb;
-  VKF_CHECK(vkResetFences(device, 1, &fence));
-  VKF_CHECK(vkQueueSubmit(queue, 1, &si, fence));
-  ++submissions;
-  VKF_CHECK(vkWaitForFences(device, 1, &fence, VK_TRUE, UINT64_MAX));
+  VkFenceCreateInfo fci{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
+  VkFence fence;
+  VKF_CHECK(vkCreateFence(device, &fci, alloc, &fence));
+  try {
+    queue_submit(si, fence);
+    VKF_CHECK(vkWaitForFences(device, 1, &fence, VK_TRUE, UINT64_MAX));
+  } catch (...) {
+    vkDestroyFence(device, fence, alloc);
+    throw;
+  }
+  vkDestroyFence(device, fence, alloc);
 }
 
 template <class F>
 void Context::Impl::run_now(F&& record) {
+  std::lock_guard<std::mutex> lock(pool_mu);
   VkCommandBufferAllocateInfo ai{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
   ai.commandPool = command_pool;
   ai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
@@ -173,8 +247,68 @@ void Context::Impl::run_now(F&& record) {
 void Context::submit(Recorder& rec) {
   auto& r = rec.impl();
   if (&r.ctx != impl_.get()) throw Error("submit: the recorder belongs to another context");
+  if (r.external) throw Error("submit: this recorder writes into the host's command buffer; the host submits it");
   impl_->submit_and_wait(r.finish());
   if (r.timestamps) r.collect_timings();
+}
+
+void Context::submit_async(Recorder& rec, const SubmitSync& sync) {
+  auto& r = rec.impl();
+  if (&r.ctx != impl_.get()) throw Error("submit_async: the recorder belongs to another context");
+  if (r.external) throw Error("submit_async: this recorder writes into the host's command buffer");
+  const size_t nw = sync.wait.size(), ns = sync.signal.size();
+  if ((!sync.wait_values.empty() && sync.wait_values.size() != nw) ||
+      (!sync.signal_values.empty() && sync.signal_values.size() != ns) ||
+      (!sync.wait_stages.empty() && sync.wait_stages.size() != nw))
+    throw Error("submit_async: wait_values, wait_stages and signal_values must be empty or match their semaphores");
+  std::vector<VkPipelineStageFlags> stages =
+      sync.wait_stages.empty() ? std::vector<VkPipelineStageFlags>(nw, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT)
+                               : sync.wait_stages;
+  VkCommandBuffer cb = r.finish();
+  VkTimelineSemaphoreSubmitInfo tl{VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO};
+  tl.waitSemaphoreValueCount = uint32_t(sync.wait_values.size());
+  tl.pWaitSemaphoreValues = sync.wait_values.data();
+  tl.signalSemaphoreValueCount = uint32_t(sync.signal_values.size());
+  tl.pSignalSemaphoreValues = sync.signal_values.data();
+  VkSubmitInfo si{VK_STRUCTURE_TYPE_SUBMIT_INFO};
+  if (!sync.wait_values.empty() || !sync.signal_values.empty()) si.pNext = &tl;
+  si.waitSemaphoreCount = uint32_t(nw);
+  si.pWaitSemaphores = sync.wait.data();
+  si.pWaitDstStageMask = stages.data();
+  si.commandBufferCount = 1;
+  si.pCommandBuffers = &cb;
+  si.signalSemaphoreCount = uint32_t(ns);
+  si.pSignalSemaphores = sync.signal.data();
+  impl_->queue_submit(si, sync.fence);
+}
+
+Tensor Context::wrap_buffer(VkBuffer buffer, VkDeviceSize offset, VkDeviceSize buffer_size,
+                            VkBufferUsageFlags usage, std::vector<int64_t> shape, DType dtype) {
+  if (!buffer) throw Error("wrap_buffer: the buffer is VK_NULL_HANDLE");
+  if (!(usage & VK_BUFFER_USAGE_STORAGE_BUFFER_BIT))
+    throw Error("wrap_buffer: the buffer was not created with VK_BUFFER_USAGE_STORAGE_BUFFER_BIT, "
+                "which compute shaders need to bind it");
+  const uint64_t align = impl_->caps.min_storage_buffer_offset_alignment;
+  if (offset % align)
+    throw Error("wrap_buffer: offset " + std::to_string(offset) +
+                " is not a multiple of minStorageBufferOffsetAlignment (" + std::to_string(align) + ")");
+  uint64_t n = 1;
+  for (int64_t d : shape) {
+    if (d <= 0) throw Error("wrap_buffer: every dimension must be positive");
+    n *= uint64_t(d);
+  }
+  if (shape.empty()) throw Error("wrap_buffer: a shape needs at least one dimension");
+  const uint64_t bytes = n * dtype_size(dtype);
+  if (offset + bytes > buffer_size)
+    throw Error("wrap_buffer: the tensor needs " + std::to_string(bytes) + " bytes at offset " +
+                std::to_string(offset) + ", the buffer has " + std::to_string(buffer_size));
+  auto a = std::make_shared<Allocation>();
+  a->buffer = buffer;
+  a->offset = offset;
+  a->size = a->reserved = bytes;
+  a->external_owner = impl_.get();
+  a->usage = usage;
+  return Tensor(std::move(a), std::move(shape), dtype);
 }
 
 Tensor Context::tensor(std::vector<int64_t> shape, DType dtype) {
@@ -220,6 +354,8 @@ void Context::write(Tensor& t, const std::vector<float>& data) {
 
 void Context::write_bytes(Tensor& t, const void* data, size_t bytes) {
   const Allocation& a = *t.allocation();
+  if (a.external_owner && !(a.usage & VK_BUFFER_USAGE_TRANSFER_DST_BIT))
+    throw Error("write: the host's buffer lacks VK_BUFFER_USAGE_TRANSFER_DST_BIT");
   if (bytes != a.size)
     throw Error("write: " + std::to_string(bytes) + " bytes for tensor " + t.describe() + " of " +
                 std::to_string(a.size) + " bytes");
@@ -240,6 +376,8 @@ void Context::write_bytes(Tensor& t, const void* data, size_t bytes) {
 }
 
 std::vector<uint8_t> Context::Impl::download(const Allocation& a) {
+  if (a.external_owner && !(a.usage & VK_BUFFER_USAGE_TRANSFER_SRC_BIT))
+    throw Error("read: the host's buffer lacks VK_BUFFER_USAGE_TRANSFER_SRC_BIT");
   std::vector<uint8_t> raw(a.size);
   if (a.mapped) {
     std::memcpy(raw.data(), a.mapped, a.size);

@@ -46,14 +46,23 @@ struct Context::Impl {
   Capabilities caps;
   std::shared_ptr<MemoryPool> memory;
   std::unique_ptr<Pipelines> pipelines;
-  VkCommandPool command_pool = VK_NULL_HANDLE;
-  VkFence fence = VK_NULL_HANDLE;
-  uint64_t submissions = 0;
+  VkCommandPool command_pool = VK_NULL_HANDLE;  ///< for run_now(), guarded by pool_mu
+  std::mutex pool_mu, queue_mu;
+  std::atomic<uint64_t> submissions{0};
+  bool adopted = false;                          ///< the device and queue are the host's
+  const VkAllocationCallbacks* alloc = nullptr;  ///< the host's, for everything vkformer creates
+
+  /// Memory, pipelines, command pool: everything after the device exists.
+  void finish_setup();
+  /// Destroys what vkformer created (and the device and instance, if its own).
+  void destroy();
 
   /// Records, submits and waits for a one-off command buffer (staging copies).
   template <class F>
   void run_now(F&& record);
   void submit_and_wait(VkCommandBuffer cb);
+  /// vkQueueSubmit under the queue lock.
+  void queue_submit(const VkSubmitInfo& si, VkFence fence);
   /// A tensor's bytes on the host (mapped directly, or through staging).
   std::vector<uint8_t> download(const Allocation& a);
   ~Impl();

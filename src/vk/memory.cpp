@@ -19,8 +19,8 @@ Allocation::~Allocation() {
 }
 
 MemoryPool::MemoryPool(VkPhysicalDevice phys, VkDevice device, const Capabilities& caps,
-                       bool force_staging)
-    : phys_(phys), device_(device),
+                       bool force_staging, const VkAllocationCallbacks* alloc)
+    : phys_(phys), device_(device), alloc_(alloc),
       alignment_(std::max<VkDeviceSize>(caps.min_storage_buffer_offset_alignment, 64)),
       block_size_(kBlockSize), heap_bytes_(caps.device_local_bytes) {
   vkGetPhysicalDeviceMemoryProperties(phys_, &props_);
@@ -29,10 +29,10 @@ MemoryPool::MemoryPool(VkPhysicalDevice phys, VkDevice device, const Capabilitie
   bi.size = 4096;
   bi.usage = kUsage;
   VkBuffer probe;
-  VKF_CHECK(vkCreateBuffer(device_, &bi, nullptr, &probe));
+  VKF_CHECK(vkCreateBuffer(device_, &bi, alloc_, &probe));
   VkMemoryRequirements req;
   vkGetBufferMemoryRequirements(device_, probe, &req);
-  vkDestroyBuffer(device_, probe, nullptr);
+  vkDestroyBuffer(device_, probe, alloc_);
 
   device_type_ = find_type(req.memoryTypeBits, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT, 0);
   staging_type_ = find_type(req.memoryTypeBits,
@@ -72,15 +72,15 @@ MemoryPool::Block MemoryPool::make_block(VkDeviceSize size, uint32_t type, bool 
   VkBufferCreateInfo bi{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
   bi.size = size;
   bi.usage = kUsage;
-  VKF_CHECK(vkCreateBuffer(device_, &bi, nullptr, &b.buffer));
+  VKF_CHECK(vkCreateBuffer(device_, &bi, alloc_, &b.buffer));
   VkMemoryRequirements req;
   vkGetBufferMemoryRequirements(device_, b.buffer, &req);
   VkMemoryAllocateInfo ai{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
   ai.allocationSize = req.size;
   ai.memoryTypeIndex = type;
-  VkResult r = vkAllocateMemory(device_, &ai, nullptr, &b.memory);
+  VkResult r = vkAllocateMemory(device_, &ai, alloc_, &b.memory);
   if (r != VK_SUCCESS) {
-    vkDestroyBuffer(device_, b.buffer, nullptr);
+    vkDestroyBuffer(device_, b.buffer, alloc_);
     if (r == VK_ERROR_OUT_OF_DEVICE_MEMORY || r == VK_ERROR_OUT_OF_HOST_MEMORY)
       throw Error(std::string("out of device memory allocating ") + what + ": needed a block of " +
                   mib(req.size) + ", the device-local heap has " + mib(heap_bytes_) +
@@ -95,8 +95,8 @@ MemoryPool::Block MemoryPool::make_block(VkDeviceSize size, uint32_t type, bool 
 
 void MemoryPool::destroy_block(Block& b) {
   if (b.mapped) vkUnmapMemory(device_, b.memory);
-  if (b.buffer) vkDestroyBuffer(device_, b.buffer, nullptr);
-  if (b.memory) vkFreeMemory(device_, b.memory, nullptr);
+  if (b.buffer) vkDestroyBuffer(device_, b.buffer, alloc_);
+  if (b.memory) vkFreeMemory(device_, b.memory, alloc_);
   b = Block{};
 }
 

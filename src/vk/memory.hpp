@@ -24,12 +24,15 @@ struct Allocation {
   VkDeviceSize size = 0;       ///< bytes requested
   VkDeviceSize reserved = 0;   ///< bytes taken from the block (aligned)
   uint8_t* mapped = nullptr;   ///< host pointer when the block is mapped directly
+  const void* external_owner = nullptr;  ///< the Context::Impl of a wrapped host buffer
+  VkBufferUsageFlags usage = 0;          ///< of a wrapped host buffer
   ~Allocation();
 };
 
 class MemoryPool : public std::enable_shared_from_this<MemoryPool> {
  public:
-  MemoryPool(VkPhysicalDevice phys, VkDevice device, const Capabilities& caps, bool force_staging);
+  MemoryPool(VkPhysicalDevice phys, VkDevice device, const Capabilities& caps, bool force_staging,
+             const VkAllocationCallbacks* alloc);
   ~MemoryPool();
 
   /// An aligned sub-allocation of at least `bytes`.
@@ -58,6 +61,7 @@ class MemoryPool : public std::enable_shared_from_this<MemoryPool> {
 
   VkPhysicalDevice phys_;
   VkDevice device_;
+  const VkAllocationCallbacks* alloc_;
   VkPhysicalDeviceMemoryProperties props_{};
   VkDeviceSize alignment_;
   VkDeviceSize block_size_;

@@ -41,8 +41,9 @@ bool header_matches(const std::vector<char>& data, const Capabilities& caps) {
 
 }  // namespace
 
-Pipelines::Pipelines(VkDevice device, const Capabilities& caps, const std::string& cache_dir)
-    : device_(device), caps_(caps) {
+Pipelines::Pipelines(VkDevice device, const Capabilities& caps, const std::string& cache_dir,
+                     const VkAllocationCallbacks* alloc)
+    : device_(device), alloc_(alloc), caps_(caps) {
   std::string dir = cache_dir.empty() ? default_cache_dir() : cache_dir;
   std::vector<char> data;
   if (!dir.empty() && dir != "off") {
@@ -56,7 +57,7 @@ Pipelines::Pipelines(VkDevice device, const Capabilities& caps, const std::strin
   VkPipelineCacheCreateInfo ci{VK_STRUCTURE_TYPE_PIPELINE_CACHE_CREATE_INFO};
   ci.initialDataSize = data.size();
   ci.pInitialData = data.empty() ? nullptr : data.data();
-  VKF_CHECK(vkCreatePipelineCache(device_, &ci, nullptr, &cache_));
+  VKF_CHECK(vkCreatePipelineCache(device_, &ci, alloc_, &cache_));
 }
 
 Pipelines::~Pipelines() {
@@ -65,13 +66,13 @@ Pipelines::~Pipelines() {
   } catch (...) {
     // A cache that cannot be written only costs time on the next start.
   }
-  for (auto& [k, p] : pipelines_) vkDestroyPipeline(device_, p->pipeline, nullptr);
+  for (auto& [k, p] : pipelines_) vkDestroyPipeline(device_, p->pipeline, alloc_);
   for (auto& [k, l] : layouts_) {
-    vkDestroyPipelineLayout(device_, l.second, nullptr);
-    vkDestroyDescriptorSetLayout(device_, l.first, nullptr);
+    vkDestroyPipelineLayout(device_, l.second, alloc_);
+    vkDestroyDescriptorSetLayout(device_, l.first, alloc_);
   }
-  for (auto& [k, m] : modules_) vkDestroyShaderModule(device_, m, nullptr);
-  vkDestroyPipelineCache(device_, cache_, nullptr);
+  for (auto& [k, m] : modules_) vkDestroyShaderModule(device_, m, alloc_);
+  vkDestroyPipelineCache(device_, cache_, alloc_);
 }
 
 void Pipelines::save() {
@@ -101,7 +102,7 @@ VkShaderModule Pipelines::module(const std::string& shader) {
     ci.codeSize = b.count * 4;
     ci.pCode = b.words;
     VkShaderModule m;
-    VKF_CHECK(vkCreateShaderModule(device_, &ci, nullptr, &m));
+    VKF_CHECK(vkCreateShaderModule(device_, &ci, alloc_, &m));
     modules_[shader] = m;
     return m;
   }
@@ -110,6 +111,7 @@ VkShaderModule Pipelines::module(const std::string& shader) {
 
 const Pipeline& Pipelines::get(const std::string& shader, const std::vector<uint32_t>& spec,
                                uint32_t bindings, uint32_t push_size) {
+  std::lock_guard<std::mutex> lock(mu_);
   std::string key = shader + "|" + std::to_string(bindings) + "|" + std::to_string(push_size);
   for (uint32_t v : spec) key += "|" + std::to_string(v);
   auto found = pipelines_.find(key);
@@ -128,14 +130,14 @@ const Pipeline& Pipelines::get(const std::string& shader, const std::vector<uint
     VkDescriptorSetLayoutCreateInfo dci{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO};
     dci.bindingCount = bindings;
     dci.pBindings = b.data();
-    VKF_CHECK(vkCreateDescriptorSetLayout(device_, &dci, nullptr, &lay.first));
+    VKF_CHECK(vkCreateDescriptorSetLayout(device_, &dci, alloc_, &lay.first));
     VkPushConstantRange range{VK_SHADER_STAGE_COMPUTE_BIT, 0, push_size};
     VkPipelineLayoutCreateInfo lci{VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO};
     lci.setLayoutCount = 1;
     lci.pSetLayouts = &lay.first;
     lci.pushConstantRangeCount = push_size ? 1 : 0;
     lci.pPushConstantRanges = &range;
-    VKF_CHECK(vkCreatePipelineLayout(device_, &lci, nullptr, &lay.second));
+    VKF_CHECK(vkCreatePipelineLayout(device_, &lci, alloc_, &lay.second));
   }
 
   std::vector<VkSpecializationMapEntry> entries(spec.size());
@@ -151,7 +153,7 @@ const Pipeline& Pipelines::get(const std::string& shader, const std::vector<uint
   ci.layout = lay.second;
 
   auto p = std::make_unique<Pipeline>();
-  VKF_CHECK(vkCreateComputePipelines(device_, cache_, 1, &ci, nullptr, &p->pipeline));
+  VKF_CHECK(vkCreateComputePipelines(device_, cache_, 1, &ci, alloc_, &p->pipeline));
   p->layout = lay.second;
   p->set_layout = lay.first;
   p->bindings = bindings;

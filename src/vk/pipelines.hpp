@@ -5,6 +5,7 @@
 #include <vulkan/vulkan.h>
 
 #include <map>
+#include <mutex>
 #include <memory>
 #include <string>
 #include <vector>
@@ -24,7 +25,8 @@ struct Pipeline {
 
 class Pipelines {
  public:
-  Pipelines(VkDevice device, const Capabilities& caps, const std::string& cache_dir);
+  Pipelines(VkDevice device, const Capabilities& caps, const std::string& cache_dir,
+            const VkAllocationCallbacks* alloc);
   ~Pipelines();
 
   /// The pipeline of shader `shader` with specialization constants 0..n-1 set
@@ -37,6 +39,8 @@ class Pipelines {
  private:
   VkShaderModule module(const std::string& shader);
   VkDevice device_;
+  const VkAllocationCallbacks* alloc_;
+  std::mutex mu_;  ///< get() may be called from several threads
   const Capabilities& caps_;
   std::string cache_file_;
   VkPipelineCache cache_ = VK_NULL_HANDLE;

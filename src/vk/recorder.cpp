@@ -18,6 +18,16 @@ void global_barrier(VkCommandBuffer cb, VkPipelineStageFlags src, VkAccessFlags 
 }  // namespace
 
 Recorder::Recorder(Context& ctx, bool timestamps) : impl_(std::make_unique<Impl>(ctx, timestamps)) {}
+Recorder::Recorder(Context& ctx, VkCommandBuffer host_command_buffer)
+    : impl_(std::make_unique<Impl>(ctx, false)) {
+  if (!host_command_buffer) throw Error("Recorder: the host command buffer is VK_NULL_HANDLE");
+  impl_->cb = host_command_buffer;
+  impl_->external = true;
+}
+void Recorder::end() {
+  if (!impl_->external) throw Error("Recorder::end() is for host command buffers; Context::submit ends its own");
+  impl_->finish();
+}
 Recorder::~Recorder() = default;
 void Recorder::reset() { impl_->reset(); }
 size_t Recorder::dispatches() const { return impl_->n_dispatches; }
@@ -31,9 +41,9 @@ Recorder::Impl::Impl(Context& c, bool ts) : context(c), ctx(c.impl()), timestamp
 }
 
 Recorder::Impl::~Impl() {
-  if (cb) vkFreeCommandBuffers(ctx.device, ctx.command_pool, 1, &cb);
-  for (auto p : pools_) vkDestroyDescriptorPool(ctx.device, p, nullptr);
-  for (auto q : query_pools_) vkDestroyQueryPool(ctx.device, q, nullptr);
+  if (pool_) vkDestroyCommandPool(ctx.device, pool_, ctx.alloc);  // frees cb with it
+  for (auto p : pools_) vkDestroyDescriptorPool(ctx.device, p, ctx.alloc);
+  for (auto q : query_pools_) vkDestroyQueryPool(ctx.device, q, ctx.alloc);
 }
 
 const Pipeline& Recorder::Impl::pipeline(const std::string& shader, const std::vector<uint32_t>& spec,
@@ -42,9 +52,22 @@ const Pipeline& Recorder::Impl::pipeline(const std::string& shader, const std::v
 }
 
 void Recorder::Impl::begin() {
+  if (external) {
+    // The host's earlier commands, any stage, may have written what we read.
+    global_barrier(cb, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, VK_ACCESS_MEMORY_WRITE_BIT,
+                   VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
+                   VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT);
+    recording = true;
+    return;
+  }
   if (!cb) {
+    // A pool per recorder: recorders on different threads never share one.
+    VkCommandPoolCreateInfo pci{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
+    pci.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT;
+    pci.queueFamilyIndex = ctx.queue_family;
+    VKF_CHECK(vkCreateCommandPool(ctx.device, &pci, ctx.alloc, &pool_));
     VkCommandBufferAllocateInfo ai{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
-    ai.commandPool = ctx.command_pool;
+    ai.commandPool = pool_;
     ai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
     ai.commandBufferCount = 1;
     VKF_CHECK(vkAllocateCommandBuffers(ctx.device, &ai, &cb));
@@ -74,7 +97,7 @@ VkDescriptorSet Recorder::Impl::allocate_set(VkDescriptorSetLayout layout) {
       ci.poolSizeCount = 1;
       ci.pPoolSizes = &size;
       VkDescriptorPool p;
-      VKF_CHECK(vkCreateDescriptorPool(ctx.device, &ci, nullptr, &p));
+      VKF_CHECK(vkCreateDescriptorPool(ctx.device, &ci, ctx.alloc, &p));
       pools_.push_back(p);
     }
     VkDescriptorSetAllocateInfo ai{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO};
@@ -126,7 +149,7 @@ void Recorder::Impl::dispatch(const Pipeline& p, const std::vector<Use>& uses, c
     const Tensor* t = uses[i].tensor;
     if (!t || t->empty()) throw Error("internal: " + p.name + " binding " + std::to_string(i) + " is empty");
     const Allocation& a = *t->allocation();
-    if (a.pool != ctx.memory)
+    if (a.external_owner ? a.external_owner != &ctx : a.pool != ctx.memory)
       throw Error(label + ": tensor " + t->describe() + " belongs to another context");
     if (a.size > caps.max_storage_buffer_range)
       throw Error(label + ": tensor " + t->describe() + " is " + std::to_string(a.size) +
@@ -169,7 +192,7 @@ void Recorder::Impl::dispatch(const Pipeline& p, const std::vector<Use>& uses, c
       ci.queryType = VK_QUERY_TYPE_TIMESTAMP;
       ci.queryCount = kQueriesPerPool;
       VkQueryPool pool;
-      VKF_CHECK(vkCreateQueryPool(ctx.device, &ci, nullptr, &pool));
+      VKF_CHECK(vkCreateQueryPool(ctx.device, &ci, ctx.alloc, &pool));
       query_pools_.push_back(pool);
       vkCmdResetQueryPool(cb, pool, 0, kQueriesPerPool);
     }
@@ -192,6 +215,17 @@ void Recorder::Impl::dispatch(const Pipeline& p, const std::vector<Use>& uses, c
 VkCommandBuffer Recorder::Impl::finish() {
   if (ended) return cb;         // resubmitting what was recorded
   if (!recording) begin();      // nothing recorded: an empty command buffer
+  if (external) {
+    // Our writes become visible to whatever the host records next: vertex
+    // input, shaders of any stage, transfers, or the host after its fence.
+    global_barrier(cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
+                   VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT,
+                   VK_PIPELINE_STAGE_ALL_COMMANDS_BIT | VK_PIPELINE_STAGE_HOST_BIT,
+                   VK_ACCESS_MEMORY_READ_BIT | VK_ACCESS_MEMORY_WRITE_BIT | VK_ACCESS_HOST_READ_BIT);
+    recording = false;
+    ended = true;
+    return cb;
+  }
   // Make results visible to the host (direct mapping) and to download copies.
   global_barrier(cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT,
                  VK_PIPELINE_STAGE_HOST_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
@@ -214,11 +248,31 @@ void Recorder::Impl::collect_timings() {
   }
 }
 
+void Recorder::Impl::update(const Tensor& t, const void* data, size_t bytes) {
+  if (ended) throw Error("this recorder was submitted; call reset() before recording again");
+  if (!recording) begin();
+  const Allocation& a = *t.allocation();
+  if (bytes != a.size || bytes % 4)
+    throw Error("update: " + std::to_string(bytes) + " bytes for tensor " + t.describe());
+  global_barrier(cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT,
+                 VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT);
+  const auto* p = static_cast<const uint8_t*>(data);
+  for (size_t off = 0; off < bytes; off += 65536)  // vkCmdUpdateBuffer's limit
+    vkCmdUpdateBuffer(cb, a.buffer, a.offset + off, std::min<size_t>(65536, bytes - off), p + off);
+  global_barrier(cb, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT,
+                 VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+                 VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT);
+  written_.clear();
+  read_.clear();
+  n_barriers += 2;
+}
+
 void Recorder::Impl::reset() {
+  if (external) throw Error("a recorder on the host's command buffer cannot be reset");
   if (cb) VKF_CHECK(vkResetCommandBuffer(cb, 0));
   for (auto p : pools_) VKF_CHECK(vkResetDescriptorPool(ctx.device, p, 0));
   pool_index_ = 0;
-  for (auto q : query_pools_) vkDestroyQueryPool(ctx.device, q, nullptr);
+  for (auto q : query_pools_) vkDestroyQueryPool(ctx.device, q, ctx.alloc);
   query_pools_.clear();
   labels_.clear();
   written_.clear();

@@ -42,6 +42,9 @@ struct Recorder::Impl {
   /// shaders recover the linear index with linear_group_id() (common.glsl).
   Grid fold(uint64_t total) const;
 
+  /// Records a copy of host data into a tensor (≤ 64 KiB per command), with
+  /// the barriers around it: the data travels in the command buffer itself.
+  void update(const Tensor& t, const void* data, size_t bytes);
   /// Ends recording (adds the final device→host barrier). Called by submit.
   VkCommandBuffer finish();
   /// Reads the timestamps after the submission finished.
@@ -52,6 +55,7 @@ struct Recorder::Impl {
   bool recording = false;
   bool ended = false;
   bool timestamps = false;
+  bool external = false;  ///< cb is the host's: never begun, ended, freed or submitted here
   std::string scope;  ///< prefix of timing labels
   size_t n_dispatches = 0, n_barriers = 0;
   std::vector<DispatchTiming> timings;
@@ -66,6 +70,7 @@ struct Recorder::Impl {
   VkDescriptorSet allocate_set(VkDescriptorSetLayout layout);
 
   std::vector<Range> written_, read_;
+  VkCommandPool pool_ = VK_NULL_HANDLE;
   std::vector<VkDescriptorPool> pools_;
   size_t pool_index_ = 0;
   std::vector<VkQueryPool> query_pools_;
