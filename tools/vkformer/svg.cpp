@@ -122,23 +122,34 @@ void write_roofline_svg(const std::string& path, const std::string& title, doubl
   line(o, X(xs), Y(xs * peak_gbps), X(ridge), Y(peak_gflops), roof);
   line(o, X(ridge), Y(peak_gflops), X(xmax), Y(peak_gflops), roof);
   std::vector<Box> used;
+  for (const auto& p : pts) used.push_back({X(p.intensity) - 5, Y(p.gflops) - 5, X(p.intensity) + 5, Y(p.gflops) + 5});
   {
     std::string s = "compute peak " + num(peak_gflops) + " GFLOP/s";
     double x = X(xmax) - 8, y = Y(peak_gflops) - 8;
     text(o, x, y, s, 13, "end", " fill=\"#444444\"");
     used.push_back({x - text_width(s, 13), y - 13, x, y + 3});
-    // Along the slope, a little above it, rotated to match it on screen.
+    // Along the slope, a little above it, rotated to match it on screen, at
+    // the first place along it where it covers no point.
     std::string b = "bandwidth " + num(peak_gbps) + " GB/s";
     double x0 = X(xs), y0 = Y(xs * peak_gbps), x1 = X(ridge), y1 = Y(peak_gflops);
-    double ang = std::atan2(y1 - y0, x1 - x0) * 180 / M_PI;
-    double mx = x0 + 0.25 * (x1 - x0), my = y0 + 0.25 * (y1 - y0) - 8;
+    double a = std::atan2(y1 - y0, x1 - x0), w = text_width(b, 13);
+    Box box{};
+    double mx = 0, my = 0;
+    for (double f : {0.05, 0.2, 0.35, 0.5, 0.65, 0.1}) {
+      mx = x0 + f * (x1 - x0), my = y0 + f * (y1 - y0) - 8;
+      double ex = mx + w * std::cos(a), ey = my + w * std::sin(a);
+      box = {std::min(mx, ex), std::min(my, ey) - 13, std::max(mx, ex), std::max(my, ey) + 3};
+      bool clash = false;
+      for (const auto& u : used) clash = clash || u.hits(box);
+      if (!clash) break;
+    }
+    used.push_back(box);
     text(o, mx, my, b, 13, "start",
-         " fill=\"#444444\" transform=\"rotate(" + num(ang) + " " + num(mx) + " " + num(my) + ")\"");
+         " fill=\"#444444\" transform=\"rotate(" + num(a * 180 / M_PI) + " " + num(mx) + " " + num(my) + ")\"");
   }
 
   // Points, coloured by op (the label's first word), labels placed greedily where they fit.
   std::vector<std::string> ops;
-  for (const auto& p : pts) used.push_back({X(p.intensity) - 5, Y(p.gflops) - 5, X(p.intensity) + 5, Y(p.gflops) + 5});
   const int fs = 12;
   for (const auto& p : pts) {
     std::string op = p.label.substr(0, p.label.find(' '));
