@@ -35,6 +35,9 @@ class Pipelines {
                       uint32_t bindings, uint32_t push_size);
   void save();
   uint64_t created() const { return created_; }
+  /// The on-disk cache file (keyed by pipeline-cache UUID and driver version);
+  /// empty when caching is off. Other per-device caches live next to it.
+  const std::string& cache_file() const { return cache_file_; }
 
  private:
   VkShaderModule module(const std::string& shader);

@@ -430,6 +430,9 @@ std::vector<KernelResult> run_kernel(Context& ctx, const KernelOptions& o) {
     r.op = op;
     r.variant = info.variant;
     r.shape = c.shape;
+    r.spec_values = info.spec;
+    r.flops = info.flops;
+    r.bytes = info.bytes;
     for (auto& [name, val] : info.spec) r.spec += (r.spec.empty() ? "" : " ") + name + "=" + std::to_string(val);
     r.median_ms = median(dev);
     r.min_ms = *std::min_element(dev.begin(), dev.end());

@@ -27,6 +27,8 @@ struct KernelOptions {
 
 struct KernelResult {
   std::string op, variant, shape, spec;
+  std::vector<std::pair<std::string, uint32_t>> spec_values;  ///< spec, as (name, value)
+  double flops = 0, bytes = 0;  ///< per run, as the op counts them
   double median_ms = 0, min_ms = 0, max_ms = 0, wall_ms = 0;
   double gflops = 0, gbps = 0;
   double max_error = -1;  ///< vs the CPU reference; -1 when not checked

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstdio>
 
+#include "bench_ops.hpp"
 #include "kernel_bench.hpp"
 #include "model_commands.hpp"
 #include "vkformer/context.hpp"
@@ -43,6 +44,21 @@ int main(int argc, char** argv) {
   generate->add_flag("--no-cache", mo.no_cache, "recompute the whole prefix every step (slow; for checking)");
   generate->add_flag("--json", mo.json, "print {\"sequences\": [[...], ...]}");
 
+  // Shape options shared by `kernel` and `bench ops`; returns them so bench can tell whether any was given.
+  auto add_shape_options = [](CLI::App* c, vkf::tools::KernelOptions& k) {
+    return std::vector<CLI::Option*>{
+        c->add_option("--m", k.m, "gemm M (tokens); rows for layernorm, add, topk"),
+        c->add_option("--n", k.n, "gemm N (outputs); row length for layernorm, add, topk; embedding vocab; copy_rows width"),
+        c->add_option("--k", k.k, "gemm K (inputs); embedding d"),
+        c->add_option("--batch", k.batch, "attention / embedding / copy_rows batch"),
+        c->add_option("--heads", k.heads, "attention heads"),
+        c->add_option("--head-dim", k.head_dim, "attention head dim"),
+        c->add_option("--q-len", k.q_len, "query length (embedding: sequence length; copy_rows: rows copied)"),
+        c->add_option("--kv-len", k.kv_len, "key/value length (copy_rows: rows of the destination cache)"),
+        c->add_option("--mask", k.mask, "attention mask: none, padding, causal, both"),
+        c->add_option("--topk", k.topk, "k for topk")};
+  };
+
   vkf::tools::KernelOptions ko;
   auto* kernel = app.add_subcommand(
       "kernel", "run one kernel on given shapes: checked against its CPU reference, timed with "
@@ -53,20 +69,36 @@ int main(int argc, char** argv) {
   kernel->add_option("--act", ko.act, "gemm activation: none, relu, gelu, gelu_tanh, silu");
   kernel->add_option("--bias", ko.bias, "gemm: add a bias (default true)");
   kernel->add_flag("--residual", ko.residual, "gemm, layernorm: fused residual add");
-  kernel->add_option("--m", ko.m, "gemm M (tokens); rows for layernorm, add, topk");
-  kernel->add_option("--n", ko.n, "gemm N (outputs); row length for layernorm, add, topk; embedding vocab; copy_rows width");
-  kernel->add_option("--k", ko.k, "gemm K (inputs); embedding d");
-  kernel->add_option("--batch", ko.batch, "attention / embedding / copy_rows batch");
-  kernel->add_option("--heads", ko.heads, "attention heads");
-  kernel->add_option("--head-dim", ko.head_dim, "attention head dim");
-  kernel->add_option("--q-len", ko.q_len, "query length (embedding: sequence length; copy_rows: rows copied)");
-  kernel->add_option("--kv-len", ko.kv_len, "key/value length (copy_rows: rows of the destination cache)");
-  kernel->add_option("--mask", ko.mask, "attention mask: none, padding, causal, both");
-  kernel->add_option("--topk", ko.topk, "k for topk");
+  add_shape_options(kernel, ko);
   kernel->add_option("--warmup", ko.warmup, "untimed runs first");
   kernel->add_option("--repeat", ko.repeat, "timed runs");
   bool no_check = false;
   kernel->add_flag("--no-check", no_check, "skip the CPU reference check");
+
+
+  // `bench` groups the benchmarks: `bench ops` (kernels); `bench model` joins it.
+  auto* bench = app.add_subcommand("bench", "benchmarks, reported against the device's measured roofline");
+  bench->require_subcommand(1);
+  vkf::tools::BenchOpsOptions bo;
+  bo.base.bias = false;  // plain Y = X·Wᵀ, the same product OpenBLAS computes
+  auto* bench_ops = bench->add_subcommand(
+      "ops", "time every kernel variant at the standard (or given) shapes, each checked against its "
+             "CPU reference, as a % of the roofline; OpenBLAS as the GEMM baseline");
+  bench_ops->add_option("--op", bo.ops, "kernels to run, or all (default)")
+      ->check(CLI::IsMember(vkf::tools::bench_op_names()));
+  auto shape_opts = add_shape_options(bench_ops, bo.base);
+  bench_ops->add_option("--shape", bo.shapes, "shape(s) instead of the standard ones: MxNxK, MxN, or "
+                        "key=value,... (m n k batch heads head_dim q_len kv_len mask topk dtype); repeatable");
+  bench_ops->add_option("--variant", bo.base.variant, "variant name, or all (default: the engine's pick)");
+  bench_ops->add_option("--precision", bo.precision, "storage of weights, tables or K/V: fp32 or fp16 "
+                        "(default: each standard shape's own)");
+  bench_ops->add_option("--warmup", bo.base.warmup, "untimed runs first");
+  bench_ops->add_option("--repeat", bo.base.repeat, "timed runs");
+  bench_ops->add_option("--json", bo.json, "write the results as JSON to this file");
+  bench_ops->add_option("--svg", bo.svg, "write a roofline chart (SVG) to this file");
+  bool bench_no_check = false;
+  bench_ops->add_flag("--no-check", bench_no_check, "skip the CPU reference checks");
+  bench_ops->add_flag("--remeasure-peak", bo.remeasure_peak, "measure the device peak again, ignoring the cache");
 
   auto* warm = app.add_subcommand(
       "pipelines", "create and run once every kernel variant, and report the time: the first-use cost "
@@ -88,6 +120,11 @@ int main(int argc, char** argv) {
     if (*forward) return vkf::tools::run_forward(ctx_opts, mo);
     if (*generate) return vkf::tools::run_generate(ctx_opts, mo);
     if (*profile) return vkf::tools::run_profile(ctx_opts, po);
+    if (*bench_ops) {
+      bo.base.check = !bench_no_check;
+      for (auto* opt : shape_opts) bo.shape_given = bo.shape_given || opt->count() > 0;
+      return vkf::tools::run_bench_ops(ctx_opts, bo);
+    }
     if (*kernel) {
       ko.check = !no_check;
       vkf::Context ctx(ctx_opts);
