@@ -103,7 +103,7 @@ TEST_F(DeviceTest, TimestampsTimeEveryDispatch) {
   auto t = rec.timings();
   ASSERT_EQ(t.size(), 2u);
   for (auto& x : t) {
-    EXPECT_EQ(x.label, "add");
+    EXPECT_EQ(x.label, "add/default");
     EXPECT_GE(x.ms, 0.0);
     EXPECT_LT(x.ms, 10000.0);
   }

@@ -18,7 +18,7 @@ OpInfo add(Recorder& rec, const AddArgs& a) {
   const Pipeline& p = r.pipeline("add", {wg, items}, 3, 4);
   uint32_t push = uint32_t(n);
   r.dispatch(p, {{a.a, false}, {a.b, false}, {a.y, true}}, &push, 4, r.fold(ceil_div(n, wg * items)),
-             "add");
+             "add/default");
   return {"add", "default", {{"WG", wg}, {"ITEMS", items}}, double(n), double(n) * 12};
 }
 

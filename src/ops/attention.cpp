@@ -51,7 +51,7 @@ OpInfo attention_scores(Recorder& rec, const AttentionScoresArgs& a) {
   const std::string shader = std::string(op) + kv_suffix(a.k.t);
   const Pipeline& p = r.pipeline(shader, {wg, d4, tq}, 3, sizeof push);
   r.dispatch(p, {{a.q.t, false}, {a.k.t, false}, {a.scores, true}}, &push, sizeof push, r.fold(total),
-             shader);
+             std::string(op) + "/tiled" + kv_suffix(a.k.t));
 
   const double n_qk = double(s.batch) * s.heads * s.q_len * s.kv_len;
   const double width = double(s.heads) * s.head_dim;
@@ -85,7 +85,7 @@ OpInfo masked_softmax(Recorder& rec, const SoftmaxArgs& a) {
   const Pipeline& p = r.pipeline(shader, {wg}, 2, sizeof push);
   // Without a padding mask the scores stand in for it (never read).
   const Tensor* pad = a.mask.key_padding ? a.mask.key_padding : a.scores;
-  r.dispatch(p, {{a.scores, true}, {pad, false}}, &push, sizeof push, r.fold(rows), shader);
+  r.dispatch(p, {{a.scores, true}, {pad, false}}, &push, sizeof push, r.fold(rows), std::string(op) + "/" + variant);
 
   const double n = double(rows) * s.kv_len;
   return {op, variant, {{"WG", wg}}, 5 * n,
@@ -120,7 +120,8 @@ OpInfo attention_values(Recorder& rec, const AttentionValuesArgs& a) {
   } push{s.heads, s.head_dim, s.q_len, s.kv_len, v.off, v.row, v.batch, q_blocks, uint32_t(total)};
   const std::string shader = std::string(op) + kv_suffix(a.v.t);
   const Pipeline& p = r.pipeline(shader, {wg, d4, bk}, 3, sizeof push);
-  r.dispatch(p, {{a.probs, false}, {a.v.t, false}, {a.out, true}}, &push, sizeof push, r.fold(total), shader);
+  r.dispatch(p, {{a.probs, false}, {a.v.t, false}, {a.out, true}}, &push, sizeof push, r.fold(total),
+             std::string(op) + "/tiled" + kv_suffix(a.v.t));
 
   const double n_qk = double(s.batch) * s.heads * s.q_len * s.kv_len;
   const double width = double(s.heads) * s.head_dim;

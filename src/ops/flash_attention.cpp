@@ -64,7 +64,7 @@ OpInfo flash_attention(Recorder& rec, const FlashAttentionArgs& a) {
   const Pipeline& p = r.pipeline(shader, {wg, d4, bk, tpr, sh}, 5, sizeof push);
   const Tensor* pad = a.mask.key_padding ? a.mask.key_padding : a.q.t;
   r.dispatch(p, {{a.q.t, false}, {a.k.t, false}, {a.v.t, false}, {pad, false}, {a.out, true}}, &push,
-             sizeof push, r.fold(total), shader);
+             sizeof push, r.fold(total), std::string(op) + "/online" + kv_suffix(a.k.t));
 
   const double n_qk = double(s.batch) * s.heads * s.q_len * s.kv_len;
   const double width = double(s.heads) * s.head_dim;

@@ -76,7 +76,7 @@ int main(int argc, char** argv) {
   kernel->add_flag("--no-check", no_check, "skip the CPU reference check");
 
 
-  // `bench` groups the benchmarks: `bench ops` (kernels); `bench model` joins it.
+  // `bench` groups the benchmarks: `bench ops` (kernels) and `bench model` (whole models).
   auto* bench = app.add_subcommand("bench", "benchmarks, reported against the device's measured roofline");
   bench->require_subcommand(1);
   vkf::tools::BenchOpsOptions bo;
@@ -114,6 +114,20 @@ int main(int argc, char** argv) {
   profile->add_option("--tgt-len", po.tgt_len, "target length: the decode position measured");
   profile->add_option("--repeat", po.repeat, "timed forward passes");
 
+  vkf::tools::BenchModelOptions bmo;
+  auto* bench_model = bench->add_subcommand(
+      "model", "device time per layer and per op of a forward pass and a decode step (timestamp "
+               "queries), wall times, tokens/s, submissions, cache speedup; on random ids");
+  bench_model->add_option("--model", bmo.model_dir, "model directory")->required();
+  bench_model->add_option("--precision", bmo.precision, "weight storage: fp32 or fp16");
+  bench_model->add_option("--batch", bmo.batch, "sequences");
+  bench_model->add_option("--src-len", bmo.src_len, "source (or prompt) length");
+  bench_model->add_option("--tgt-len", bmo.tgt_len,
+                          "target length; the decode step is at position tgt-len (decoder-only: src-len + tgt-len)");
+  bench_model->add_option("--repeat", bmo.repeat, "runs; figures are medians");
+  bench_model->add_option("--json", bmo.json, "write the figures as JSON");
+  bench_model->add_option("--svg", bmo.svg, "bar chart of the forward pass (and FILE-step.svg of the decode step)");
+
   CLI11_PARSE(app, argc, argv);
   try {
     if (*devices) return vkf::tools::run_devices(ctx_opts, devices_json);
@@ -125,6 +139,7 @@ int main(int argc, char** argv) {
       for (auto* opt : shape_opts) bo.shape_given = bo.shape_given || opt->count() > 0;
       return vkf::tools::run_bench_ops(ctx_opts, bo);
     }
+    if (*bench_model) return vkf::tools::run_bench_model(ctx_opts, bmo);
     if (*kernel) {
       ko.check = !no_check;
       vkf::Context ctx(ctx_opts);

@@ -3,9 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
-#include <random>
 
 #include "npy.hpp"
 #include "vkformer/model.hpp"
@@ -43,13 +41,13 @@ std::vector<Ids> parse_ids(const std::vector<std::string>& args, const char* opt
   return out;
 }
 
+}  // namespace
+
 Precision parse_precision(const std::string& p) {
   if (p == "fp32" || p == "f32") return Precision::F32;
   if (p == "fp16" || p == "f16") return Precision::F16;
   throw Error("--precision must be fp32 or fp16, got \"" + p + "\"");
 }
-
-}  // namespace
 
 int run_forward(const ContextOptions& ctx_opts, const ModelRunOptions& o) {
   std::vector<Ids> src = parse_ids(o.src_ids, "--src-ids");
@@ -92,85 +90,6 @@ int run_generate(const ContextOptions& ctx_opts, const ModelRunOptions& o) {
   std::fprintf(stderr, "vkformer: %llu decode steps, %llu submissions\n",
                (unsigned long long)session.stats().steps,
                (unsigned long long)session.stats().submissions);
-  return 0;
-}
-
-namespace {
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.empty() ? 0 : v[v.size() / 2];
-}
-}  // namespace
-
-int run_profile(const ContextOptions& ctx_opts, const ProfileOptions& o) {
-  if (o.batch < 1 || o.src_len < 1 || o.tgt_len < 1 || o.repeat < 1)
-    throw Error("--batch, --src-len, --tgt-len and --repeat must be at least 1");
-  Context ctx(ctx_opts);
-  auto model = Model::load(ctx, o.model_dir, parse_precision(o.precision));
-  const ModelConfig& c = model->config();
-  Session session(model);
-  std::mt19937 gen(7);
-  const int32_t first = std::max({c.pad_id, c.bos_id, c.eos_id}) + 1;
-  auto random_ids = [&](uint32_t len, uint32_t vocab) {
-    if (uint32_t(first) >= vocab) throw Error("the vocabulary has no ids besides pad, bos and eos");
-    Ids ids(len);
-    for (auto& x : ids) x = first + int32_t(gen() % uint32_t(vocab - first));
-    return ids;
-  };
-  const bool encdec = c.encoder_decoder();
-  std::vector<Ids> src, tgt;
-  for (unsigned b = 0; b < o.batch; ++b) {
-    src.push_back(random_ids(o.src_len, c.src_vocab_size));
-    if (encdec) tgt.push_back(random_ids(o.tgt_len, c.tgt_vocab_size));
-  }
-  std::vector<double> fwd;
-  uint64_t fwd_subs = 0, fwd_dispatches = 0;
-  for (unsigned i = 0; i <= o.repeat; ++i) {  // the first run creates the plan: not counted
-    auto t0 = std::chrono::steady_clock::now();
-    session.forward(src, tgt);
-    double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-    if (i) fwd.push_back(ms);
-    fwd_subs = session.stats().submissions;
-    fwd_dispatches = session.stats().dispatches;
-  }
-  std::printf("model %s: %u+%u layers, d_model %u, %u heads, d_ff %u, %s weights\n", o.model_dir.c_str(),
-              c.encoder_layers, c.decoder_layers, c.d_model, c.n_heads, c.d_ff, o.precision.c_str());
-  std::printf("forward  batch %u, src %u%s: %.1f ms median of %u (%llu submission, %llu dispatches)\n",
-              o.batch, o.src_len, encdec ? (", tgt " + std::to_string(o.tgt_len)).c_str() : "",
-              median(fwd), o.repeat, (unsigned long long)fwd_subs, (unsigned long long)fwd_dispatches);
-
-  if (!model->output_dim() || model->output_dim() == c.d_model) return 0;
-  // Cached decoding up to position tgt_len (enc-dec) or prompt + tgt_len (decoder-only).
-  GenerateOptions g;
-  g.max_new_tokens = o.tgt_len + 1;
-  g.stop_at_eos = false;
-  std::vector<Ids> prompts = src;
-  session.generate(prompts, g);
-  const RunStats st = session.stats();
-  const size_t n = st.step_ms.size(), k = std::min<size_t>(8, n);
-  std::vector<double> last(st.step_ms.end() - long(k), st.step_ms.end());
-  const double step = median(last);
-  std::printf("decode step with KV cache at position ~%u: %.2f ms (median of the last %zu steps; "
-              "%llu submissions for %llu steps + the first token)\n",
-              encdec ? o.tgt_len : o.src_len + o.tgt_len, step, k,
-              (unsigned long long)st.submissions, (unsigned long long)st.steps);
-  // Without the cache a step is a whole forward pass over the prefix.
-  std::vector<Ids> prefix = encdec ? tgt : std::vector<Ids>{};
-  std::vector<double> full;
-  std::vector<Ids> long_src = src;
-  if (!encdec)
-    for (auto& s : long_src) {
-      Ids more = random_ids(o.tgt_len, c.src_vocab_size);
-      s.insert(s.end(), more.begin(), more.end());
-    }
-  for (unsigned i = 0; i <= o.repeat; ++i) {
-    auto t0 = std::chrono::steady_clock::now();
-    session.forward(long_src, prefix);
-    double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-    if (i) full.push_back(ms);
-  }
-  std::printf("decode step without cache (full recompute of the same prefix): %.1f ms -> cache is %.1fx faster\n",
-              median(full), median(full) / step);
   return 0;
 }
 

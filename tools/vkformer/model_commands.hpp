@@ -1,11 +1,13 @@
-// `vkformer forward` and `vkformer generate`: a model directory, token ids in,
-// an .npy file or generated ids out.
+// The model commands: `vkformer forward` and `vkformer generate` (a model
+// directory, token ids in, an .npy file or generated ids out), `vkformer
+// profile` and `vkformer bench model` (timing on random ids, bench_model.cpp).
 #pragma once
 
 #include <string>
 #include <vector>
 
 #include "vkformer/context.hpp"
+#include "vkformer/model.hpp"
 
 namespace vkf::tools {
 
@@ -19,6 +21,9 @@ struct ModelRunOptions {
   bool json = false, no_cache = false;
 };
 
+/// "fp32" or "fp16" (also "f32", "f16"). @throws vkf::Error otherwise.
+Precision parse_precision(const std::string& p);
+
 /// Each returns the process exit code; errors are thrown as vkf::Error.
 int run_forward(const ContextOptions& ctx_opts, const ModelRunOptions& o);
 int run_generate(const ContextOptions& ctx_opts, const ModelRunOptions& o);
@@ -29,6 +34,14 @@ struct ProfileOptions {
 /// `vkformer profile`: forward time, and decode-step time with the KV cache
 /// against a full recompute at the same position, with submission counts.
 int run_profile(const ContextOptions& ctx_opts, const ProfileOptions& o);
+
+struct BenchModelOptions : ProfileOptions {
+  std::string json, svg;  ///< output files; empty: none
+};
+/// `vkformer bench model`: what `profile` measures, plus device time per layer
+/// and per op kind (timestamp queries) for a forward pass and a decode step,
+/// as a table, JSON and SVG bar charts.
+int run_bench_model(const ContextOptions& ctx_opts, const BenchModelOptions& o);
 
 /// `vkformer devices [--json]`.
 int run_devices(const ContextOptions& ctx_opts, bool json);
