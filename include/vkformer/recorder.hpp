@@ -31,7 +31,9 @@ class Recorder {
   /// Boundary: the first dispatch is preceded by a barrier making all earlier
   /// writes (any stage) visible to compute shaders; end() adds a barrier making
   /// the compute writes visible to every later stage (vertex, fragment,
-  /// transfer, host). Timestamps are not available in this mode.
+  /// transfer, host). Timestamps are not available in this mode. The Recorder
+  /// owns the descriptor sets the recorded commands use: keep it alive until
+  /// the host's submission has completed.
   Recorder(Context& ctx, VkCommandBuffer host_command_buffer);
   /// Host command buffer mode: records the closing barrier. Call once, after
   /// the last op and before the host ends its command buffer.
