@@ -11,10 +11,16 @@
 #endif
 
 layout(local_size_x_id = 0) in;
+layout(constant_id = 1) const uint ROWS = 1;  // rows per workgroup, one after another
+// VEC4 > 0: kv_len is a multiple of 4 and a row fits in VEC4 vec4s per lane:
+// one vec4 read and one write per element group, the row kept in registers.
+layout(constant_id = 2) const uint VEC4 = 0;
 const uint WG = gl_WorkGroupSize.x;
 
 layout(std430, binding = 0) buffer Sb { float s[]; };
+layout(std430, binding = 0) buffer Sb4 { vec4 s4[]; };
 layout(std430, binding = 1) readonly buffer Mb { int pad[]; };
+layout(std430, binding = 1) readonly buffer Mb4 { ivec4 pad4[]; };
 layout(push_constant) uniform P {
   uint rows, heads, q_len, kv_len;
   uint pad_stride, has_pad, causal, causal_offset;
@@ -46,9 +52,9 @@ float reduce(float v, bool is_max) {
   return v;
 }
 
-void main() {
-  const uint row = linear_group_id();
-  if (row >= p.rows) return;
+// Rows are short next to a workgroup's fixed cost on CPU devices: a
+// workgroup takes ROWS of them in turn.
+void softmax_row(const uint row) {
   const uint i = row % p.q_len, b = row / (p.heads * p.q_len);
   const uint base = row * p.kv_len, pbase = b * p.pad_stride;
   // Causal: keys past i + causal_offset are masked.
@@ -73,4 +79,48 @@ void main() {
   }
   const float inv = 1.0 / reduce(sum, false);
   for (uint j = t; j < end; j += WG) s[base + j] *= inv;
+}
+
+void softmax_row_vec4(const uint row) {
+  const uint i = row % p.q_len, b = row / (p.heads * p.q_len);
+  const uint base4 = row * (p.kv_len / 4), pbase = b * p.pad_stride, n4 = p.kv_len / 4;
+  const uint end = p.causal != 0 ? min(p.kv_len, i + p.causal_offset + 1) : p.kv_len;
+  const uint t = gl_LocalInvocationID.x;
+  vec4 x[VEC4 > 0 ? VEC4 : 1];
+  float m = NEG_INF;
+  for (uint k = 0; k < VEC4; ++k) {
+    const uint j4 = t + k * WG;
+    vec4 v = j4 < n4 ? s4[base4 + j4] : vec4(NEG_INF);
+    // The mask rows are 4-aligned when pad_stride is (uniform branch).
+    const ivec4 pm = p.has_pad == 0 || j4 >= n4 ? ivec4(0)
+                     : p.pad_stride % 4 == 0 ? pad4[pbase / 4 + j4]
+                     : ivec4(pad[pbase + j4 * 4], pad[pbase + j4 * 4 + 1], pad[pbase + j4 * 4 + 2],
+                             pad[pbase + j4 * 4 + 3]);
+    for (uint e = 0; e < 4; ++e)
+      if (j4 * 4 + e >= end || pm[e] != 0) v[e] = NEG_INF;
+    x[k] = v;
+    m = max(m, max(max(v.x, v.y), max(v.z, v.w)));
+  }
+  m = reduce(m, true);
+  float sum = 0.0;
+  for (uint k = 0; k < VEC4; ++k) {
+    // exp(-inf - m) = 0 for masked keys once m is finite; a fully masked row has m = -inf.
+    x[k] = m == NEG_INF ? vec4(0.0) : exp(x[k] - m);
+    sum += x[k].x + x[k].y + x[k].z + x[k].w;
+  }
+  sum = reduce(sum, false);
+  const float inv = sum > 0.0 ? 1.0 / sum : 0.0;
+  for (uint k = 0; k < VEC4; ++k) {
+    const uint j4 = t + k * WG;
+    if (j4 < n4) s4[base4 + j4] = x[k] * inv;
+  }
+}
+
+void main() {
+  const uint first = linear_group_id() * ROWS;
+  for (uint r = 0; r < ROWS; ++r) {
+    if (first + r >= p.rows) return;  // uniform across the workgroup
+    if (VEC4 > 0) softmax_row_vec4(first + r);
+    else softmax_row(first + r);
+  }
 }

@@ -131,7 +131,7 @@ struct AttnInputs {
       }
     }
     if (c.mask == MaskKind::Padding || c.mask == MaskKind::Both) {
-      const uint32_t stride = c.kv_len + 3;
+      const uint32_t stride = c.kv_len + 4;  // a multiple of 4 when kv_len is: the vec4 mask path
       pad = padding_mask(c, stride, seed + 3);
       tpad = ctx.tensor_i32({B, stride}, pad);
       mask.key_padding = &tpad;

@@ -53,6 +53,11 @@ std::vector<SoftmaxCase> softmax_cases() {
       {1, 3, 1, 17, 1000, Layout::Separate, MaskKind::Padding},
       {3, 3, 1, 33, 17, Layout::Separate, MaskKind::Causal},
       {2, 2, 1, 5, 257, Layout::Separate, MaskKind::None},
+      // kv_len a multiple of 4: rows kept in registers as vec4s, masks read as ivec4s.
+      {1, 2, 1, 20, 128, Layout::Separate, MaskKind::Padding},
+      {3, 2, 1, 8, 64, Layout::Separate, MaskKind::Both},
+      {2, 2, 1, 9, 96, Layout::Separate, MaskKind::Causal, 3},
+      {1, 1, 1, 3, 4, Layout::Separate, MaskKind::None},
   };
   std::vector<SoftmaxCase> out;
   for (const auto& c : base)

@@ -82,13 +82,20 @@ OpInfo masked_softmax(Recorder& rec, const SoftmaxArgs& a) {
          a.mask.causal ? 1u : 0u, a.mask.causal_offset};
   const std::string variant = sub ? "subgroup" : "shared";
   const std::string shader = std::string(op) + "_" + variant;
-  const Pipeline& p = r.pipeline(shader, {wg}, 2, sizeof push);
+  // On a CPU device a workgroup's launch costs more than a short row: leave
+  // ~16 workgroups for the cores and let each take its rows in turn.
+  const uint32_t per_group =
+      r.ctx.caps.device_type == "cpu" ? uint32_t(std::clamp<uint64_t>(rows / 16, 1, 16)) : 1;
+  // Rows of up to 8 vec4s per lane stay in registers (vec4 loads need kv_len % 4 == 0).
+  const uint32_t vec4 = s.kv_len % 4 == 0 && ceil_div(s.kv_len / 4, wg) <= 8 ? ceil_div(s.kv_len / 4, wg) : 0;
+  const Pipeline& p = r.pipeline(shader, {wg, per_group, vec4}, 2, sizeof push);
   // Without a padding mask the scores stand in for it (never read).
   const Tensor* pad = a.mask.key_padding ? a.mask.key_padding : a.scores;
-  r.dispatch(p, {{a.scores, true}, {pad, false}}, &push, sizeof push, r.fold(rows), std::string(op) + "/" + variant);
+  r.dispatch(p, {{a.scores, true}, {pad, false}}, &push, sizeof push,
+             r.fold(ceil_div(rows, per_group)), std::string(op) + "/" + variant);
 
   const double n = double(rows) * s.kv_len;
-  return {op, variant, {{"WG", wg}}, 5 * n,
+  return {op, variant, {{"WG", wg}, {"ROWS", per_group}, {"VEC4", vec4}}, 5 * n,
           8 * n + (a.mask.key_padding ? 4.0 * s.batch * s.kv_len : 0.0)};
 }
 
