@@ -148,6 +148,8 @@ struct App {
   VkDescriptorPool descriptor_pool = VK_NULL_HANDLE;
   VkDescriptorSet descriptor_set = VK_NULL_HANDLE;
   VkCommandPool command_pool = VK_NULL_HANDLE;
+  VkFence frame_done = VK_NULL_HANDLE;
+  VkSemaphore logits_ready = VK_NULL_HANDLE;  // way (a) only
   Buffer logits;    // vkformer writes it, the vertex shader reads it
   Buffer readback;  // the rendered image, for the PNG
 };
@@ -250,6 +252,8 @@ void create_device(App& app) {
   VkCommandPoolCreateInfo pci{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
   pci.queueFamilyIndex = app.queue_family;
   VK_CHECK(vkCreateCommandPool(app.device, &pci, nullptr, &app.command_pool));
+  VkFenceCreateInfo fci{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
+  VK_CHECK(vkCreateFence(app.device, &fci, nullptr, &app.frame_done));
 }
 
 uint32_t memory_type(const App& app, uint32_t allowed, VkMemoryPropertyFlags want, VkMemoryPropertyFlags need) {
@@ -503,7 +507,9 @@ void record_draw_and_copy(App& app, VkCommandBuffer cb, const Push& push) {
 void destroy(App& app) {
   if (app.device) {
     vkDeviceWaitIdle(app.device);
-    vkDestroyCommandPool(app.device, app.command_pool, nullptr);
+    vkDestroyCommandPool(app.device, app.command_pool, nullptr);  // frees the frame's command buffer
+    vkDestroyFence(app.device, app.frame_done, nullptr);
+    vkDestroySemaphore(app.device, app.logits_ready, nullptr);
     vkDestroyDescriptorPool(app.device, app.descriptor_pool, nullptr);
     vkDestroyPipeline(app.device, app.pipeline, nullptr);
     vkDestroyPipelineLayout(app.device, app.pipeline_layout, nullptr);
@@ -565,11 +571,6 @@ uint32_t run_frame(App& app, const Options& o, std::vector<uint8_t>& pixels) {
   ai.commandBufferCount = 1;
   VkCommandBuffer cb;
   VK_CHECK(vkAllocateCommandBuffers(app.device, &ai, &cb));
-  VkFenceCreateInfo fci{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
-  VkFence frame_done;
-  VK_CHECK(vkCreateFence(app.device, &fci, nullptr, &frame_done));
-  VkSemaphoreCreateInfo sci{VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO};
-  VkSemaphore logits_ready = VK_NULL_HANDLE;
 
   // A recorder must outlive the execution of what it recorded (it owns the
   // descriptor sets): both are kept until the frame's fence has signalled.
@@ -578,11 +579,12 @@ uint32_t run_frame(App& app, const Options& o, std::vector<uint8_t>& pixels) {
   if (o.way == 'a') {
     // Way (a): vkformer's own command buffer, submitted first; it signals a
     // binary semaphore the frame waits on before its vertex shaders run.
-    VK_CHECK(vkCreateSemaphore(app.device, &sci, nullptr, &logits_ready));
+    VkSemaphoreCreateInfo sci{VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO};
+    VK_CHECK(vkCreateSemaphore(app.device, &sci, nullptr, &app.logits_ready));
     rec = std::make_unique<vkf::Recorder>(ctx);
     session.record_forward(*rec, src, tgt, &logits);
     vkf::SubmitSync sync;
-    sync.signal = {logits_ready};
+    sync.signal = {app.logits_ready};
     ctx.submit_async(*rec, sync);
   }
 
@@ -601,15 +603,15 @@ uint32_t run_frame(App& app, const Options& o, std::vector<uint8_t>& pixels) {
   VK_CHECK(vkEndCommandBuffer(cb));
 
   VkSubmitInfo si{VK_STRUCTURE_TYPE_SUBMIT_INFO};
-  if (logits_ready) {
+  if (app.logits_ready) {
     si.waitSemaphoreCount = 1;
-    si.pWaitSemaphores = &logits_ready;
+    si.pWaitSemaphores = &app.logits_ready;
     si.pWaitDstStageMask = &wait_stage;
   }
   si.commandBufferCount = 1;
   si.pCommandBuffers = &cb;
-  VK_CHECK(vkQueueSubmit(app.queue, 1, &si, frame_done));  // the only submission of the frame (b)
-  VK_CHECK(vkWaitForFences(app.device, 1, &frame_done, VK_TRUE, UINT64_MAX));
+  VK_CHECK(vkQueueSubmit(app.queue, 1, &si, app.frame_done));  // the only submission of the frame (b)
+  VK_CHECK(vkWaitForFences(app.device, 1, &app.frame_done, VK_TRUE, UINT64_MAX));
 
   void* mapped;
   VK_CHECK(vkMapMemory(app.device, app.readback.memory, 0, VK_WHOLE_SIZE, 0, &mapped));
@@ -623,10 +625,6 @@ uint32_t run_frame(App& app, const Options& o, std::vector<uint8_t>& pixels) {
   for (uint32_t i = 1; i < dim; ++i)
     if (out[push.first + i] > out[push.first + best]) best = i;
 
-  rec.reset();
-  if (logits_ready) vkDestroySemaphore(app.device, logits_ready, nullptr);
-  vkDestroyFence(app.device, frame_done, nullptr);
-  vkFreeCommandBuffers(app.device, app.command_pool, 1, &cb);
   return best;
 }
 

@@ -32,6 +32,8 @@ class Recorder {
   /// writes (any stage) visible to compute shaders; end() adds a barrier making
   /// the compute writes visible to every later stage (vertex, fragment,
   /// transfer, host). Timestamps are not available in this mode.
+  /// The Recorder owns the descriptor sets the recorded dispatches use: keep it
+  /// alive until the host's submission of the command buffer has finished.
   Recorder(Context& ctx, VkCommandBuffer host_command_buffer);
   /// Host command buffer mode: records the closing barrier. Call once, after
   /// the last op and before the host ends its command buffer.
