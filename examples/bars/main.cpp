@@ -15,6 +15,7 @@
 //
 //   bars [MODEL_DIR] [--way a|b] [--src-ids 3,9,26] [--tgt-ids 1,6,5] [--out bars.png] [--validation]
 //
+// --skip-end (tests only) leaves out rec.end() in way (b): validation must object.
 // Prints the argmax of the drawn row, the PNG's path and the number of
 // validation messages; exits 0 only when there were none.
 #include <cerrno>
@@ -556,7 +557,7 @@ uint32_t run_frame(App& app, const Options& o, std::vector<uint8_t>& pixels) {
 
   // The host's buffer vkformer writes into: a storage buffer for vkformer's
   // compute shaders and for our vertex shader; TRANSFER_SRC lets ctx.read()
-  // fetch it through a staging copy when the memory is not mappable.
+  // fetch it (vkformer never maps a host buffer: it copies via staging).
   app.logits = create_buffer(app, VkDeviceSize(len) * dim * sizeof(float),
                              VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT,
                              VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT, 0);
@@ -618,8 +619,7 @@ uint32_t run_frame(App& app, const Options& o, std::vector<uint8_t>& pixels) {
   std::memcpy(pixels.data(), mapped, pixels.size());
   vkUnmapMemory(app.device, app.readback.memory);
 
-  // The model's answer, read back through vkformer (the host buffer is ours,
-  // ctx.read() copies it via a staging buffer when it is not mapped).
+  // The model's answer, read back through vkformer (a staging copy, after the fence).
   std::vector<float> out = ctx.read(logits);
   uint32_t best = 0;
   for (uint32_t i = 1; i < dim; ++i)
