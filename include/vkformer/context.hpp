@@ -153,8 +153,8 @@ class Context {
   /// A tensor over the host application's own buffer, e.g. one a fragment
   /// shader reads. vkformer never frees it. `usage` is what the buffer was
   /// created with: it must include VK_BUFFER_USAGE_STORAGE_BUFFER_BIT, and
-  /// TRANSFER_SRC / TRANSFER_DST for read() / write() on devices without mapped
-  /// memory; `offset` must be a multiple of minStorageBufferOffsetAlignment and
+  /// TRANSFER_SRC / TRANSFER_DST for read() / write() (vkformer never maps a
+  /// host buffer: it copies through a staging buffer); `offset` must be a multiple of minStorageBufferOffsetAlignment and
   /// the buffer must be bound to memory and hold offset + the tensor's bytes.
   /// @throws vkf::Error naming the missing usage flag or the bad offset.
   Tensor wrap_buffer(VkBuffer buffer, VkDeviceSize offset, VkDeviceSize buffer_size,

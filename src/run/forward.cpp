@@ -104,7 +104,6 @@ ForwardPlan& Session::Impl::plan(uint32_t B, uint32_t S, uint32_t T) {
   if (w.generator)
     p->logits = ctx.tensor({B, int64_t(cfg.encoder_decoder() ? T : S), int64_t(cfg.out_vocab())});
   p->rec = std::make_unique<Recorder>(ctx, profiling);
-  record_pass(*p->rec, *p);
   return *(plans[key] = std::move(p));
 }
 
@@ -127,6 +126,10 @@ ForwardOutput Session::Impl::forward(const std::vector<Ids>& src, const std::vec
   PaddedIds s, t;
   pad_inputs(src, tgt, s, t);
   ForwardPlan& p = plan(s.batch, s.len, encdec ? t.len : 0);
+  if (!p.recorded) {  // once per shape; later calls resubmit the same command buffer
+    record_pass(*p.rec, p);
+    p.recorded = true;
+  }
   ctx.write_bytes(p.src_ids, s.ids.data(), s.ids.size() * 4);
   ctx.write_bytes(p.src_pad, s.pad.data(), s.pad.size() * 4);
   if (encdec) {

@@ -20,7 +20,8 @@ struct ForwardPlan {
   Tensor cross_kv;                            ///< [batch, src_len, 2d], reused by every layer
   Tensor logits;                              ///< [batch, len, vocab] when there is a generator
   Tensor out;                                 ///< logits, or the last hidden state
-  std::unique_ptr<Recorder> rec;
+  std::unique_ptr<Recorder> rec;  ///< forward()'s command buffer, recorded on first use
+  bool recorded = false;
 };
 
 /// Ids padded with pad_id into [batch, len], and the key padding mask
