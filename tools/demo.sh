@@ -28,3 +28,6 @@ echo
 echo "== A 2-layer decoder-only model continuing two prompts, then its forward logits as .npy"
 "$V" generate --model tests/models/decoder_only --src-ids 5,6,7,8 --src-ids 9,10 --max-new-tokens 6 --json
 "$V" forward --model tests/models/decoder_only --src-ids 5,6,7,8 --src-ids 9,10 --out "$BUILD/demo_logits.npy"
+echo
+echo "== A graphics app's frame: the app's own device draws bars from the model's logits (examples/bars)"
+"$BUILD/examples/bars" --validation --out "$BUILD/demo_bars.png"
