@@ -34,6 +34,9 @@ shared float red[WG];
 float reduce(float v, bool is_max) {
 #if USE_SUBGROUP
   v = is_max ? subgroupMax(v) : subgroupAdd(v);
+  // One subgroup (uniform): the subgroup result is the workgroup's, and
+  // skipping the barriers matters on CPU devices, which switch per barrier.
+  if (gl_NumSubgroups == 1) return v;
   if (subgroupElect()) red[gl_SubgroupID] = v;
   barrier();
   v = red[0];

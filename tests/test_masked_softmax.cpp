@@ -58,6 +58,7 @@ std::vector<SoftmaxCase> softmax_cases() {
       {3, 2, 1, 8, 64, Layout::Separate, MaskKind::Both},
       {2, 2, 1, 9, 96, Layout::Separate, MaskKind::Causal, 3},
       {1, 1, 1, 3, 4, Layout::Separate, MaskKind::None},
+      {1, 2, 1, 5, 768, Layout::Separate, MaskKind::Both, 700},  // 24 vec4 per lane on CPU devices
   };
   std::vector<SoftmaxCase> out;
   for (const auto& c : base)

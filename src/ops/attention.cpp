@@ -74,7 +74,8 @@ OpInfo masked_softmax(Recorder& rec, const SoftmaxArgs& a) {
   // CPU device each extra subgroup costs a switch per barrier (lavapipe, 128
   // keys: 128 lanes took 5× longer than 8). The shared-memory tree wants a
   // power of two, which lanes() gives.
-  const uint32_t wg = lanes(r.ctx.caps, ceil_div(s.kv_len, 64));
+  const bool cpu = r.ctx.caps.device_type == "cpu";
+  const uint32_t wg = lanes(r.ctx.caps, ceil_div(s.kv_len, cpu ? 96 : 64));
   const uint64_t rows = uint64_t(s.batch) * s.heads * s.q_len;
   struct {
     uint32_t rows, heads, q_len, kv_len, pad_stride, has_pad, causal, causal_offset;
@@ -85,9 +86,10 @@ OpInfo masked_softmax(Recorder& rec, const SoftmaxArgs& a) {
   // On a CPU device a workgroup's launch costs more than a short row: leave
   // ~16 workgroups for the cores and let each take its rows in turn.
   const uint32_t per_group =
-      r.ctx.caps.device_type == "cpu" ? uint32_t(std::clamp<uint64_t>(rows / 16, 1, 16)) : 1;
-  // Rows of up to 8 vec4s per lane stay in registers (vec4 loads need kv_len % 4 == 0).
-  const uint32_t vec4 = s.kv_len % 4 == 0 && ceil_div(s.kv_len / 4, wg) <= 8 ? ceil_div(s.kv_len / 4, wg) : 0;
+      cpu ? uint32_t(std::clamp<uint64_t>(rows / 16, 1, 16)) : 1;
+  // Rows of up to kMaxVec4 vec4s per lane stay in registers (vec4 loads need kv_len % 4 == 0).
+  const uint32_t kMaxVec4 = 32;
+  const uint32_t vec4 = s.kv_len % 4 == 0 && ceil_div(s.kv_len / 4, wg) <= kMaxVec4 ? ceil_div(s.kv_len / 4, wg) : 0;
   const Pipeline& p = r.pipeline(shader, {wg, per_group, vec4}, 2, sizeof push);
   // Without a padding mask the scores stand in for it (never read).
   const Tensor* pad = a.mask.key_padding ? a.mask.key_padding : a.scores;
