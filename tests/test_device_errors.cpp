@@ -8,6 +8,7 @@
 
 #include "model_writer.hpp"
 #include "vk/check.hpp"
+#include "vk/context_impl.hpp"
 #include "vkformer/session.hpp"
 
 namespace vkf::test {
@@ -139,6 +140,30 @@ TEST_F(DeviceErrors, OutOfMemoryFromTheDriverWhileLoading) {
   EXPECT_EQ(Session(m).forward(kSrc, kTgt).batch, 1u);
 }
 
+TEST_F(DeviceErrors, MapFailureCleansUp) {
+  Context& ctx = make_context();
+  if (!ctx.impl().memory->direct_mapped()) GTEST_SKIP() << "device memory is not mapped on this device";
+  const uint64_t before = ctx.available_memory();
+  fault::set("map:VK_ERROR_MEMORY_MAP_FAILED");
+  expect_error_all([&] { ctx.tensor({7, 3}); },
+                   {"vkMapMemory failed: VK_ERROR_MEMORY_MAP_FAILED (device memory could not be mapped)"});
+  EXPECT_EQ(ctx.available_memory(), before) << "the failed block was freed";
+  EXPECT_EQ(ctx.read(ctx.tensor({3}, std::vector<float>{1, 2, 3})), (std::vector<float>{1, 2, 3}));
+}
+
+TEST_F(DeviceErrors, DeviceLostInSubmitAsync) {
+  Context& ctx = make_context();
+  Tensor a = ctx.tensor({5}, std::vector<float>(5, 1.f));
+  Tensor out = ctx.tensor({5});
+  Recorder rec(ctx);
+  add(rec, {&a, &a, &out, ""});
+  fault::set("submit:device_lost");
+  expect_error_all([&] { ctx.submit_async(rec, {}); }, {"vkQueueSubmit failed: VK_ERROR_DEVICE_LOST"});
+  EXPECT_TRUE(ctx.device_lost());
+  Recorder again(ctx);
+  expect_error_all([&] { ctx.submit_async(again, {}); }, {"submit_async: the Vulkan device"});
+}
+
 TEST_F(DeviceErrors, PipelineCreationFailureNamesTheShader) {
   Context& ctx = make_context();
   Tensor a = ctx.tensor({5}, std::vector<float>(5, 1.f));
@@ -160,6 +185,21 @@ TEST_F(DeviceErrors, ModelLargerThanTheMemoryLimitIsRefusedBeforeUploading) {
                     "VKFORMER_MEMORY_LIMIT or ContextOptions"});
   EXPECT_EQ(ctx.available_memory(), 4096u) << "nothing may be uploaded before the check";
   EXPECT_FALSE(ctx.device_lost());
+}
+
+TEST_F(DeviceErrors, TheFitCheckIsExact) {
+  // The check counts what the uploads take, to the byte: a limit of exactly
+  // that loads, one byte less is refused before uploading.
+  Context& probe = make_context();
+  const std::string dir = model("limit-exact");
+  const uint64_t before = probe.available_memory();
+  auto m = Model::load(probe, dir);
+  const uint64_t weights = before - probe.available_memory();
+  ASSERT_GT(weights, 10000u);
+  m.reset();
+  EXPECT_NO_THROW(Model::load(make_context(weights), dir));
+  expect_error_all([&] { Model::load(make_context(weights - 1), dir); },
+                   {"the weights need " + format_bytes(weights) + " in f32"});
 }
 
 TEST_F(DeviceErrors, ForwardOverTheMemoryLimitSaysWhatItNeeded) {
