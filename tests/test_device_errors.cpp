@@ -187,6 +187,19 @@ TEST_F(DeviceErrors, ModelLargerThanTheMemoryLimitIsRefusedBeforeUploading) {
   EXPECT_FALSE(ctx.device_lost());
 }
 
+TEST_F(DeviceErrors, AHugePositionTableIsRefusedBeforeAllocating) {
+  // The file is tiny, but 4e9 sinusoidal positions × 8 would be 119 GiB:
+  // refused by the fit check, not by the host running out building the table.
+  Context& ctx = make_context();
+  json cfg = tiny_config(Kind::EncoderOnly);
+  const TensorMap file = tiny_weights(cfg);
+  cfg["max_positions"] = 4000000000u;
+  const std::string dir = write_model("huge-positions", cfg, file);
+  expect_error_all([&] { Model::load(ctx, dir); },
+                   {"Model::load(" + dir + "): out of device memory: the weights need 119.2 GiB in f32, more "
+                                           "than the device can give: "});
+}
+
 TEST_F(DeviceErrors, TheFitCheckIsExact) {
   // The check counts what the uploads take, to the byte: a limit of exactly
   // that loads, one byte less is refused before uploading.

@@ -3,6 +3,7 @@
 // shape; anything else in the file is reported and ignored.
 #include "model/weights.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <set>
 
@@ -69,9 +70,11 @@ class Loader {
   /// Uploads `v` (in a dry run: counts its bytes). `name` says what it is in errors.
   Tensor upload(const std::vector<int64_t>& shape, const std::vector<float>& v, const std::string& name) {
     if (dry_) {
+      // Saturating: a config can ask for absurd sizes (the sinusoidal table is not in the file).
+      constexpr uint64_t kCap = uint64_t(1) << 62;
       uint64_t n = dtype_size(dtype_);
-      for (int64_t d : shape) n *= uint64_t(d);
-      planned_ += ctx_.impl().memory->footprint(n);
+      for (int64_t d : shape) n = d > 0 && n > kCap / uint64_t(d) ? kCap : n * uint64_t(d);
+      planned_ = std::min(kCap, planned_ + ctx_.impl().memory->footprint(n));
       return {};
     }
     try {
