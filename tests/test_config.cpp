@@ -134,7 +134,14 @@ TEST(Config, BadValues) {
        {"d_model", "n_heads", "d_ff", "encoder_layers", "src_vocab_size", "tgt_vocab_size", "max_positions"})
     expect_config_error(std::string("zero-") + key, with(key, 0),
                         "\"" + std::string(key) + "\" must be a positive integer, got 0");
-  expect_config_error("model_type", with("model_type", "bert"), "unknown \"model_type\" \"bert\"");
+  expect_config_error("model_type", with("model_type", "bert"), "unknown \"model_type\" \"bert\" (known: ");
+  // The message lists every known type, from the one list load_config checks.
+  std::string listed;
+  for (const auto& k : known_model_types()) listed += (listed.empty() ? "\"" : ", \"") + k + "\"";
+  expect_config_error("model_type-list", with("model_type", "gpt2"), "(known: " + listed + ")");
+  for (const auto& k : known_model_types())
+    EXPECT_NE(std::string("(known: " + listed + ")").find("\"" + k + "\""), std::string::npos);
+  EXPECT_EQ(known_model_types().front(), "transformer");
   expect_config_error("activation", with("activation", "tanh"), "unknown \"activation\" \"tanh\"");
   expect_config_error("positional", with("positional_encoding", "rope"),
                       "unknown \"positional_encoding\" \"rope\"");

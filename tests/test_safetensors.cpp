@@ -108,6 +108,35 @@ TEST(SafeTensors, FileErrors) {
   huge[5] = 1;  // 2^40
   const std::string p2 = write_st("huge", huge);
   expect_error([&] { SafeTensorsFile f(p2); }, p2 + ": header length 1099511627778 is absurdly large");
+  // 2^63 and 2^64-1: refused from the 8 bytes alone, nothing allocated.
+  std::string h63 = safetensors_raw("{}", "");
+  for (int k = 0; k < 7; ++k) h63[size_t(k)] = 0;
+  h63[7] = char(0x80);
+  const std::string p3 = write_st("h63", h63);
+  expect_error([&] { SafeTensorsFile f(p3); }, p3 + ": header length 9223372036854775808 is absurdly large");
+  const std::string p4 = write_st("h64", std::string(8, char(0xff)) + "{}");
+  expect_error([&] { SafeTensorsFile f(p4); }, p4 + ": header length 18446744073709551615 is absurdly large");
+}
+
+TEST(SafeTensors, TruncatedFiles) {
+  const std::string whole = safetensors_bytes({{"a", {"F32", {4, 4}, random_vector(16, 1)}},
+                                               {"b", {"F16", {3}, random_vector(3, 2)}}});
+  struct Cut {
+    size_t keep;
+    std::string needle;
+  };
+  const size_t data_begin = whole.size() - 16 * 4 - 3 * 2;
+  const size_t mid_header = 8 + (data_begin - 8) / 2;
+  for (const Cut& c : {Cut{5, "is 5 bytes, too short for the 8-byte header length"},
+                       Cut{20, "runs past the end of the file (20 bytes)"},
+                       Cut{mid_header, "runs past the end of the file"},
+                       Cut{data_begin, "is beyond the data section (0 bytes; file truncated?)"},
+                       Cut{whole.size() - 1, "data_offsets end 70 is beyond the data section (69 bytes"}}) {
+    SCOPED_TRACE(c.keep);
+    const std::string path = write_st("cut-" + std::to_string(c.keep), whole.substr(0, c.keep));
+    expect_error([&] { SafeTensorsFile f(path); }, path + ": ");
+    expect_error([&] { SafeTensorsFile f(path); }, c.needle);
+  }
 }
 
 TEST(SafeTensors, HeaderErrors) {

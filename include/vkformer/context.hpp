@@ -64,6 +64,12 @@ struct ContextOptions {
   bool disable_fp16 = false;
   /// Print the chosen device to stderr.
   bool verbose = true;
+  /// Most bytes of device memory this context may allocate for tensors; 0: the
+  /// VKFORMER_MEMORY_LIMIT environment variable (bytes, or with a K/M/G suffix,
+  /// powers of 1024), else no limit beyond the device's. For sharing a GPU with
+  /// a host application, and for testing out-of-memory handling with small
+  /// models. Going over it is an out-of-memory error like the device's own.
+  uint64_t memory_limit_bytes = 0;
 };
 
 /// One entry of list_devices().
@@ -191,6 +197,14 @@ class Context {
   uint64_t submissions() const;
   /// Number of compute pipelines created by this context so far.
   uint64_t pipelines_created() const;
+  /// Bytes of device memory new tensors can still get: free space in vkformer's
+  /// blocks plus what the device-local heap (or VK_EXT_memory_budget, when the
+  /// device has it) and the memory limit leave.
+  uint64_t available_memory() const;
+  /// True once a Vulkan call reported VK_ERROR_DEVICE_LOST. Every later call
+  /// that would use the device throws a vkf::Error saying so; destroy the
+  /// Context (and its Models and Sessions) and create a new one.
+  bool device_lost() const;
 
   struct Impl;
   /// Internal state, used by ops and the recorder (not part of the stable API).

@@ -33,6 +33,10 @@ struct ModelConfig {
   uint32_t out_vocab() const { return encoder_decoder() ? tgt_vocab_size : src_vocab_size; }
 };
 
+/// The "model_type" values load_config accepts; the one list every message and
+/// check uses (add a model family here).
+const std::vector<std::string>& known_model_types();
+
 /// Reads and checks config.json.
 /// @throws vkf::Error naming the file and the field that is missing or wrong.
 ModelConfig load_config(const std::string& path);
@@ -45,8 +49,10 @@ struct ModelWeights;  // internal: the device tensors, layer by layer (src/model
 /// A model on the device. Weights are uploaded once, at load.
 class Model {
  public:
-  /// Loads DIR/config.json and DIR/model.safetensors.
-  /// @throws vkf::Error naming the file, tensor or field and what was expected.
+  /// Loads DIR/config.json and DIR/model.safetensors. Checks every file and
+  /// tensor, and that the weights fit in the device memory left, before uploading.
+  /// @throws vkf::Error naming the file, tensor or field and what was expected;
+  /// out of device memory and device loss name the model and the tensor.
   static std::shared_ptr<Model> load(Context& ctx, const std::string& dir,
                                      Precision precision = Precision::F32);
   ~Model();
@@ -57,6 +63,11 @@ class Model {
   uint32_t output_dim() const;
   /// Internal: the weights.
   const ModelWeights& weights() const { return *weights_; }
+  /// What loading went on despite, one line each, naming the file and tensor:
+  /// tensors the config does not use (ignored), NaN or Inf values (with their
+  /// count), values beyond the fp16 range in fp16 precision. The library does
+  /// not print them; the CLI prints each as "vkformer: warning: ...".
+  const std::vector<std::string>& warnings() const;
 
   Model(Context& ctx, ModelConfig config, Precision precision, std::unique_ptr<ModelWeights> w);
 

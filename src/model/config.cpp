@@ -1,6 +1,7 @@
 // config.json: every key is required except tgt_vocab_size for models without
 // a decoder, so a typo or an exporter bug is an error naming the key, not a
 // silent default. Unknown keys are ignored (exporters add their own).
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -95,6 +96,11 @@ PositionalEncoding parse_positional(const ConfigReader& r) {
 
 }  // namespace
 
+const std::vector<std::string>& known_model_types() {
+  static const std::vector<std::string> kTypes = {"transformer"};
+  return kTypes;
+}
+
 ModelConfig load_config(const std::string& path) {
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec))
@@ -119,8 +125,12 @@ ModelConfig load_config(const std::string& path) {
   ConfigReader r(path, j);
   ModelConfig c;
   c.model_type = r.string("model_type");
-  if (c.model_type != "transformer")
-    r.fail("unknown \"model_type\" \"" + c.model_type + "\" (only \"transformer\" is supported)");
+  const auto& known = known_model_types();
+  if (std::find(known.begin(), known.end(), c.model_type) == known.end()) {
+    std::string list;
+    for (const auto& k : known) list += (list.empty() ? "\"" : ", \"") + k + "\"";
+    r.fail("unknown \"model_type\" \"" + c.model_type + "\" (known: " + list + ")");
+  }
   c.d_model = r.uint("d_model", 1);
   c.n_heads = r.uint("n_heads", 1);
   c.d_ff = r.uint("d_ff", 1);

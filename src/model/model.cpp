@@ -5,6 +5,7 @@
 
 #include "model/safetensors.hpp"
 #include "model/weights.hpp"
+#include "vk/context_impl.hpp"
 
 namespace vkf {
 
@@ -17,8 +18,15 @@ std::shared_ptr<Model> Model::load(Context& ctx, const std::string& dir, Precisi
   const fs::path root(dir);
   ModelConfig config = load_config((root / "config.json").string());
   SafeTensorsFile file((root / "model.safetensors").string());
-  auto weights = load_weights(ctx, config, file, precision);
-  return std::make_shared<Model>(ctx, std::move(config), precision, std::move(weights));
+  try {
+    ctx.impl().alive("Model::load(" + dir + ")");
+    auto weights = load_weights(ctx, config, file, precision);
+    return std::make_shared<Model>(ctx, std::move(config), precision, std::move(weights));
+  } catch (const VulkanError& e) {
+    // Device errors say which model; file errors already name the file.
+    if (std::string(e.what()).rfind("Model::load(", 0) == 0) throw;
+    rethrow_with_context(e, "Model::load(" + dir + ")");
+  }
 }
 
 Model::Model(Context& ctx, ModelConfig config, Precision precision, std::unique_ptr<ModelWeights> w)
@@ -27,6 +35,8 @@ Model::Model(Context& ctx, ModelConfig config, Precision precision, std::unique_
 }
 
 Model::~Model() = default;
+
+const std::vector<std::string>& Model::warnings() const { return weights_->warnings; }
 
 uint32_t Model::output_dim() const { return weights_->generator ? config_.out_vocab() : config_.d_model; }
 

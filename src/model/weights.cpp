@@ -3,11 +3,12 @@
 // shape; anything else in the file is reported and ignored.
 #include "model/weights.hpp"
 
+#include <algorithm>
 #include <cmath>
-#include <iostream>
 #include <set>
 
 #include "model/safetensors.hpp"
+#include "vk/context_impl.hpp"
 
 namespace vkf {
 namespace {
@@ -18,12 +19,24 @@ std::string shape_string(const std::vector<int64_t>& shape) {
   return s + "]";
 }
 
+std::string tensor_what(const std::string& name, const std::vector<int64_t>& shape, DType dtype) {
+  return "tensor \"" + name + "\" " + shape_string(shape) + " " + dtype_name(dtype);
+}
+
+/// Checks and uploads. A dry run checks names and shapes and adds up the device
+/// memory the uploads will take, without converting or uploading anything, so
+/// a bad file or a model too large for the device fails before any upload.
 class Loader {
  public:
-  Loader(Context& ctx, const SafeTensorsFile& file, DType dtype) : ctx_(ctx), file_(file), dtype_(dtype) {}
+  Loader(Context& ctx, const SafeTensorsFile& file, DType dtype, bool dry, std::vector<std::string>* warnings)
+      : ctx_(ctx), file_(file), dtype_(dtype), dry_(dry), warnings_(warnings) {}
 
-  /// The tensor's values, after checking its shape. `dims` names the shape's
-  /// config fields; `why` says what makes the config expect this tensor.
+  bool dry() const { return dry_; }
+  /// Device bytes the uploads of a dry run would take.
+  uint64_t planned() const { return planned_; }
+
+  /// The tensor's values, after checking its shape (empty in a dry run). `dims`
+  /// names the shape's config fields; `why` says what makes the config expect this tensor.
   std::vector<float> fetch(const std::string& name, const std::vector<int64_t>& shape,
                            const std::string& dims, const std::string& why) {
     used_.insert(name);
@@ -34,6 +47,7 @@ class Loader {
     if (t.shape != shape)
       throw Error(file_.path() + ": tensor \"" + name + "\" has shape " + shape_string(t.shape) +
                   ", expected " + shape_string(shape) + " = " + dims);
+    if (dry_) return {};
     std::vector<float> v = file_.to_f32(name);
     size_t nan = 0, inf = 0, overflow = 0;
     for (float x : v) {
@@ -53,12 +67,31 @@ class Loader {
     return v;
   }
 
-  Tensor upload(const std::vector<int64_t>& shape, const std::vector<float>& v) {
-    return ctx_.tensor(shape, v, dtype_);
+  /// Uploads `v` (in a dry run: counts its bytes). `name` says what it is in errors.
+  Tensor upload(const std::vector<int64_t>& shape, const std::vector<float>& v, const std::string& name) {
+    if (dry_) {
+      // Saturating: a config can ask for absurd sizes (the sinusoidal table is not in the file).
+      constexpr uint64_t kCap = uint64_t(1) << 62;
+      uint64_t n = dtype_size(dtype_);
+      for (int64_t d : shape) n = d > 0 && n > kCap / uint64_t(d) ? kCap : n * uint64_t(d);
+      planned_ = std::min(kCap, planned_ + ctx_.impl().memory->footprint(n));
+      return {};
+    }
+    try {
+      return ctx_.tensor(shape, v, dtype_);
+    } catch (const VulkanError& e) {
+      rethrow_with_context(e, "uploading " + tensor_what(name, shape, dtype_));
+    }
+  }
+  /// Uploads v[begin, end) as `shape`: one part of a packed tensor.
+  Tensor upload_part(const std::vector<int64_t>& shape, const std::vector<float>& v, size_t begin, size_t end,
+                     const std::string& name) {
+    if (dry_) return upload(shape, {}, name);
+    return upload(shape, {v.begin() + std::ptrdiff_t(begin), v.begin() + std::ptrdiff_t(end)}, name);
   }
   Tensor load(const std::string& name, const std::vector<int64_t>& shape, const std::string& dims,
               const std::string& why) {
-    return upload(shape, fetch(name, shape, dims, why));
+    return upload(shape, fetch(name, shape, dims, why), name);
   }
   LinearWeights linear(const std::string& prefix, int64_t out, int64_t in, const std::string& out_name,
                        const std::string& in_name, const std::string& why) {
@@ -79,7 +112,7 @@ class Loader {
   }
 
   void warn(const std::string& what) const {
-    std::cerr << "vkformer: warning: " << file_.path() << ": " << what << "\n";
+    if (warnings_) warnings_->push_back(file_.path() + ": " + what);
   }
   void warn_unused() const {
     for (const auto& [name, t] : file_.tensors())
@@ -91,17 +124,14 @@ class Loader {
   Context& ctx_;
   const SafeTensorsFile& file_;
   DType dtype_;
+  bool dry_;
+  std::vector<std::string>* warnings_;
   std::set<std::string> used_;
+  uint64_t planned_ = 0;
 };
 
-}  // namespace
-
-std::unique_ptr<ModelWeights> load_weights(Context& ctx, const ModelConfig& cfg, const SafeTensorsFile& file,
-                                           Precision precision) {
-  if (precision == Precision::F16 && !ctx.caps().storage_16bit)
-    throw Error("load_weights: fp16 precision was requested but the device (" + ctx.caps().device_name +
-                ") has no 16-bit storage; load the model in fp32");
-  Loader L(ctx, file, precision == Precision::F16 ? DType::F16 : DType::F32);
+/// Every tensor the config implies, through `L` (a dry run or the real one).
+std::unique_ptr<ModelWeights> build(Loader& L, const ModelConfig& cfg) {
   auto w = std::make_unique<ModelWeights>();
   const int64_t d = cfg.d_model, ff = cfg.d_ff;
   const bool encdec = cfg.encoder_decoder();
@@ -120,8 +150,8 @@ std::unique_ptr<ModelWeights> load_weights(Context& ctx, const ModelConfig& cfg,
       break;
     }
     case PositionalEncoding::Sinusoidal: {
-      const auto table = sinusoidal_table(cfg.max_positions, cfg.d_model);
-      w->src_pos = L.upload({cfg.max_positions, d}, table);
+      const auto table = L.dry() ? std::vector<float>{} : sinusoidal_table(cfg.max_positions, cfg.d_model);
+      w->src_pos = L.upload({cfg.max_positions, d}, table, "sinusoidal position table");
       if (encdec) w->tgt_pos = w->src_pos;  // the same read-only table serves both sides
       break;
     }
@@ -158,10 +188,11 @@ std::unique_ptr<ModelWeights> load_weights(Context& ctx, const ModelConfig& cfg,
     // encoder output, so its packed projection is split into Q and KV.
     const auto cw = L.fetch(p + ".multihead_attn.in_proj_weight", {3 * d, d}, "[3·d_model, d_model]", why);
     const auto cb = L.fetch(p + ".multihead_attn.in_proj_bias", {3 * d}, "[3·d_model]", why);
-    l.cross_q = {L.upload({d, d}, {cw.begin(), cw.begin() + d * d}),
-                 L.upload({d}, {cb.begin(), cb.begin() + d})};
-    l.cross_kv = {L.upload({2 * d, d}, {cw.begin() + d * d, cw.end()}),
-                  L.upload({2 * d}, {cb.begin() + d, cb.end()})};
+    const std::string cn = p + ".multihead_attn.in_proj_";
+    const size_t dd = size_t(d);
+    l.cross_q = {L.upload_part({d, d}, cw, 0, dd * dd, cn + "weight"), L.upload_part({d}, cb, 0, dd, cn + "bias")};
+    l.cross_kv = {L.upload_part({2 * d, d}, cw, dd * dd, 3 * dd * dd, cn + "weight"),
+                  L.upload_part({2 * d}, cb, dd, 3 * dd, cn + "bias")};
     l.cross_out = L.linear(p + ".multihead_attn.out_proj", d, d, "d_model", "d_model", why);
     l.ff1 = L.linear(p + ".linear1", ff, d, "d_ff", "d_model", why);
     l.ff2 = L.linear(p + ".linear2", d, ff, "d_model", "d_ff", why);
@@ -181,6 +212,28 @@ std::unique_ptr<ModelWeights> load_weights(Context& ctx, const ModelConfig& cfg,
                             "d_model", why);
 
   L.warn_unused();
+  return w;
+}
+
+}  // namespace
+
+std::unique_ptr<ModelWeights> load_weights(Context& ctx, const ModelConfig& cfg, const SafeTensorsFile& file,
+                                           Precision precision) {
+  if (precision == Precision::F16 && !ctx.caps().storage_16bit)
+    throw Error("load_weights: fp16 precision was requested but the device (" + ctx.caps().device_name +
+                ") has no 16-bit storage; load the model in fp32");
+  const DType dtype = precision == Precision::F16 ? DType::F16 : DType::F32;
+  Loader plan(ctx, file, dtype, true, nullptr);
+  build(plan, cfg);
+  const MemoryStatus mem = ctx.impl().memory->status();
+  if (plan.planned() > mem.available())
+    throw VulkanError(VK_ERROR_OUT_OF_DEVICE_MEMORY,
+                      "out of device memory: the weights need " + format_bytes(plan.planned()) + " in " +
+                          dtype_name(dtype) + ", more than the device can give: " + mem.describe());
+  std::vector<std::string> warnings;
+  Loader L(ctx, file, dtype, false, &warnings);
+  auto w = build(L, cfg);
+  w->warnings = std::move(warnings);
   return w;
 }
 

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "vkformer/model.hpp"
@@ -46,11 +47,15 @@ struct ModelWeights {
   std::vector<DecoderLayerWeights> decoder;
   std::optional<NormWeights> decoder_norm;
   std::optional<LinearWeights> generator;
+  /// Loading went on despite these (Model::warnings()).
+  std::vector<std::string> warnings;
 };
 
-/// Checks every tensor the config implies (name, shape, dtype F32/F16/BF16) and
-/// uploads it in `precision`. Warns on stderr about unexpected tensors and NaN/Inf.
-/// @throws vkf::Error naming the file and tensor: missing, wrong shape.
+/// Checks every tensor the config implies (name, shape, dtype F32/F16/BF16),
+/// checks that they fit in device memory, and uploads them in `precision`.
+/// Unexpected tensors and NaN/Inf values become ModelWeights::warnings.
+/// @throws vkf::Error naming the file and tensor: missing, wrong shape;
+/// VulkanError (VK_ERROR_OUT_OF_DEVICE_MEMORY) when the weights do not fit.
 std::unique_ptr<ModelWeights> load_weights(Context& ctx, const ModelConfig& cfg,
                                            const SafeTensorsFile& file, Precision precision);
 

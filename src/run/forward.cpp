@@ -136,7 +136,7 @@ ForwardOutput Session::Impl::forward(const std::vector<Ids>& src, const std::vec
     ctx.write_bytes(p.tgt_ids, t.ids.data(), t.ids.size() * 4);
     ctx.write_bytes(p.tgt_pad, t.pad.data(), t.pad.size() * 4);
   }
-  submit(*p.rec);
+  submit(*p.rec, "the forward pass");
 
   const PaddedIds& out_side = encdec ? t : s;
   ForwardOutput o;
@@ -157,7 +157,15 @@ Session::~Session() = default;
 
 ForwardOutput Session::forward(const std::vector<Ids>& src, const std::vector<Ids>& tgt) {
   const uint64_t before = impl_->ctx.submissions();
-  ForwardOutput o = impl_->forward(src, tgt);
+  ForwardOutput o;
+  try {
+    impl_->ctx.impl().alive("Session::forward");
+    o = impl_->forward(src, tgt);
+  } catch (const VulkanError& e) {
+    if (std::string(e.what()).rfind("Session::forward", 0) == 0) throw;
+    const size_t n = src.size();
+    rethrow_with_context(e, "Session::forward (" + std::to_string(n) + (n == 1 ? " sequence)" : " sequences)"));
+  }
   stats_ = {};
   stats_.submissions = impl_->ctx.submissions() - before;
   stats_.dispatches = impl_->last_dispatches;

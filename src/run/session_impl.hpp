@@ -7,6 +7,7 @@
 #include <tuple>
 
 #include "run/stack.hpp"
+#include "vk/check.hpp"
 #include "vkformer/session.hpp"
 
 namespace vkf {
@@ -47,9 +48,14 @@ struct Session::Impl {
   uint64_t last_dispatches = 0;  ///< of the last command buffer submitted
   std::vector<DispatchTiming> last_timings;
   bool profiling = false;
-  /// Submits and notes what the stats report.
-  void submit(Recorder& rec) {
-    ctx.submit(rec);
+  /// Submits and notes what the stats report; device errors say what was submitted.
+  void submit(Recorder& rec, const char* what = "a command buffer") {
+    try {
+      ctx.submit(rec);
+    } catch (const VulkanError& e) {
+      rethrow_with_context(e, std::string("submitting ") + what + " of " + std::to_string(rec.dispatches()) +
+                                  " dispatches");
+    }
     last_dispatches = rec.dispatches();
     last_timings = rec.timings();
   }

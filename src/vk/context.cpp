@@ -1,5 +1,7 @@
 // Context: creates instance and device, owns memory and pipelines, and moves
 // data between host and device.
+#include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -14,6 +16,43 @@ namespace {
 bool env_flag(const char* name) {
   const char* v = std::getenv(name);
   return v && *v && std::strcmp(v, "0") != 0;
+}
+
+/// VKFORMER_MEMORY_LIMIT: "1048576", "512K", "64M", "2G" (powers of 1024; "MiB" and "MB" alike).
+uint64_t memory_limit(const ContextOptions& o) {
+  if (o.memory_limit_bytes) return o.memory_limit_bytes;
+  const char* e = std::getenv("VKFORMER_MEMORY_LIMIT");
+  if (!e || !*e) return 0;
+  const std::string s = e;
+  auto bad = [&]() -> Error {
+    return Error("VKFORMER_MEMORY_LIMIT \"" + s + "\": expected a positive size in bytes, e.g. 1048576, 512K, 64M or 2G");
+  };
+  size_t i = 0;
+  while (i < s.size() && std::isdigit(static_cast<unsigned char>(s[i]))) ++i;
+  if (i == 0 || i > 15) throw bad();
+  uint64_t v = std::stoull(s.substr(0, i));
+  std::string unit = s.substr(i);
+  for (auto& c : unit) c = char(std::toupper(static_cast<unsigned char>(c)));
+  if (unit == "B") unit.clear();
+  if (!unit.empty() && unit.back() == 'B') unit.pop_back();
+  if (unit.size() == 2 && unit[1] == 'I') unit.pop_back();
+  const std::string units = "KMGT";
+  if (unit.size() > 1 || (unit.size() == 1 && units.find(unit[0]) == std::string::npos)) throw bad();
+  const unsigned shift = unit.empty() ? 0 : unsigned(10 * (units.find(unit[0]) + 1));
+  if (v == 0 || v > (UINT64_MAX >> shift)) throw bad();
+  v <<= shift;
+  return v;
+}
+
+bool has_device_extension(VkPhysicalDevice phys, const char* name) {
+  uint32_t n = 0;
+  if (vkEnumerateDeviceExtensionProperties(phys, nullptr, &n, nullptr) != VK_SUCCESS) return false;
+  std::vector<VkExtensionProperties> e(n);
+  // VK_INCOMPLETE only if the list grew in between: what was read is still valid.
+  if (vkEnumerateDeviceExtensionProperties(phys, nullptr, &n, e.data()) < 0) return false;
+  for (uint32_t i = 0; i < n; ++i)
+    if (std::strcmp(e[i].extensionName, name) == 0) return true;
+  return false;
 }
 
 uint32_t compute_queue_family(VkPhysicalDevice phys) {
@@ -84,10 +123,16 @@ Context::Context(const ContextOptions& options) : impl_(std::make_unique<Impl>()
     qci.queueFamilyIndex = s.queue_family;
     qci.queueCount = 1;
     qci.pQueuePriorities = &prio;
+    // VK_EXT_memory_budget, when present, says how much memory is really left.
+    std::vector<const char*> exts;
+    s.memory_budget = has_device_extension(s.phys, VK_EXT_MEMORY_BUDGET_EXTENSION_NAME);
+    if (s.memory_budget) exts.push_back(VK_EXT_MEMORY_BUDGET_EXTENSION_NAME);
     VkDeviceCreateInfo dci{VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO};
     dci.pNext = &f2;
     dci.queueCreateInfoCount = 1;
     dci.pQueueCreateInfos = &qci;
+    dci.enabledExtensionCount = uint32_t(exts.size());
+    dci.ppEnabledExtensionNames = exts.data();
     VKF_CHECK(vkCreateDevice(s.phys, &dci, nullptr, &s.device));
     vkGetDeviceQueue(s.device, s.queue_family, 0, &s.queue);
     s.finish_setup();
@@ -141,6 +186,8 @@ Context::Context(const HostVulkan& host, const ContextOptions& options)
   // Only what the host enabled may be used.
   s.caps.storage_16bit = s.caps.storage_16bit && host.storage_buffer_16bit_access && !options.disable_fp16;
   s.caps.timestamps = s.caps.timestamps && q[s.queue_family].timestampValidBits > 0;
+  s.memory_budget = std::find(host.device_extensions.begin(), host.device_extensions.end(),
+                              VK_EXT_MEMORY_BUDGET_EXTENSION_NAME) != host.device_extensions.end();
   try {
     s.finish_setup();
   } catch (...) {
@@ -155,7 +202,8 @@ Context::Context(const HostVulkan& host, const ContextOptions& options)
 
 void Context::Impl::finish_setup() {
   if (options.disable_subgroups) caps.subgroup_arithmetic = caps.subgroup_shuffle = false;
-  memory = std::make_shared<MemoryPool>(phys, device, caps, options.force_staging, alloc);
+  memory = std::make_shared<MemoryPool>(phys, device, caps, options.force_staging, alloc,
+                                        memory_limit(options), memory_budget);
   pipelines = std::make_unique<Pipelines>(device, caps, options.cache_dir, alloc);
   VkCommandPoolCreateInfo pci{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
   pci.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT;
@@ -166,6 +214,8 @@ void Context::Impl::finish_setup() {
 void Context::Impl::destroy() {
   if (device) {
     // The host's device may be busy with the host's own work: wait for our queue only.
+    // Unchecked: nothing can be done about a failure while tearing down, and
+    // on a lost device it returns VK_ERROR_DEVICE_LOST with nothing left running.
     if (queue) {
       std::lock_guard<std::mutex> lock(queue_mu);
       vkQueueWaitIdle(queue);
@@ -197,11 +247,23 @@ std::string Context::last_validation_message() const {
 void Context::save_pipeline_cache() { impl_->pipelines->save(); }
 uint64_t Context::pipelines_created() const { return impl_->pipelines->created(); }
 uint64_t Context::submissions() const { return impl_->submissions; }
+uint64_t Context::available_memory() const { return impl_->memory->status().available(); }
+bool Context::device_lost() const { return impl_->lost; }
+
+void Context::Impl::alive(const std::string& what) const {
+  if (lost)
+    throw VulkanError(VK_ERROR_DEVICE_LOST,
+                      what + ": the Vulkan device (" + caps.device_name +
+                          ") was lost earlier (VK_ERROR_DEVICE_LOST); this Context can no longer be "
+                          "used: destroy it, its Models and Sessions, and create a new one");
+}
 
 void Context::Impl::queue_submit(const VkSubmitInfo& si, VkFence fence) {
-  std::lock_guard<std::mutex> lock(queue_mu);
-  VKF_CHECK(vkQueueSubmit(queue, 1, &si, fence));
-  ++submissions;
+  guarded("submit", [&] {
+    std::lock_guard<std::mutex> lock(queue_mu);
+    VKF_CHECK(vkQueueSubmit(queue, 1, &si, fence));
+    ++submissions;
+  });
 }
 
 void Context::Impl::submit_and_wait(VkCommandBuffer cb) {
@@ -213,7 +275,8 @@ void Context::Impl::submit_and_wait(VkCommandBuffer cb) {
   VKF_CHECK(vkCreateFence(device, &fci, alloc, &fence));
   try {
     queue_submit(si, fence);
-    VKF_CHECK(vkWaitForFences(device, 1, &fence, VK_TRUE, UINT64_MAX));
+    guarded("waiting for the device",
+            [&] { VKF_CHECK(vkWaitForFences(device, 1, &fence, VK_TRUE, UINT64_MAX)); });
   } catch (...) {
     vkDestroyFence(device, fence, alloc);
     throw;
@@ -248,8 +311,10 @@ void Context::submit(Recorder& rec) {
   auto& r = rec.impl();
   if (&r.ctx != impl_.get()) throw Error("submit: the recorder belongs to another context");
   if (r.external) throw Error("submit: this recorder writes into the host's command buffer; the host submits it");
-  impl_->submit_and_wait(r.finish());
-  if (r.timestamps) r.collect_timings();
+  impl_->guarded("submit", [&] {
+    impl_->submit_and_wait(r.finish());
+    if (r.timestamps) r.collect_timings();
+  });
 }
 
 void Context::submit_async(Recorder& rec, const SubmitSync& sync) {
@@ -264,6 +329,7 @@ void Context::submit_async(Recorder& rec, const SubmitSync& sync) {
   std::vector<VkPipelineStageFlags> stages =
       sync.wait_stages.empty() ? std::vector<VkPipelineStageFlags>(nw, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT)
                                : sync.wait_stages;
+  impl_->alive("submit_async");
   VkCommandBuffer cb = r.finish();
   VkTimelineSemaphoreSubmitInfo tl{VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO};
   tl.waitSemaphoreValueCount = uint32_t(sync.wait_values.size());
@@ -319,7 +385,11 @@ Tensor Context::tensor(std::vector<int64_t> shape, DType dtype) {
     if (n > (uint64_t(1) << 40) / uint64_t(d)) throw Error("tensor: the shape is absurdly large");
     n *= uint64_t(d);
   }
-  auto a = impl_->memory->allocate(n * dtype_size(dtype), "a tensor");
+  impl_->alive("tensor");
+  std::string what = "a tensor [";
+  for (size_t i = 0; i < shape.size(); ++i) what += (i ? ", " : "") + std::to_string(shape[i]);
+  what += std::string("] ") + dtype_name(dtype);
+  auto a = impl_->memory->allocate(n * dtype_size(dtype), what);
   return Tensor(std::move(a), std::move(shape), dtype);
 }
 
@@ -359,6 +429,7 @@ void Context::write_bytes(Tensor& t, const void* data, size_t bytes) {
   if (bytes != a.size)
     throw Error("write: " + std::to_string(bytes) + " bytes for tensor " + t.describe() + " of " +
                 std::to_string(a.size) + " bytes");
+  impl_->alive("write");
   if (a.mapped) {
     std::memcpy(a.mapped, data, bytes);
     return;
@@ -378,6 +449,7 @@ void Context::write_bytes(Tensor& t, const void* data, size_t bytes) {
 std::vector<uint8_t> Context::Impl::download(const Allocation& a) {
   if (a.external_owner && !(a.usage & VK_BUFFER_USAGE_TRANSFER_SRC_BIT))
     throw Error("read: the host's buffer lacks VK_BUFFER_USAGE_TRANSFER_SRC_BIT");
+  alive("read");
   std::vector<uint8_t> raw(a.size);
   if (a.mapped) {
     std::memcpy(raw.data(), a.mapped, a.size);

@@ -8,6 +8,7 @@
 #include <mutex>
 #include <string>
 
+#include "vk/check.hpp"
 #include "vk/memory.hpp"
 #include "vk/pipelines.hpp"
 #include "vkformer/context.hpp"
@@ -51,6 +52,22 @@ struct Context::Impl {
   std::atomic<uint64_t> submissions{0};
   bool adopted = false;                          ///< the device and queue are the host's
   const VkAllocationCallbacks* alloc = nullptr;  ///< the host's, for everything vkformer creates
+  bool memory_budget = false;                    ///< VK_EXT_memory_budget may be queried
+  std::atomic<bool> lost{false};                 ///< a call returned VK_ERROR_DEVICE_LOST
+
+  /// Throws "`what`: the device was lost earlier ..." once the device is lost.
+  void alive(const std::string& what) const;
+  /// Runs f() after alive(what); a VK_ERROR_DEVICE_LOST from it marks the device lost.
+  template <class F>
+  auto guarded(const char* what, F&& f) -> decltype(f()) {
+    alive(what);
+    try {
+      return f();
+    } catch (const VulkanError& e) {
+      if (e.result() == VK_ERROR_DEVICE_LOST) lost = true;
+      throw;
+    }
+  }
 
   /// Memory, pipelines, command pool: everything after the device exists.
   void finish_setup();

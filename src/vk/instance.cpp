@@ -29,10 +29,13 @@ VKAPI_ATTR VkBool32 VKAPI_CALL on_message(VkDebugUtilsMessageSeverityFlagBitsEXT
 }
 
 bool has_layer(const char* name) {
+  // A loader that cannot list its layers has none we can use: the caller's
+  // "not installed" error is the right one.
   uint32_t n = 0;
-  vkEnumerateInstanceLayerProperties(&n, nullptr);
+  if (vkEnumerateInstanceLayerProperties(&n, nullptr) != VK_SUCCESS) return false;
   std::vector<VkLayerProperties> layers(n);
-  vkEnumerateInstanceLayerProperties(&n, layers.data());
+  if (vkEnumerateInstanceLayerProperties(&n, layers.data()) < 0) return false;  // VK_INCOMPLETE: a prefix
+  layers.resize(n);
   for (auto& l : layers)
     if (std::strcmp(l.layerName, name) == 0) return true;
   return false;

@@ -1,6 +1,7 @@
 #include "vk/memory.hpp"
 
 #include <algorithm>
+#include <cstdio>
 
 #include "vk/check.hpp"
 
@@ -11,18 +12,45 @@ constexpr VkBufferUsageFlags kUsage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT |
                                       VK_BUFFER_USAGE_TRANSFER_SRC_BIT |
                                       VK_BUFFER_USAGE_TRANSFER_DST_BIT;
 VkDeviceSize align_up(VkDeviceSize v, VkDeviceSize a) { return (v + a - 1) / a * a; }
-std::string mib(uint64_t b) { return std::to_string(b >> 20) + " MiB"; }
 }  // namespace
+
+std::string format_bytes(uint64_t b) {
+  char buf[48];
+  if (b < 1024) return std::to_string(b) + " B";
+  const char* unit[] = {"KiB", "MiB", "GiB", "TiB"};
+  double v = double(b) / 1024;
+  int i = 0;
+  for (; v >= 1024 && i < 3; ++i) v /= 1024;
+  std::snprintf(buf, sizeof buf, "%.1f %s", v, unit[i]);
+  return buf;
+}
+
+uint64_t MemoryStatus::available() const {
+  uint64_t room = heap > held ? heap - held : 0;
+  if (has_budget) room = std::min(room, budget_left);
+  if (limit) room = std::min(room, limit > held ? limit - held : 0);
+  return free_in_blocks + room;
+}
+
+std::string MemoryStatus::describe() const {
+  std::string s = format_bytes(available()) + " available (";
+  if (limit) s += "memory limit " + format_bytes(limit) + " set by VKFORMER_MEMORY_LIMIT or ContextOptions, ";
+  s += format_bytes(held) + " held by vkformer of which " + format_bytes(free_in_blocks) +
+       " free, device-local heap " + format_bytes(heap);
+  if (has_budget) s += ", VK_EXT_memory_budget leaves " + format_bytes(budget_left);
+  return s + ")";
+}
 
 Allocation::~Allocation() {
   if (pool) pool->free(*this);
 }
 
 MemoryPool::MemoryPool(VkPhysicalDevice phys, VkDevice device, const Capabilities& caps,
-                       bool force_staging, const VkAllocationCallbacks* alloc)
+                       bool force_staging, const VkAllocationCallbacks* alloc, uint64_t limit,
+                       bool budget)
     : phys_(phys), device_(device), alloc_(alloc),
       alignment_(std::max<VkDeviceSize>(caps.min_storage_buffer_offset_alignment, 64)),
-      block_size_(kBlockSize), heap_bytes_(caps.device_local_bytes) {
+      block_size_(kBlockSize), heap_bytes_(caps.device_local_bytes), limit_(limit), budget_(budget) {
   vkGetPhysicalDeviceMemoryProperties(phys_, &props_);
   // Probe which memory types a storage buffer may live in.
   VkBufferCreateInfo bi{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
@@ -43,6 +71,35 @@ MemoryPool::MemoryPool(VkPhysicalDevice phys, VkDevice device, const Capabilitie
   // UMA devices (integrated GPUs, lavapipe) let the host touch tensors directly.
   direct_mapped_ = !force_staging &&
                    (props_.memoryTypes[device_type_].propertyFlags & coherent) == coherent;
+  heap_bytes_ = props_.memoryHeaps[props_.memoryTypes[device_type_].heapIndex].size;
+}
+
+VkDeviceSize MemoryPool::footprint(VkDeviceSize bytes) const {
+  return align_up(std::max<VkDeviceSize>(bytes, 4), alignment_);
+}
+
+MemoryStatus MemoryPool::status() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return status_locked();
+}
+
+MemoryStatus MemoryPool::status_locked() const {
+  MemoryStatus s;
+  s.held = held_;
+  for (const auto& b : blocks_)
+    for (const auto& [off, size] : b.free) s.free_in_blocks += size;
+  s.heap = heap_bytes_;
+  s.limit = limit_;
+  if (budget_) {
+    VkPhysicalDeviceMemoryBudgetPropertiesEXT bp{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MEMORY_BUDGET_PROPERTIES_EXT};
+    VkPhysicalDeviceMemoryProperties2 p2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MEMORY_PROPERTIES_2};
+    p2.pNext = &bp;
+    vkGetPhysicalDeviceMemoryProperties2(phys_, &p2);
+    const uint32_t h = props_.memoryTypes[device_type_].heapIndex;
+    s.has_budget = bp.heapBudget[h] > 0;
+    s.budget_left = bp.heapBudget[h] > bp.heapUsage[h] ? bp.heapBudget[h] - bp.heapUsage[h] : 0;
+  }
+  return s;
 }
 
 MemoryPool::~MemoryPool() { release(); }
@@ -66,29 +123,38 @@ uint32_t MemoryPool::find_type(uint32_t bits, VkMemoryPropertyFlags want,
 }
 
 MemoryPool::Block MemoryPool::make_block(VkDeviceSize size, uint32_t type, bool map,
-                                         const char* what) {
+                                         const std::string& what) {
   Block b;
   b.size = size;
   VkBufferCreateInfo bi{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
   bi.size = size;
   bi.usage = kUsage;
   VKF_CHECK(vkCreateBuffer(device_, &bi, alloc_, &b.buffer));
-  VkMemoryRequirements req;
-  vkGetBufferMemoryRequirements(device_, b.buffer, &req);
-  VkMemoryAllocateInfo ai{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
-  ai.allocationSize = req.size;
-  ai.memoryTypeIndex = type;
-  VkResult r = vkAllocateMemory(device_, &ai, alloc_, &b.memory);
-  if (r != VK_SUCCESS) {
-    vkDestroyBuffer(device_, b.buffer, alloc_);
-    if (r == VK_ERROR_OUT_OF_DEVICE_MEMORY || r == VK_ERROR_OUT_OF_HOST_MEMORY)
-      throw Error(std::string("out of device memory allocating ") + what + ": needed a block of " +
-                  mib(req.size) + ", the device-local heap has " + mib(heap_bytes_) +
-                  " in all");
-    vk_fail(r, "vkAllocateMemory");
+  try {
+    VkMemoryRequirements req;
+    vkGetBufferMemoryRequirements(device_, b.buffer, &req);
+    VkMemoryAllocateInfo ai{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
+    ai.allocationSize = req.size;
+    ai.memoryTypeIndex = type;
+    VkResult r = VKF_CALL(vkAllocateMemory(device_, &ai, alloc_, &b.memory));
+    if (r == VK_ERROR_OUT_OF_DEVICE_MEMORY || r == VK_ERROR_OUT_OF_HOST_MEMORY) {
+      b.memory = VK_NULL_HANDLE;
+      throw VulkanError(r, "out of device memory: vkAllocateMemory returned " + std::string(vk_result_name(r)) +
+                               " for a block of " + format_bytes(req.size) + " holding " + what + "; " +
+                               status_locked().describe());
+    }
+    if (r != VK_SUCCESS) {
+      b.memory = VK_NULL_HANDLE;
+      vk_fail(r, "vkAllocateMemory");
+    }
+    VKF_CHECK(vkBindBufferMemory(device_, b.buffer, b.memory, 0));
+    if (map)
+      VKF_CHECK(vkMapMemory(device_, b.memory, 0, VK_WHOLE_SIZE, 0, reinterpret_cast<void**>(&b.mapped)));
+  } catch (...) {
+    b.mapped = nullptr;
+    destroy_block(b);
+    throw;
   }
-  VKF_CHECK(vkBindBufferMemory(device_, b.buffer, b.memory, 0));
-  if (map) VKF_CHECK(vkMapMemory(device_, b.memory, 0, VK_WHOLE_SIZE, 0, reinterpret_cast<void**>(&b.mapped)));
   b.free[0] = size;
   return b;
 }
@@ -100,10 +166,10 @@ void MemoryPool::destroy_block(Block& b) {
   b = Block{};
 }
 
-std::shared_ptr<Allocation> MemoryPool::allocate(VkDeviceSize bytes, const char* what) {
+std::shared_ptr<Allocation> MemoryPool::allocate(VkDeviceSize bytes, const std::string& what) {
   std::lock_guard<std::mutex> lock(mu_);
   if (!device_) throw Error("allocation after the context was destroyed");
-  VkDeviceSize need = align_up(std::max<VkDeviceSize>(bytes, 4), alignment_);
+  const VkDeviceSize need = footprint(bytes);
   auto take = [&](size_t bi) -> std::shared_ptr<Allocation> {
     Block& b = blocks_[bi];
     for (auto it = b.free.begin(); it != b.free.end(); ++it) {
@@ -126,7 +192,18 @@ std::shared_ptr<Allocation> MemoryPool::allocate(VkDeviceSize bytes, const char*
   for (size_t i = 0; i < blocks_.size(); ++i)
     if (blocks_[i].buffer)
       if (auto a = take(i)) return a;
-  Block nb = make_block(std::max(need, block_size_), device_type_, direct_mapped_, what);
+  VkDeviceSize size = std::max(need, block_size_);
+  if (limit_) {
+    // Under a limit, blocks shrink to what is left so that small models fit small limits.
+    const uint64_t left = limit_ > held_ ? limit_ - held_ : 0;
+    if (need > left)
+      throw VulkanError(VK_ERROR_OUT_OF_DEVICE_MEMORY,
+                        "out of device memory: " + what + " needs " + format_bytes(need) + "; " +
+                            status_locked().describe());
+    size = std::max(need, std::min<VkDeviceSize>(block_size_, left));
+  }
+  Block nb = make_block(size, device_type_, direct_mapped_, what);
+  held_ += nb.size;
   size_t slot = blocks_.size();
   for (size_t i = 0; i < blocks_.size(); ++i)
     if (!blocks_[i].buffer) { slot = i; break; }
@@ -153,7 +230,10 @@ void MemoryPool::free(const Allocation& a) {
     }
   }
   // Give a block back to the device once nothing lives in it (beyond the first).
-  if (a.block > 0 && it->first == 0 && it->second == b.size) destroy_block(b);
+  if (a.block > 0 && it->first == 0 && it->second == b.size) {
+    held_ -= b.size;
+    destroy_block(b);
+  }
 }
 
 MemoryPool::Staging MemoryPool::staging(VkDeviceSize bytes) {
@@ -171,6 +251,7 @@ void MemoryPool::release() {
   if (!device_) return;
   for (auto& b : blocks_) destroy_block(b);
   blocks_.clear();
+  held_ = 0;
   destroy_block(staging_);
   device_ = VK_NULL_HANDLE;
 }

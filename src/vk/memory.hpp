@@ -7,6 +7,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <vector>
 
 #include "vkformer/context.hpp"
@@ -29,14 +30,38 @@ struct Allocation {
   ~Allocation();
 };
 
+/// What device memory vkformer holds and what it may still take.
+struct MemoryStatus {
+  uint64_t held = 0;            ///< device-local blocks vkformer allocated
+  uint64_t free_in_blocks = 0;  ///< unused bytes inside them
+  uint64_t heap = 0;            ///< size of the device-local heap
+  uint64_t budget_left = 0;     ///< VK_EXT_memory_budget: heapBudget - heapUsage (valid if has_budget)
+  bool has_budget = false;
+  uint64_t limit = 0;           ///< ContextOptions::memory_limit_bytes / VKFORMER_MEMORY_LIMIT; 0: none
+  /// Bytes new tensors can still get: free space in the blocks plus what the
+  /// heap (or budget) and the limit leave for new blocks.
+  uint64_t available() const;
+  /// "1.0 MiB available: memory limit 1.0 MiB, 64.0 MiB held, ..." for messages.
+  std::string describe() const;
+};
+
+/// "3.0 MiB", "512 B": sizes in messages.
+std::string format_bytes(uint64_t bytes);
+
 class MemoryPool : public std::enable_shared_from_this<MemoryPool> {
  public:
+  /// `limit`: most bytes of device memory to allocate (0: no limit).
+  /// `budget`: VK_EXT_memory_budget may be queried on `phys`.
   MemoryPool(VkPhysicalDevice phys, VkDevice device, const Capabilities& caps, bool force_staging,
-             const VkAllocationCallbacks* alloc);
+             const VkAllocationCallbacks* alloc, uint64_t limit = 0, bool budget = false);
   ~MemoryPool();
 
-  /// An aligned sub-allocation of at least `bytes`.
-  std::shared_ptr<Allocation> allocate(VkDeviceSize bytes, const char* what);
+  /// An aligned sub-allocation of at least `bytes`; `what` names it in errors.
+  /// @throws VulkanError (VK_ERROR_OUT_OF_DEVICE_MEMORY) when the limit or the device refuses.
+  std::shared_ptr<Allocation> allocate(VkDeviceSize bytes, const std::string& what);
+  /// Bytes a tensor of `bytes` takes from a block.
+  VkDeviceSize footprint(VkDeviceSize bytes) const;
+  MemoryStatus status();
   /// A host-visible, coherent buffer of at least `bytes` for uploads and downloads.
   struct Staging { VkBuffer buffer; uint8_t* mapped; };
   Staging staging(VkDeviceSize bytes);
@@ -55,7 +80,8 @@ class MemoryPool : public std::enable_shared_from_this<MemoryPool> {
     uint8_t* mapped = nullptr;
     std::map<VkDeviceSize, VkDeviceSize> free;  ///< offset -> size, coalesced
   };
-  Block make_block(VkDeviceSize size, uint32_t type, bool map, const char* what);
+  Block make_block(VkDeviceSize size, uint32_t type, bool map, const std::string& what);
+  MemoryStatus status_locked() const;
   void destroy_block(Block& b);
   uint32_t find_type(uint32_t bits, VkMemoryPropertyFlags want, VkMemoryPropertyFlags avoid) const;
 
@@ -66,6 +92,9 @@ class MemoryPool : public std::enable_shared_from_this<MemoryPool> {
   VkDeviceSize alignment_;
   VkDeviceSize block_size_;
   uint64_t heap_bytes_;
+  uint64_t limit_ = 0;
+  bool budget_ = false;
+  uint64_t held_ = 0;  ///< bytes of device blocks
   uint32_t device_type_ = 0;
   uint32_t staging_type_ = 0;
   bool direct_mapped_ = false;

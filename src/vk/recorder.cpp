@@ -48,10 +48,18 @@ Recorder::Impl::~Impl() {
 
 const Pipeline& Recorder::Impl::pipeline(const std::string& shader, const std::vector<uint32_t>& spec,
                                          uint32_t bindings, uint32_t push_size) {
-  return ctx.pipelines->get(shader, spec, bindings, push_size);
+  ctx.alive("pipeline " + shader);
+  try {
+    return ctx.pipelines->get(shader, spec, bindings, push_size);
+  } catch (const VulkanError& e) {
+    std::string what = "creating the pipeline " + shader + " (specialization";
+    for (uint32_t v : spec) what += " " + std::to_string(v);
+    rethrow_with_context(e, what + ")");
+  }
 }
 
 void Recorder::Impl::begin() {
+  ctx.alive("recording");
   if (external) {
     // The host's earlier commands, any stage, may have written what we read.
     global_barrier(cb, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, VK_ACCESS_MEMORY_WRITE_BIT,
@@ -105,7 +113,7 @@ VkDescriptorSet Recorder::Impl::allocate_set(VkDescriptorSetLayout layout) {
     ai.descriptorSetCount = 1;
     ai.pSetLayouts = &layout;
     VkDescriptorSet set;
-    VkResult r = vkAllocateDescriptorSets(ctx.device, &ai, &set);
+    VkResult r = VKF_CALL(vkAllocateDescriptorSets(ctx.device, &ai, &set));
     if (r == VK_SUCCESS) return set;
     if (r != VK_ERROR_OUT_OF_POOL_MEMORY && r != VK_ERROR_FRAGMENTED_POOL)
       vk_fail(r, "vkAllocateDescriptorSets");

@@ -282,7 +282,7 @@ std::vector<std::pair<std::string, double>> chart_bars(const Breakdown& b) {
 
 int run_profile(const ContextOptions& ctx_opts, const ProfileOptions& o) {
   Context ctx(ctx_opts);
-  auto model = Model::load(ctx, o.model_dir, parse_precision(o.precision));
+  auto model = load_model(ctx, o.model_dir, o.precision);
   const ModelConfig& c = model->config();
   const Workload w = make_workload(c, model->output_dim() && model->output_dim() != c.d_model, o);
   Session session(model);
@@ -303,7 +303,7 @@ int run_profile(const ContextOptions& ctx_opts, const ProfileOptions& o) {
 
 int run_bench_model(const ContextOptions& ctx_opts, const BenchModelOptions& o) {
   Context ctx(ctx_opts);
-  auto model = Model::load(ctx, o.model_dir, parse_precision(o.precision));
+  auto model = load_model(ctx, o.model_dir, o.precision);
   const ModelConfig& c = model->config();
   const Workload w = make_workload(c, model->output_dim() && model->output_dim() != c.d_model, o);
   if (!ctx.caps().timestamps) throw Error("the device has no timestamp queries: bench model needs them");

@@ -32,7 +32,7 @@ std::vector<Ids> parse_ids(const std::vector<std::string>& args, const char* opt
       }
       if (tok.empty() || used != tok.size())
         throw Error(where + ": \"" + tok + "\" is not an integer token id (expected e.g. 5,17,42)");
-      if (v < 0 || v > INT32_MAX) throw Error(where + ": id " + tok + " is out of range");
+      if (v < 0 || v > INT32_MAX) throw Error(where + ": id " + tok + " is out of range (ids are 0 to 2147483647)");
       ids.push_back(int32_t(v));
       i = j + 1;
     }
@@ -49,12 +49,18 @@ Precision parse_precision(const std::string& p) {
   throw Error("--precision must be fp32 or fp16, got \"" + p + "\"");
 }
 
+std::shared_ptr<Model> load_model(Context& ctx, const std::string& dir, const std::string& precision) {
+  auto model = Model::load(ctx, dir, parse_precision(precision));
+  for (const std::string& w : model->warnings()) std::fprintf(stderr, "vkformer: warning: %s\n", w.c_str());
+  return model;
+}
+
 int run_forward(const ContextOptions& ctx_opts, const ModelRunOptions& o) {
   std::vector<Ids> src = parse_ids(o.src_ids, "--src-ids");
   std::vector<Ids> tgt = parse_ids(o.tgt_ids, "--tgt-ids");
   if (o.out.empty()) throw Error("--out FILE.npy is required");
   Context ctx(ctx_opts);
-  auto model = Model::load(ctx, o.model_dir, parse_precision(o.precision));
+  auto model = load_model(ctx, o.model_dir, o.precision);
   Session session(model);
   ForwardOutput out = session.forward(src, tgt);
   write_npy(o.out, {out.batch, out.len, out.dim}, out.data);
@@ -68,7 +74,7 @@ int run_generate(const ContextOptions& ctx_opts, const ModelRunOptions& o) {
   std::vector<Ids> src = parse_ids(o.src_ids, "--src-ids");
   if (src.empty()) throw Error("give at least one --src-ids");
   Context ctx(ctx_opts);
-  auto model = Model::load(ctx, o.model_dir, parse_precision(o.precision));
+  auto model = load_model(ctx, o.model_dir, o.precision);
   Session session(model);
   GenerateOptions g;
   g.beam = o.beam;

@@ -3,6 +3,7 @@
 // profile` and `vkformer bench model` (timing on random ids, bench_model.cpp).
 #pragma once
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -23,6 +24,9 @@ struct ModelRunOptions {
 
 /// "fp32" or "fp16" (also "f32", "f16"). @throws vkf::Error otherwise.
 Precision parse_precision(const std::string& p);
+
+/// Model::load, then each of the model's warnings on stderr as "vkformer: warning: ...".
+std::shared_ptr<Model> load_model(Context& ctx, const std::string& dir, const std::string& precision);
 
 /// Each returns the process exit code; errors are thrown as vkf::Error.
 int run_forward(const ContextOptions& ctx_opts, const ModelRunOptions& o);
