@@ -28,6 +28,9 @@ Model::Model(Context& ctx, ModelConfig config, Precision precision, std::unique_
 
 Model::~Model() = default;
 
-uint32_t Model::output_dim() const { return weights_->generator ? config_.out_vocab() : config_.d_model; }
+uint32_t Model::output_dim() const {
+  if (config_.use_lite()) return config_.d_model;
+  return weights_->generator ? config_.out_vocab() : config_.d_model;
+}
 
 }  // namespace vkf

@@ -94,6 +94,36 @@ class Loader {
   std::set<std::string> used_;
 };
 
+UseLiteWeights load_use_lite(Loader& L, Context& ctx, const ModelConfig& cfg) {
+  const int64_t e = cfg.embed_dim, d = cfg.d_model, ff = cfg.d_ff;
+  const std::string why = "model_type is \"use_lite\"";
+  UseLiteWeights w;
+  w.embed = L.load("embed.weight", {cfg.src_vocab_size, e}, "[vocab_size, embed_dim]", why);
+  // The timing table stays f32 in either precision: fp16 would cost ~1e-3 on
+  // values up to 1, and it is only read once per token.
+  const auto freqs = L.fetch("timing.inv_timescales", {e / 2}, "[embed_dim / 2]", why);
+  w.timing = ctx.tensor({cfg.max_positions, e}, concat_sinusoidal_table(cfg.max_positions, freqs));
+  for (uint32_t i = 0; i < cfg.encoder_layers; ++i) {
+    const std::string p = "layers." + std::to_string(i) + ".";
+    const std::string why_l = "layers is " + std::to_string(cfg.encoder_layers);
+    // The first layer reads the embeddings: its attention works at embed_dim.
+    const int64_t win = i == 0 ? e : d;
+    const std::string in = i == 0 ? "embed_dim" : "d_model";
+    UseLiteLayerWeights l;
+    l.attn_norm = {L.load(p + "attn_norm.weight", {win}, "[" + in + "]", why_l),
+                   L.load(p + "attn_norm.bias", {win}, "[" + in + "]", why_l)};
+    l.qkv = L.linear(p + "attn.qkv", 3 * win, win, "3·" + in, in, why_l);
+    l.attn_out = L.linear(p + "attn.out", d, win, "d_model", in, why_l);
+    if (win != d) l.residual = L.linear(p + "residual", d, win, "d_model", in, "embed_dim != d_model");
+    l.ffn_norm = L.norm(p + "ffn_norm", d, why_l);
+    l.ff1 = L.linear(p + "ffn.fc1", ff, d, "d_ff", "d_model", why_l);
+    l.ff2 = L.linear(p + "ffn.fc2", d, ff, "d_model", "d_ff", why_l);
+    w.layers.push_back(std::move(l));
+  }
+  w.pooler = L.linear("pooler.dense", d, d, "d_model", "d_model", why);
+  return w;
+}
+
 }  // namespace
 
 std::unique_ptr<ModelWeights> load_weights(Context& ctx, const ModelConfig& cfg, const SafeTensorsFile& file,
@@ -103,6 +133,11 @@ std::unique_ptr<ModelWeights> load_weights(Context& ctx, const ModelConfig& cfg,
                 ") has no 16-bit storage; load the model in fp32");
   Loader L(ctx, file, precision == Precision::F16 ? DType::F16 : DType::F32);
   auto w = std::make_unique<ModelWeights>();
+  if (cfg.use_lite()) {
+    w->use_lite = load_use_lite(L, ctx, cfg);
+    L.warn_unused();
+    return w;
+  }
   const int64_t d = cfg.d_model, ff = cfg.d_ff;
   const bool encdec = cfg.encoder_decoder();
 

@@ -35,7 +35,8 @@ Activation parse_act(const std::string& s) {
   if (s == "gelu") return Activation::GeluErf;
   if (s == "gelu_tanh") return Activation::GeluTanh;
   if (s == "silu") return Activation::SiLU;
-  throw Error("--act must be none, relu, gelu, gelu_tanh or silu, got \"" + s + "\"");
+  if (s == "tanh") return Activation::Tanh;
+  throw Error("--act must be none, relu, gelu, gelu_tanh, silu or tanh, got \"" + s + "\"");
 }
 
 std::vector<float> stored(const std::vector<float>& v, DType t) {

@@ -66,7 +66,7 @@ int main(int argc, char** argv) {
   kernel->add_option("op", ko.op, "kernel")->required()->check(CLI::IsMember(vkf::tools::kernel_ops()));
   kernel->add_option("--variant", ko.variant, "variant name, or all (default: the engine's pick)");
   kernel->add_option("--dtype", ko.dtype, "storage of weights, tables or K/V: f32 or f16");
-  kernel->add_option("--act", ko.act, "gemm activation: none, relu, gelu, gelu_tanh, silu");
+  kernel->add_option("--act", ko.act, "gemm activation: none, relu, gelu, gelu_tanh, silu, tanh");
   kernel->add_option("--bias", ko.bias, "gemm: add a bias (default true)");
   kernel->add_flag("--residual", ko.residual, "gemm, layernorm: fused residual add");
   add_shape_options(kernel, ko);
