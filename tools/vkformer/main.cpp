@@ -7,6 +7,7 @@
 #include "bench_ops.hpp"
 #include "kernel_bench.hpp"
 #include "model_commands.hpp"
+#include "tokenize_command.hpp"
 #include "vkformer/context.hpp"
 #include "vkformer/ops.hpp"
 #include "vkformer/recorder.hpp"
@@ -128,11 +129,19 @@ int main(int argc, char** argv) {
   bench_model->add_option("--json", bmo.json, "write the figures as JSON");
   bench_model->add_option("--svg", bmo.svg, "bar chart of the forward pass (and FILE-step.svg of the decode step)");
 
+  vkf::tools::TokenizeOptions to;
+  auto* tokenize = app.add_subcommand("tokenize", "print the ids of texts under a model's tokenizer.json");
+  tokenize->add_option("--model", to.model_dir, "model directory (tokenizer.json)")->required();
+  tokenize->add_option("texts", to.texts, "texts (UTF-8); put -- before one that starts with -");
+  tokenize->add_option("--input", to.input, "JSON file with an array of texts, tokenized first");
+  tokenize->add_flag("--json", to.json, "print [[ids...], ...] instead of one line of ids per text");
+
   CLI11_PARSE(app, argc, argv);
   try {
     if (*devices) return vkf::tools::run_devices(ctx_opts, devices_json);
     if (*forward) return vkf::tools::run_forward(ctx_opts, mo);
     if (*generate) return vkf::tools::run_generate(ctx_opts, mo);
+    if (*tokenize) return vkf::tools::run_tokenize(to);
     if (*profile) return vkf::tools::run_profile(ctx_opts, po);
     if (*bench_ops) {
       bo.base.check = !bench_no_check;
