@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <tuple>
 
 #include "test_util.hpp"
 #include "vkformer/model.hpp"
@@ -180,6 +181,68 @@ TEST_F(UseLite, RejectsWhatItCannotRun) {
   expect_error([&] { s.generate({{1, 2}}); }, "use Session::embed");
   Session t(Model::load(ctx(), VKF_MODELS_DIR "/encoder_learned"));
   expect_error([&] { t.embed({{1, 2}}); }, "use_lite");
+}
+
+// Small random models against NumPy in float64 (tools/use_lite/make_tiny_models.py):
+// odd widths, a widening first layer and a square stack without projection,
+// a sequence past max_positions, an empty one; fp32 and fp16 weights. Needs no npm.
+class UseLiteTiny : public DeviceTest, public ::testing::WithParamInterface<std::tuple<std::string, Precision>> {};
+
+TEST_P(UseLiteTiny, MatchesNumpy) {
+  const auto [name, precision] = GetParam();
+  if (precision == Precision::F16 && !has_f16()) GTEST_SKIP() << "no 16-bit storage";
+  const std::string dir = std::string(VKF_MODELS_DIR) + "/" + name;
+  json g = json::parse(std::ifstream(dir + "/golden.json"));
+  const auto ids = g["ids"].get<std::vector<Ids>>();
+  const auto want = g["embeddings"].get<std::vector<std::vector<double>>>();
+  auto model = Model::load(ctx(), dir, precision);
+  Session s(model);
+  double worst = 0;
+  // The whole batch, then each sequence alone (other shapes, other GEMM variants).
+  std::vector<std::vector<Ids>> batches{ids};
+  for (const Ids& x : ids) batches.push_back({x});
+  for (size_t k = 0; k < batches.size(); ++k) {
+    EmbedOutput e = s.embed(batches[k]);
+    ASSERT_EQ(e.dim, model->config().d_model);
+    EXPECT_EQ(s.stats().submissions, 1u);
+    for (uint32_t b = 0; b < e.batch; ++b)
+      for (uint32_t c = 0; c < e.dim; ++c)
+        worst = std::max(worst, std::fabs(e.data[size_t(b) * e.dim + c] - want[k == 0 ? b : k - 1][c]));
+  }
+  // fp16: weights rounded to 2^-11 relative, through 2-3 layers of width ≤ 12.
+  const double bound = precision == Precision::F32 ? 1e-5 : 5e-3;
+  std::printf("[ max abs error ] %s %s: %.3g\n", name.c_str(), precision == Precision::F32 ? "fp32" : "fp16", worst);
+  EXPECT_LE(worst, bound);
+}
+
+INSTANTIATE_TEST_SUITE_P(Models, UseLiteTiny,
+                         ::testing::Combine(::testing::Values("use_lite_tiny", "use_lite_square"),
+                                            ::testing::Values(Precision::F32, Precision::F16)));
+
+TEST_F(DeviceTest, UseLiteConfigErrors) {
+  const std::string src = std::string(VKF_MODELS_DIR) + "/use_lite_tiny/config.json";
+  const json base = json::parse(std::ifstream(src));
+  ModelConfig c = load_config(src);
+  EXPECT_TRUE(c.use_lite());
+  EXPECT_EQ(c.embed_dim, 8u);
+  EXPECT_EQ(c.encoder_layers, 2u);
+  EXPECT_EQ(c.src_vocab_size, 17u);
+  EXPECT_FLOAT_EQ(c.embedding_scale, 2.0f);
+  const fs::path dir = fs::temp_directory_path() / ("vkf_use_lite_cfg_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  auto expect_bad = [&](const char* key, const json& value, const std::string& needle) {
+    json j = base;
+    if (value.is_null()) j.erase(key);
+    else j[key] = value;
+    std::ofstream(dir / "config.json") << j.dump();
+    expect_error([&] { load_config((dir / "config.json").string()); }, needle);
+  };
+  expect_bad("embed_dim", 7, "must be even");
+  expect_bad("d_model", 13, "not divisible by \"n_heads\"");
+  expect_bad("layers", nullptr, "missing key \"layers\"");
+  expect_bad("embedding_scale", -1, "\"embedding_scale\" must be a positive number");
+  expect_bad("model_type", "bert", "(known: \"transformer\", \"use_lite\")");
+  fs::remove_all(dir);
 }
 
 }  // namespace vkf::test
