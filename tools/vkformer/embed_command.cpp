@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <map>
 
 #include "model_commands.hpp"
 #include "npy.hpp"
@@ -132,6 +133,24 @@ int run_embed(const ContextOptions& ctx_opts, const EmbedOptions& o) {
     std::printf("%s\n", j.dump().c_str());
   } else {
     print_similarities(e, labels);
+  }
+  if (o.profile) {
+    // Timestamps serialize the dispatches, so each time is the kernel's own.
+    session.set_profiling(true);
+    session.embed(ids);
+    std::map<std::string, std::pair<double, int>> by_op;  // "op/variant" -> (ms, dispatches)
+    double total = 0;
+    for (const auto& t : session.stats().timings) {
+      const size_t slash = t.label.find('/');
+      auto& slot = by_op[slash == std::string::npos ? t.label : t.label.substr(slash + 1)];
+      slot.first += t.ms;
+      slot.second += 1;
+      total += t.ms;
+    }
+    std::fprintf(stderr, "vkformer: device time of one embed() by op (%.2f ms in all):\n", total);
+    for (const auto& [op, v] : by_op)
+      std::fprintf(stderr, "  %-28s %8.3f ms  %5.1f%%  (%d dispatches)\n", op.c_str(), v.first,
+                   total > 0 ? 100 * v.first / total : 0, v.second);
   }
   std::string timing = std::to_string(int(ms[0] + 0.5)) + " ms";
   if (ms.size() > 1) {

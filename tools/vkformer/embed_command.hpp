@@ -17,6 +17,7 @@ struct EmbedOptions {
   std::string precision = "fp32";
   std::string out;                     ///< .npy of float32 [n, d]; empty: none
   bool json = false;                   ///< print {"embeddings": [[...], ...]}
+  bool profile = false;                ///< then one more call with timestamps: device time per op
   unsigned repeat = 1;                 ///< embed this many times; report the first and the median of the others
 };
 

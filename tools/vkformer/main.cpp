@@ -146,6 +146,7 @@ int main(int argc, char** argv) {
   embed->add_option("--precision", eo.precision, "weight storage: fp32 or fp16");
   embed->add_option("--out", eo.out, "write the embeddings as float32 [n, d] .npy");
   embed->add_option("--repeat", eo.repeat, "embed N times: time of the first call and median of the others");
+  embed->add_flag("--profile", eo.profile, "then print the device time of one more call, by op");
   embed->add_flag("--json", eo.json, "print {\"embeddings\": [[...], ...]} instead of the similarity table");
 
   CLI11_PARSE(app, argc, argv);
