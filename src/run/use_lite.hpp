@@ -2,6 +2,8 @@
 // its buffers for one padded batch shape, and the recording of its layers.
 #pragma once
 
+#include <memory>
+
 #include "model/weights.hpp"
 #include "vkformer/recorder.hpp"
 
