@@ -46,6 +46,8 @@ expect "not an integer" -- forward --model "$M" --src-ids 3,x --tgt-ids 1 --out 
 expect "one target sequence per source" -- forward --model "$M" --src-ids 3,4 --out "$TMP/out.npy"
 expect "out of range|outside the vocabulary" -- generate --model "$M" --src-ids 3,-1
 expect "no device name contains" -- generate --model "$M" --src-ids 3,4 --device no-such-gpu
+expect "tokenizer.json" -- tokenize --model "$TMP/nomodel" hello
+expect "text #2: tokenizer input: invalid UTF-8 at byte offset 2" -- tokenize --model "$MODELS/../data/sp_small" -- ok $'ab\xff'
 
 echo "$failures failed"
 [ $failures -eq 0 ]

@@ -7,6 +7,7 @@
 #include <unicode/unistr.h>
 
 #include <algorithm>
+#include <climits>
 #include <cmath>
 #include <unordered_map>
 
@@ -58,6 +59,8 @@ std::u32string decode_utf8(std::string_view s, const std::string& what) {
 /// The package's processInput + stringToChars: NFKC (ICU, as String.prototype.normalize
 /// in Node), every U+0020 to "▁", a leading "▁" unless the result is empty; code points.
 std::u32string normalize(std::string_view text) {
+  // ICU counts in int32 UTF-16 units; sizes past that are no text to embed anyway.
+  if (text.size() > size_t(INT32_MAX) / 4) throw Error("tokenizer input: longer than 512 MiB");
   std::u32string cps = decode_utf8(text, "tokenizer input");
   const bool ascii = std::all_of(cps.begin(), cps.end(), [](char32_t c) { return c < 0x80; });
   if (!ascii) {  // ASCII is already NFKC: skip ICU for it

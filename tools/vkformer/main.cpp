@@ -133,7 +133,7 @@ int main(int argc, char** argv) {
   vkf::tools::TokenizeOptions to;
   auto* tokenize = app.add_subcommand("tokenize", "print the ids of texts under a model's tokenizer.json");
   tokenize->add_option("--model", to.model_dir, "model directory (tokenizer.json)")->required();
-  tokenize->add_option("texts", to.texts, "texts (UTF-8); put -- before one that starts with -");
+  tokenize->add_option("texts", to.texts, "texts (UTF-8); put -- before them if one starts with -");
   tokenize->add_option("--input", to.input, "JSON file with an array of texts, tokenized first");
   tokenize->add_flag("--json", to.json, "print [[ids...], ...] instead of one line of ids per text");
 
