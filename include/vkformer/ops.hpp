@@ -27,7 +27,7 @@ struct OpInfo {
   double bytes = 0;  ///< minimum bytes read + written
 };
 
-enum class Activation { None, ReLU, GeluErf, GeluTanh, SiLU };
+enum class Activation { None, ReLU, GeluErf, GeluTanh, SiLU, Tanh };
 
 /// Y = act(X·Wᵀ + b) + R, with W stored as PyTorch's nn.Linear weight.
 struct GemmArgs {
@@ -143,6 +143,32 @@ OpInfo embedding(Recorder& rec, const EmbeddingArgs& a);
 /// The paper's positional encoding: PE(p, 2i) = sin(p / 10000^(2i/d)),
 /// PE(p, 2i+1) = cos(p / 10000^(2i/d)), computed in double on the host.
 std::vector<float> sinusoidal_table(uint32_t max_positions, uint32_t d);
+
+/// The tensor2tensor timing signal with stored frequencies f (Universal
+/// Sentence Encoder): row p is [sin(p·f₀) … sin(p·f_{n−1}) | cos(p·f₀) … cos(p·f_{n−1})],
+/// width 2n, sines and cosines concatenated, not interleaved. p·f is rounded
+/// to fp32 first, as TensorFlow computes it; sin and cos in double.
+std::vector<float> concat_sinusoidal_table(uint32_t max_positions, const std::vector<float>& freqs);
+
+/// out[b, :] = mean of x[b, i, :] over the rows i whose key_padding is 0, or
+/// zeros when no row is (TF's Σ/max(count, 1)): a sentence embedding's pooling.
+struct MeanPoolArgs {
+  const Tensor* x = nullptr;            ///< [batch, len, d] f32
+  const Tensor* key_padding = nullptr;  ///< optional [batch, ≥len] i32; nonzero = left out
+  uint32_t key_padding_stride = 0;      ///< elements between sequences; 0: len
+  Tensor* out = nullptr;                ///< [batch, d] f32
+  std::string variant;                  ///< "default" or "" (the same)
+};
+OpInfo mean_pool(Recorder& rec, const MeanPoolArgs& a);
+
+/// y = x / √max(Σx², eps) along the last dimension (tf.math.l2_normalize).
+struct L2NormalizeArgs {
+  const Tensor* x = nullptr;  ///< [..., d] f32
+  Tensor* y = nullptr;        ///< shape of x, f32; must not alias x
+  float eps = 1e-12f;
+  std::string variant;        ///< "subgroup", "shared" or "" (auto)
+};
+OpInfo l2_normalize(Recorder& rec, const L2NormalizeArgs& a);
 
 /// y = a + b, elementwise, same shapes, f32.
 struct AddArgs {

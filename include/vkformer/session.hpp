@@ -23,6 +23,13 @@ struct ForwardOutput {
   std::vector<float> data;        ///< batch·len·dim, C order
 };
 
+/// embed()'s result: one row per sequence.
+struct EmbedOutput {
+  uint32_t batch = 0, dim = 0;
+  std::vector<uint32_t> lengths;  ///< tokens each embedding used (after the max_positions cap)
+  std::vector<float> data;        ///< batch·dim, row b = sequence b's unit-length embedding
+};
+
 struct GenerateOptions {
   uint32_t beam = 1;              ///< 1: greedy
   uint32_t max_new_tokens = 32;
@@ -67,6 +74,14 @@ class Session {
   /// copied there.
   Tensor record_forward(Recorder& rec, const std::vector<Ids>& src, const std::vector<Ids>& tgt = {},
                         Tensor* out = nullptr);
+
+  /// Sentence embeddings of a "use_lite" model: one [d_model] unit vector per
+  /// sequence of token ids (from its tokenizer, no BOS/EOS), computed as one
+  /// padded batch in one queue submission. As the TF graph does, only the
+  /// first max_positions (128) tokens of a sequence count; an empty sequence
+  /// gets the embedding of zero tokens (normalized tanh of the pooler's bias).
+  /// @throws vkf::Error for another model type, no sequences, or an id outside the vocabulary.
+  EmbedOutput embed(const std::vector<Ids>& ids);
 
   const RunStats& stats() const { return stats_; }
   /// Brackets every dispatch with timestamp queries from now on (and serializes

@@ -94,10 +94,42 @@ PositionalEncoding parse_positional(const ConfigReader& r) {
   r.fail("unknown \"positional_encoding\" \"" + s + "\" (sinusoidal, learned, none)");
 }
 
+// The use_lite family: one pre-LN encoder stack whose first layer may widen
+// embed_dim -> d_model, then pooling and a tanh dense layer.
+ModelConfig parse_use_lite(const ConfigReader& r) {
+  ModelConfig c;
+  c.model_type = "use_lite";
+  c.src_vocab_size = r.uint("vocab_size", 1);
+  c.embed_dim = r.uint("embed_dim", 1);
+  c.d_model = r.uint("d_model", 1);
+  c.n_heads = r.uint("n_heads", 1);
+  c.d_ff = r.uint("d_ff", 1);
+  c.encoder_layers = r.uint("layers", 1);
+  c.activation = parse_activation(r);
+  c.layer_norm_eps = float(r.positive_number("layer_norm_eps"));
+  c.max_positions = r.uint("max_positions", 1);
+  c.embedding_scale = float(r.positive_number("embedding_scale"));
+  c.l2_eps = float(r.positive_number("l2_eps"));
+  c.norm_first = true;
+  c.positional_encoding = PositionalEncoding::None;  // its own timing signal (timing.inv_timescales)
+  c.pad_id = c.bos_id = c.eos_id = 0;                 // unused: padding is by length
+  if (c.embed_dim % 2 != 0)
+    r.fail("\"embed_dim\" " + std::to_string(c.embed_dim) + " must be even (sines | cosines)");
+  for (auto [key, width] : {std::pair{"embed_dim", c.embed_dim}, std::pair{"d_model", c.d_model}}) {
+    if (width % c.n_heads != 0)
+      r.fail("\"" + std::string(key) + "\" " + std::to_string(width) + " is not divisible by \"n_heads\" " +
+             std::to_string(c.n_heads));
+    if (width / c.n_heads > 256)
+      r.fail("head dimension " + std::string(key) + "/n_heads = " + std::to_string(width / c.n_heads) +
+             " exceeds 256, the limit of the flash-attention kernel");
+  }
+  return c;
+}
+
 }  // namespace
 
 const std::vector<std::string>& known_model_types() {
-  static const std::vector<std::string> kTypes = {"transformer"};
+  static const std::vector<std::string> kTypes = {"transformer", "use_lite"};
   return kTypes;
 }
 
@@ -131,6 +163,7 @@ ModelConfig load_config(const std::string& path) {
     for (const auto& k : known) list += (list.empty() ? "\"" : ", \"") + k + "\"";
     r.fail("unknown \"model_type\" \"" + c.model_type + "\" (known: " + list + ")");
   }
+  if (c.model_type == "use_lite") return parse_use_lite(r);
   c.d_model = r.uint("d_model", 1);
   c.n_heads = r.uint("n_heads", 1);
   c.d_ff = r.uint("d_ff", 1);

@@ -38,6 +38,9 @@ Model::~Model() = default;
 
 const std::vector<std::string>& Model::warnings() const { return weights_->warnings; }
 
-uint32_t Model::output_dim() const { return weights_->generator ? config_.out_vocab() : config_.d_model; }
+uint32_t Model::output_dim() const {
+  if (config_.use_lite()) return config_.d_model;
+  return weights_->generator ? config_.out_vocab() : config_.d_model;
+}
 
 }  // namespace vkf

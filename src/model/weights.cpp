@@ -69,18 +69,23 @@ class Loader {
 
   /// Uploads `v` (in a dry run: counts its bytes). `name` says what it is in errors.
   Tensor upload(const std::vector<int64_t>& shape, const std::vector<float>& v, const std::string& name) {
+    return upload(shape, v, name, dtype_);
+  }
+  /// The same in `dtype`, whatever the model's precision.
+  Tensor upload(const std::vector<int64_t>& shape, const std::vector<float>& v, const std::string& name,
+                DType dtype) {
     if (dry_) {
       // Saturating: a config can ask for absurd sizes (the sinusoidal table is not in the file).
       constexpr uint64_t kCap = uint64_t(1) << 62;
-      uint64_t n = dtype_size(dtype_);
+      uint64_t n = dtype_size(dtype);
       for (int64_t d : shape) n = d > 0 && n > kCap / uint64_t(d) ? kCap : n * uint64_t(d);
       planned_ = std::min(kCap, planned_ + ctx_.impl().memory->footprint(n));
       return {};
     }
     try {
-      return ctx_.tensor(shape, v, dtype_);
+      return ctx_.tensor(shape, v, dtype);
     } catch (const VulkanError& e) {
-      rethrow_with_context(e, "uploading " + tensor_what(name, shape, dtype_));
+      rethrow_with_context(e, "uploading " + tensor_what(name, shape, dtype));
     }
   }
   /// Uploads v[begin, end) as `shape`: one part of a packed tensor.
@@ -130,9 +135,45 @@ class Loader {
   uint64_t planned_ = 0;
 };
 
+UseLiteWeights load_use_lite(Loader& L, const ModelConfig& cfg) {
+  const int64_t e = cfg.embed_dim, d = cfg.d_model, ff = cfg.d_ff;
+  const std::string why = "model_type is \"use_lite\"";
+  UseLiteWeights w;
+  w.embed = L.load("embed.weight", {cfg.src_vocab_size, e}, "[vocab_size, embed_dim]", why);
+  // The timing table stays f32 in either precision: fp16 would cost ~1e-3 on
+  // values up to 1, and it is only read once per token.
+  const auto freqs = L.fetch("timing.inv_timescales", {e / 2}, "[embed_dim / 2]", why);
+  w.timing = L.upload({cfg.max_positions, e}, L.dry() ? std::vector<float>{} : concat_sinusoidal_table(cfg.max_positions, freqs),
+                      "timing signal table", DType::F32);
+  for (uint32_t i = 0; i < cfg.encoder_layers; ++i) {
+    const std::string p = "layers." + std::to_string(i) + ".";
+    const std::string why_l = "layers is " + std::to_string(cfg.encoder_layers);
+    // The first layer reads the embeddings: its attention works at embed_dim.
+    const int64_t win = i == 0 ? e : d;
+    const std::string in = i == 0 ? "embed_dim" : "d_model";
+    UseLiteLayerWeights l;
+    l.attn_norm = {L.load(p + "attn_norm.weight", {win}, "[" + in + "]", why_l),
+                   L.load(p + "attn_norm.bias", {win}, "[" + in + "]", why_l)};
+    l.qkv = L.linear(p + "attn.qkv", 3 * win, win, "3·" + in, in, why_l);
+    l.attn_out = L.linear(p + "attn.out", d, win, "d_model", in, why_l);
+    if (win != d) l.residual = L.linear(p + "residual", d, win, "d_model", in, "embed_dim != d_model");
+    l.ffn_norm = L.norm(p + "ffn_norm", d, why_l);
+    l.ff1 = L.linear(p + "ffn.fc1", ff, d, "d_ff", "d_model", why_l);
+    l.ff2 = L.linear(p + "ffn.fc2", d, ff, "d_model", "d_ff", why_l);
+    w.layers.push_back(std::move(l));
+  }
+  w.pooler = L.linear("pooler.dense", d, d, "d_model", "d_model", why);
+  return w;
+}
+
 /// Every tensor the config implies, through `L` (a dry run or the real one).
 std::unique_ptr<ModelWeights> build(Loader& L, const ModelConfig& cfg) {
   auto w = std::make_unique<ModelWeights>();
+  if (cfg.use_lite()) {
+    w->use_lite = load_use_lite(L, cfg);
+    L.warn_unused();
+    return w;
+  }
   const int64_t d = cfg.d_model, ff = cfg.d_ff;
   const bool encdec = cfg.encoder_decoder();
 

@@ -37,6 +37,24 @@ struct DecoderLayerWeights {
   NormWeights norm1, norm2, norm3;
 };
 
+/// A use_lite layer (docs/model-format.md, tensors "layers.{i}.*").
+struct UseLiteLayerWeights {
+  NormWeights attn_norm, ffn_norm;
+  LinearWeights qkv;                      ///< [3w, w], w the layer's input width
+  LinearWeights attn_out;                 ///< [d_model, w]
+  std::optional<LinearWeights> residual;  ///< [d_model, w] when w != d_model
+  LinearWeights ff1, ff2;
+};
+
+/// The use_lite family's tensors.
+struct UseLiteWeights {
+  Tensor embed;    ///< [vocab_size, embed_dim]
+  Tensor timing;   ///< [max_positions, embed_dim] f32: concat_sinusoidal_table(timing.inv_timescales)
+  std::vector<UseLiteLayerWeights> layers;
+  LinearWeights pooler;  ///< pooler.dense [d_model, d_model], tanh
+};
+
+/// A transformer model's tensors, or (`use_lite` set) a use_lite model's.
 struct ModelWeights {
   Tensor src_embed;   ///< [src_vocab, d]
   Tensor tgt_embed;   ///< [tgt_vocab, d], enc–dec only
@@ -47,6 +65,7 @@ struct ModelWeights {
   std::vector<DecoderLayerWeights> decoder;
   std::optional<NormWeights> decoder_norm;
   std::optional<LinearWeights> generator;
+  std::optional<UseLiteWeights> use_lite;
   /// Loading went on despite these (Model::warnings()).
   std::vector<std::string> warnings;
 };

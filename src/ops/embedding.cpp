@@ -116,3 +116,19 @@ std::vector<float> sinusoidal_table(uint32_t max_positions, uint32_t d) {
 }
 
 }  // namespace vkf
+
+namespace vkf {
+
+std::vector<float> concat_sinusoidal_table(uint32_t max_positions, const std::vector<float>& freqs) {
+  const size_t n = freqs.size(), d = 2 * n;
+  std::vector<float> t(size_t(max_positions) * d);
+  for (uint32_t pos = 0; pos < max_positions; ++pos)
+    for (size_t i = 0; i < n; ++i) {
+      const float angle = float(pos) * freqs[i];  // rounded to fp32, as in the TF graph
+      t[pos * d + i] = float(std::sin(double(angle)));
+      t[pos * d + n + i] = float(std::cos(double(angle)));
+    }
+  return t;
+}
+
+}  // namespace vkf

@@ -14,6 +14,7 @@ double activation(double v, Activation act) {
       return 0.5 * v * (1 + std::tanh(c * (v + 0.044715 * v * v * v)));
     }
     case Activation::SiLU: return v / (1 + std::exp(-v));
+    case Activation::Tanh: return std::tanh(v);
   }
   return v;
 }

@@ -109,6 +109,9 @@ ForwardPlan& Session::Impl::plan(uint32_t B, uint32_t S, uint32_t T) {
 
 void Session::Impl::pad_inputs(const std::vector<Ids>& src, const std::vector<Ids>& tgt,
                                PaddedIds& s, PaddedIds& t) {
+  if (cfg.use_lite())
+    throw Error("a \"use_lite\" model is a sentence encoder: it has no forward pass over tokens or "
+                "generation; use Session::embed (vkformer embed)");
   const bool encdec = cfg.encoder_decoder();
   s = pad_batch(src, cfg.pad_id, cfg.src_vocab_size, cfg.max_positions, "source");
   if (encdec) {
@@ -206,6 +209,7 @@ void Session::set_profiling(bool on) {
   if (impl_->profiling == on) return;
   impl_->profiling = on;
   impl_->plans.clear();  // recorded with or without timestamps
+  impl_->embed_plans.clear();
 }
 
 }  // namespace vkf

@@ -147,6 +147,8 @@ std::vector<Ids> beam_search(LogitsSource& src, uint32_t batch, uint32_t vocab, 
 std::vector<Ids> Session::generate(const std::vector<Ids>& src, const GenerateOptions& o) {
   auto run = [&]() -> std::vector<Ids> {
     Impl& s = *impl_;
+    if (s.cfg.use_lite())
+      throw Error("a \"use_lite\" model is a sentence encoder: it cannot generate; use Session::embed");
     if (o.beam < 1) throw Error("beam width must be at least 1");
     if (src.empty()) throw Error("no source sequences were given");
     stats_ = {};

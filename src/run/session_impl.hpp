@@ -7,6 +7,7 @@
 #include <tuple>
 
 #include "run/stack.hpp"
+#include "run/use_lite.hpp"
 #include "vk/check.hpp"
 #include "vkformer/session.hpp"
 
@@ -45,6 +46,7 @@ struct Session::Impl {
   const ModelWeights& w;
   Context& ctx;
   std::map<std::tuple<uint32_t, uint32_t, uint32_t>, std::unique_ptr<ForwardPlan>> plans;
+  std::map<std::pair<uint32_t, uint32_t>, std::unique_ptr<UseLitePlan>> embed_plans;  ///< use_lite, by (batch, len)
   uint64_t last_dispatches = 0;  ///< of the last command buffer submitted
   std::vector<DispatchTiming> last_timings;
   bool profiling = false;

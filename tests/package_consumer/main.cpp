@@ -1,11 +1,41 @@
-// Uses the installed vkformer: a context, one add on the device, an exact check.
+// Uses the installed vkformer: a context, one add on the device, an exact check, and
+// a tokenizer (which links ICU, a dependency of the static library).
 // Built twice by tests/package_consumer.sh: with find_package and with pkg-config.
+#include <unistd.h>
+
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
 #include <vector>
 
 #include <vkformer/context.hpp>
 #include <vkformer/ops.hpp>
 #include <vkformer/recorder.hpp>
+#include <vkformer/tokenizer.hpp>
+
+// NFKC turns U+FB01 into "fi": the ids must be those of "▁" and "fi".
+static int check_tokenizer() {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / ("vkformer-consumer-" + std::to_string(getpid()));
+  fs::create_directories(dir);
+  std::ofstream(dir / "tokenizer.json")
+      << R"({"type": "sentencepiece_unigram", "normalizer": "nfkc", "unk_id": 0, "reserved_ids": 1,)"
+      << R"( "pieces": [["<unk>", 0], ["\u2581", -1], ["f", -3], ["i", -3], ["fi", -2]]})";
+  std::vector<int32_t> ids;
+  try {
+    ids = vkf::Tokenizer::load(dir.string())->encode("\xEF\xAC\x81");
+  } catch (...) {
+    fs::remove_all(dir);
+    throw;
+  }
+  fs::remove_all(dir);
+  if (ids != std::vector<int32_t>{1, 4}) {
+    std::fprintf(stderr, "consumer: tokenizer gave %zu ids, expected 1 4\n", ids.size());
+    return 1;
+  }
+  std::printf("consumer: tokenizer matches\n");
+  return 0;
+}
 
 int main() {
   try {
@@ -32,6 +62,7 @@ int main() {
                    ctx.last_validation_message().c_str());
       ++bad;
     }
+    bad += check_tokenizer();
     if (bad) return 1;
     std::printf("consumer: add of %lld floats matches\n", (long long)n);
     return 0;

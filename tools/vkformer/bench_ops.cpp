@@ -45,6 +45,12 @@ std::vector<KernelOptions> standard_shapes(const std::string& op, const KernelOp
   } else if (op == "topk") {
     o.m = 1, o.n = 32000, o.topk = 1;  // greedy decoding's argmax over a vocabulary
     v = {with(o, op, "f32")};
+  } else if (op == "mean_pool") {
+    o.batch = 8, o.q_len = 128, o.n = 512;  // a batch of sentences pooled (USE lite)
+    v = {with(o, op, "f32")};
+  } else if (op == "l2_normalize") {
+    o.m = 8, o.n = 512;
+    v = {with(o, op, "f32")};
   } else if (op == "copy_rows") {
     o.batch = 4, o.q_len = 1, o.kv_len = 128, o.n = 768;  // a KV-cache append under beam reorder
     v = {with(o, op, "f32")};
@@ -113,8 +119,9 @@ std::string short_label(const KernelOptions& o, const KernelResult& r) {
   auto s = [](auto v) { return std::to_string(v); };
   std::string shape;
   if (o.op == "gemm") shape = s(o.m) + "x" + s(o.n) + "x" + s(o.k);
-  else if (o.op == "layernorm" || o.op == "add" || o.op == "topk") shape = s(o.m) + "x" + s(o.n);
+  else if (o.op == "layernorm" || o.op == "add" || o.op == "topk" || o.op == "l2_normalize") shape = s(o.m) + "x" + s(o.n);
   else if (o.op == "embedding") shape = s(o.batch * o.q_len) + "x" + s(o.k);
+  else if (o.op == "mean_pool") shape = s(o.batch) + "x" + s(o.q_len) + "x" + s(o.n);
   else if (o.op == "copy_rows") shape = s(o.batch) + "x" + s(o.q_len) + "x" + s(o.n);
   else shape = s(o.heads) + "h " + s(o.q_len) + "x" + s(o.kv_len);
   return o.op + " " + r.variant + " " + shape + " " + o.dtype;

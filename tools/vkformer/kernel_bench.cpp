@@ -35,7 +35,8 @@ Activation parse_act(const std::string& s) {
   if (s == "gelu") return Activation::GeluErf;
   if (s == "gelu_tanh") return Activation::GeluTanh;
   if (s == "silu") return Activation::SiLU;
-  throw Error("--act must be none, relu, gelu, gelu_tanh or silu, got \"" + s + "\"");
+  if (s == "tanh") return Activation::Tanh;
+  throw Error("--act must be none, relu, gelu, gelu_tanh, silu or tanh, got \"" + s + "\"");
 }
 
 std::vector<float> stored(const std::vector<float>& v, DType t) {
@@ -303,6 +304,48 @@ Case add_case(Context& ctx, const KernelOptions& o, Arena& A) {
   return c;
 }
 
+// Sentence pooling: [batch, q_len, n] with the last b·3 rows of sequence b
+// masked (--mask padding or both), as attention's padding mask.
+Case mean_pool_case(Context& ctx, const KernelOptions& o, Arena& A) {
+  A.host.reserve(2);
+  A.dev.reserve(4);
+  const uint32_t len = o.q_len, d = uint32_t(o.n);
+  auto& x = A.h(rnd(size_t(o.batch) * len * d, 45));
+  const bool pad = o.mask == "padding" || o.mask == "both";
+  A.ids.assign(size_t(o.batch) * len, 0);
+  for (uint32_t b = 0; pad && b < o.batch; ++b)
+    for (uint32_t i = len - std::min(len - 1, b * 3); i < len; ++i) A.ids[size_t(b) * len + i] = 1;
+  A.dev = {ctx.tensor({o.batch, len, d}, x), ctx.tensor_i32({o.batch, len}, A.ids), ctx.tensor({o.batch, d})};
+  Case c;
+  c.shape = "B=" + std::to_string(o.batch) + " L=" + std::to_string(len) + " d=" + std::to_string(d) +
+            (pad ? " padding" : "");
+  c.variants = {""};
+  c.record = [&A, pad](Recorder& rec, const std::string& v) {
+    return mean_pool(rec, {&A.dev[0], pad ? &A.dev[1] : nullptr, 0, &A.dev[2], v});
+  };
+  c.error = [&ctx, &A, &o, pad, len, d]() {
+    if (A.want.empty()) A.want = ref::mean_pool(A.host[0], pad ? &A.ids : nullptr, len, o.batch, len, d);
+    return ref::max_rel_error(ctx.read(A.dev[2]), A.want);
+  };
+  return c;
+}
+
+Case l2_normalize_case(Context& ctx, const KernelOptions& o, Arena& A) {
+  A.host.reserve(2);
+  A.dev.reserve(2);
+  auto& x = A.h(rnd(size_t(o.m * o.n), 46));
+  A.dev = {ctx.tensor({o.m, o.n}, x), ctx.tensor({o.m, o.n})};
+  Case c;
+  c.shape = "rows=" + std::to_string(o.m) + " d=" + std::to_string(o.n);
+  c.variants = {"subgroup", "shared"};
+  c.record = [&A](Recorder& rec, const std::string& v) { return l2_normalize(rec, {&A.dev[0], &A.dev[1], 1e-12f, v}); };
+  c.error = [&ctx, &A, &o]() {
+    if (A.want.empty()) A.want = ref::l2_normalize(A.host[0], o.m, o.n, 1e-12);
+    return ref::max_rel_error(ctx.read(A.dev[1]), A.want);
+  };
+  return c;
+}
+
 Case topk_case(Context& ctx, const KernelOptions& o, Arena& A) {
   A.host.reserve(2);
   A.dev.reserve(4);
@@ -375,7 +418,7 @@ double median(std::vector<double> v) {
 
 std::vector<std::string> kernel_ops() {
   return {"gemm", "attention_scores", "masked_softmax", "attention_values", "flash_attention",
-          "attention", "layernorm", "embedding", "add", "topk", "copy_rows"};
+          "attention", "layernorm", "embedding", "add", "topk", "copy_rows", "mean_pool", "l2_normalize"};
 }
 
 std::vector<KernelResult> run_kernel(Context& ctx, const KernelOptions& o) {
@@ -393,6 +436,8 @@ std::vector<KernelResult> run_kernel(Context& ctx, const KernelOptions& o) {
   else if (op == "add") c = add_case(ctx, o, A);
   else if (op == "topk") c = topk_case(ctx, o, A);
   else if (op == "copy_rows") c = copy_rows_case(ctx, o, A);
+  else if (op == "mean_pool") c = mean_pool_case(ctx, o, A);
+  else if (op == "l2_normalize") c = l2_normalize_case(ctx, o, A);
   else throw Error("unknown kernel \"" + op + "\"");
 
   std::string picked;
@@ -471,6 +516,8 @@ size_t create_all_pipelines(Context& ctx) {
                  : op == "add" ? add_case(ctx, o, A)
                  : op == "topk" ? topk_case(ctx, o, A)
                  : op == "copy_rows" ? copy_rows_case(ctx, o, A)
+                 : op == "mean_pool" ? mean_pool_case(ctx, o, A)
+                 : op == "l2_normalize" ? l2_normalize_case(ctx, o, A)
                  : attention_case(ctx, o, A);
         // Some drivers (lavapipe among them) compile at the first dispatch,
         // not at pipeline creation: run each variant once.

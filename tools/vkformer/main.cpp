@@ -7,6 +7,8 @@
 #include "bench_ops.hpp"
 #include "kernel_bench.hpp"
 #include "model_commands.hpp"
+#include "tokenize_command.hpp"
+#include "embed_command.hpp"
 #include "vkformer/context.hpp"
 #include "vkformer/ops.hpp"
 #include "vkformer/recorder.hpp"
@@ -66,7 +68,7 @@ int main(int argc, char** argv) {
   kernel->add_option("op", ko.op, "kernel")->required()->check(CLI::IsMember(vkf::tools::kernel_ops()));
   kernel->add_option("--variant", ko.variant, "variant name, or all (default: the engine's pick)");
   kernel->add_option("--dtype", ko.dtype, "storage of weights, tables or K/V: f32 or f16");
-  kernel->add_option("--act", ko.act, "gemm activation: none, relu, gelu, gelu_tanh, silu");
+  kernel->add_option("--act", ko.act, "gemm activation: none, relu, gelu, gelu_tanh, silu, tanh");
   kernel->add_option("--bias", ko.bias, "gemm: add a bias (default true)");
   kernel->add_flag("--residual", ko.residual, "gemm, layernorm: fused residual add");
   add_shape_options(kernel, ko);
@@ -128,11 +130,32 @@ int main(int argc, char** argv) {
   bench_model->add_option("--json", bmo.json, "write the figures as JSON");
   bench_model->add_option("--svg", bmo.svg, "bar chart of the forward pass (and FILE-step.svg of the decode step)");
 
+  vkf::tools::TokenizeOptions to;
+  auto* tokenize = app.add_subcommand("tokenize", "print the ids of texts under a model's tokenizer.json");
+  tokenize->add_option("--model", to.model_dir, "model directory (tokenizer.json)")->required();
+  tokenize->add_option("texts", to.texts, "texts (UTF-8); put -- before them if one starts with -");
+  tokenize->add_option("--input", to.input, "JSON file with an array of texts, tokenized first");
+  tokenize->add_flag("--json", to.json, "print [[ids...], ...] instead of one line of ids per text");
+
+  vkf::tools::EmbedOptions eo;
+  auto* embed = app.add_subcommand("embed", "sentence embeddings (use_lite models): cosine similarities, JSON or .npy");
+  embed->add_option("--model", eo.model_dir, "model directory (config.json, model.safetensors, tokenizer.json)")->required();
+  embed->add_option("sentences", eo.sentences, "sentences (UTF-8); put -- before one that starts with -");
+  embed->add_option("--input", eo.input, "JSON file with an array of sentences, embedded first");
+  embed->add_option("--ids", eo.ids, "comma-separated token ids instead of sentences; repeat per sequence");
+  embed->add_option("--precision", eo.precision, "weight storage: fp32 or fp16");
+  embed->add_option("--out", eo.out, "write the embeddings as float32 [n, d] .npy");
+  embed->add_option("--repeat", eo.repeat, "embed N times: time of the first call and median of the others");
+  embed->add_flag("--profile", eo.profile, "then print the device time of one more call, by op");
+  embed->add_flag("--json", eo.json, "print {\"embeddings\": [[...], ...]} instead of the similarity table");
+
   CLI11_PARSE(app, argc, argv);
   try {
     if (*devices) return vkf::tools::run_devices(ctx_opts, devices_json);
     if (*forward) return vkf::tools::run_forward(ctx_opts, mo);
     if (*generate) return vkf::tools::run_generate(ctx_opts, mo);
+    if (*tokenize) return vkf::tools::run_tokenize(to);
+    if (*embed) return vkf::tools::run_embed(ctx_opts, eo);
     if (*profile) return vkf::tools::run_profile(ctx_opts, po);
     if (*bench_ops) {
       bo.base.check = !bench_no_check;

@@ -10,7 +10,6 @@
 #include "vkformer/session.hpp"
 
 namespace vkf::tools {
-namespace {
 
 std::vector<Ids> parse_ids(const std::vector<std::string>& args, const char* option) {
   std::vector<Ids> out;
@@ -40,8 +39,6 @@ std::vector<Ids> parse_ids(const std::vector<std::string>& args, const char* opt
   }
   return out;
 }
-
-}  // namespace
 
 Precision parse_precision(const std::string& p) {
   if (p == "fp32" || p == "f32") return Precision::F32;

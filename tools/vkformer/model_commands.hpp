@@ -9,6 +9,7 @@
 
 #include "vkformer/context.hpp"
 #include "vkformer/model.hpp"
+#include "vkformer/session.hpp"
 
 namespace vkf::tools {
 
@@ -21,6 +22,10 @@ struct ModelRunOptions {
   double length_penalty = 1.0;
   bool json = false, no_cache = false;
 };
+
+/// "5,17,42" per argument -> ids; `option` names the argument in errors.
+/// @throws vkf::Error for anything but non-negative 32-bit integers.
+std::vector<Ids> parse_ids(const std::vector<std::string>& args, const char* option);
 
 /// "fp32" or "fp16" (also "f32", "f16"). @throws vkf::Error otherwise.
 Precision parse_precision(const std::string& p);

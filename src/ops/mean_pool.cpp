@@ -1,0 +1,54 @@
+// Masked mean over a sequence's rows: shaders/mean_pool.comp, reference in
+// src/reference/pool.cpp.
+#include "ops/op_util.hpp"
+
+namespace vkf {
+
+OpInfo mean_pool(Recorder& rec, const MeanPoolArgs& a) {
+  auto& r = rec.impl();
+  const Capabilities& caps = r.ctx.caps;
+  const char* op = "mean_pool";
+  require_tensor(a.x, op, "x", DType::F32);
+  require(a.x->shape().size() == 3, op, "x " + a.x->describe() + " must be [batch, len, d]");
+  const uint64_t batch = uint64_t(a.x->dim(0)), len = uint64_t(a.x->dim(1)), d = uint64_t(a.x->dim(2));
+  const uint32_t stride = a.key_padding_stride ? a.key_padding_stride : uint32_t(len);
+  if (a.key_padding) {
+    require_tensor(a.key_padding, op, "key_padding", DType::I32);
+    require(a.key_padding->shape().size() == 2 && uint64_t(a.key_padding->dim(0)) == batch, op,
+            "key_padding " + a.key_padding->describe() + " must be [" + std::to_string(batch) + ", ≥" +
+                std::to_string(len) + "] i32");
+    require(stride >= len && (batch == 0 || (batch - 1) * stride + len <= uint64_t(a.key_padding->numel())), op,
+            "key_padding " + a.key_padding->describe() + " with stride " + std::to_string(stride) +
+                " does not cover " + std::to_string(len) + " keys per sequence");
+  }
+  require_tensor(a.out, op, "out", DType::F32);
+  require(a.out->shape() == std::vector<int64_t>{int64_t(batch), int64_t(d)}, op,
+          "out " + a.out->describe() + " must be [" + std::to_string(batch) + ", " + std::to_string(d) + "] f32");
+  require(!tensors_overlap(a.out, a.x) && !tensors_overlap(a.out, a.key_padding), op,
+          "out must not alias x or key_padding");
+  require(a.variant.empty() || a.variant == "default", op, "unknown variant \"" + a.variant + "\" (default)");
+  require(uint64_t(a.x->numel()) < (1ull << 32), op, "x has 2^32 elements or more");
+
+  const uint64_t d4 = (d + 3) / 4;
+  const uint32_t sg = std::max(1u, caps.subgroup_size);
+  // One invocation per vec4 column: a workgroup of up to 64 covers a row of
+  // 256 columns; wider rows take several workgroups per sequence.
+  const uint32_t wg = workgroup_size(caps, std::max<uint32_t>(sg, std::min<uint64_t>(64, (d4 + sg - 1) / sg * sg)));
+  const uint32_t per_row = ceil_div(d4, wg);
+  const uint32_t aligned = d % 4 == 0;
+  const Pipeline& p = r.pipeline("mean_pool", {wg, aligned}, 3, 28);
+  struct {
+    uint32_t batch, len, d, d4, groups_per_row, has_mask, mask_stride;
+  } push{uint32_t(batch), uint32_t(len), uint32_t(d), uint32_t(d4), per_row, a.key_padding ? 1u : 0u, stride};
+  const Tensor* mask = a.key_padding ? a.key_padding : a.x;  // unread when absent
+  r.dispatch(p, {{a.x, false}, {mask, false}, {a.out, true}}, &push, sizeof push, r.fold(batch * per_row),
+             "mean_pool/default");
+  const double n = double(batch * len * d);
+  return {op,
+          "default",
+          {{"WG", wg}, {"ALIGNED", aligned}},
+          n + double(batch * d),
+          n * 4 + (a.key_padding ? double(batch * len) * 4 : 0) + double(batch * d) * 4};
+}
+
+}  // namespace vkf

@@ -1,0 +1,107 @@
+#include <cstdio>
+#include <tuple>
+
+#include "test_util.hpp"
+#include "vk/context_impl.hpp"
+
+namespace vkf::test {
+namespace {
+
+enum class MaskKind { None, Tail, Scattered, All };
+
+// Mean pool of [batch, len, d] with a key padding mask of `stride` columns;
+// returns max_rel_error against the reference.
+double run_pool(Context& ctx, uint32_t batch, uint32_t len, uint32_t d, MaskKind kind, uint32_t stride = 0,
+                OpInfo* info = nullptr) {
+  const uint32_t ms = stride ? stride : len;
+  auto x = random_vector(size_t(batch) * len * d, batch * 131 + len * 7 + d, -2.f, 2.f);
+  std::vector<int32_t> mask(size_t(batch) * ms, 1);  // columns past len stay 1: never read
+  for (uint32_t b = 0; b < batch; ++b)
+    for (uint32_t i = 0; i < len; ++i) {
+      int32_t m = 0;
+      if (kind == MaskKind::Tail) m = i >= len - (b % len);  // sequence b has b % len padded rows
+      if (kind == MaskKind::Scattered) m = (i * 7 + b) % 3 == 0;
+      if (kind == MaskKind::All) m = b % 2 == 0;  // even sequences: every row masked
+      mask[size_t(b) * ms + i] = m;
+    }
+  Tensor tx = ctx.tensor({int64_t(batch), int64_t(len), int64_t(d)}, x);
+  Tensor tm = ctx.tensor_i32({int64_t(batch), int64_t(ms)}, mask);
+  Tensor to = ctx.tensor({int64_t(batch), int64_t(d)});
+  Recorder rec(ctx);
+  MeanPoolArgs a;
+  a.x = &tx;
+  a.key_padding = kind == MaskKind::None ? nullptr : &tm;
+  a.key_padding_stride = stride;
+  a.out = &to;
+  OpInfo i = mean_pool(rec, a);
+  if (info) *info = i;
+  ctx.submit(rec);
+  auto want = ref::mean_pool(x, kind == MaskKind::None ? nullptr : &mask, ms, batch, len, d);
+  auto got = ctx.read(to);
+  if (kind == MaskKind::All)  // fully masked sequences give exact zeros, never NaN
+    for (uint32_t b = 0; b < batch; b += 2)
+      for (uint32_t c = 0; c < d; ++c) EXPECT_EQ(got[size_t(b) * d + c], 0.0f);
+  return ref::max_rel_error(got, want);
+}
+
+}  // namespace
+
+class MeanPoolTest : public DeviceTest, public ::testing::WithParamInterface<MaskKind> {};
+
+TEST_P(MeanPoolTest, MatchesReference) {
+  double worst = 0;
+  for (uint32_t d : {1u, 3u, 4u, 130u, 512u, 1025u})
+    for (uint32_t len : {1u, 2u, 37u, 128u})
+      for (uint32_t batch : {1u, 3u}) {
+        SCOPED_TRACE("batch " + std::to_string(batch) + " len " + std::to_string(len) + " d " + std::to_string(d));
+        double err = run_pool(ctx(), batch, len, d, GetParam());
+        EXPECT_LE(err, kF32Bound);
+        worst = std::max(worst, err);
+      }
+  std::printf("[ max error ] mask %d: %.3g\n", int(GetParam()), worst);
+}
+
+INSTANTIATE_TEST_SUITE_P(Masks, MeanPoolTest,
+                         ::testing::Values(MaskKind::None, MaskKind::Tail, MaskKind::Scattered, MaskKind::All));
+
+// A mask wider than len (a plan's buffer reused for a shorter batch).
+TEST_F(DeviceTest, MeanPoolMaskStride) {
+  EXPECT_LE(run_pool(ctx(), 3, 5, 64, MaskKind::Tail, 9), kF32Bound);
+}
+
+// More sequences than one grid dimension holds.
+TEST_F(DeviceTest, MeanPoolFoldsIntoTheGrid) {
+  Capabilities saved = ctx().caps();
+  auto& caps = ctx().impl().caps;
+  caps.max_workgroup_count[0] = 7;
+  caps.max_workgroup_count[1] = 5;
+  double err = run_pool(ctx(), 50, 3, 300, MaskKind::Scattered);
+  caps = saved;
+  EXPECT_LE(err, kF32Bound);
+}
+
+TEST_F(DeviceTest, MeanPoolReportsWhatItDispatched) {
+  OpInfo info;
+  run_pool(ctx(), 2, 8, 512, MaskKind::Tail, 0, &info);
+  EXPECT_EQ(info.op, "mean_pool");
+  EXPECT_EQ(info.variant, "default");
+  EXPECT_EQ(info.bytes, 2.0 * 8 * 512 * 4 + 2 * 8 * 4 + 2 * 512 * 4);
+}
+
+TEST_F(DeviceTest, MeanPoolRejectsBadArguments) {
+  Tensor x = ctx().tensor({2, 4, 8}), out = ctx().tensor({2, 8}), x2 = ctx().tensor({8, 8});
+  Tensor m = ctx().tensor_i32({2, 4}, std::vector<int32_t>(8)), m3 = ctx().tensor_i32({2, 3}, std::vector<int32_t>(6));
+  Tensor mf = ctx().tensor({2, 4}), out7 = ctx().tensor({2, 7});
+  Recorder rec(ctx());
+  auto expect = [&](MeanPoolArgs a, const char* needle) { expect_error([&] { mean_pool(rec, a); }, needle); };
+  expect({&x2, nullptr, 0, &out}, "x");
+  expect({&x, &m3, 0, &out}, "key_padding");
+  expect({&x, &m, 3, &out}, "key_padding");
+  expect({&x, &mf, 0, &out}, "key_padding");
+  expect({&x, &m, 0, &out7}, "out");
+  expect({&x, &m, 0, nullptr}, "out");
+  expect({&x, &m, 0, &out, "fast"}, "variant");
+  EXPECT_EQ(rec.dispatches(), 0u);
+}
+
+}  // namespace vkf::test

@@ -1,0 +1,169 @@
+#include "embed_command.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <map>
+
+#include "model_commands.hpp"
+#include "npy.hpp"
+#include "vkformer/model.hpp"
+#include "vkformer/session.hpp"
+#include "vkformer/tokenizer.hpp"
+
+namespace vkf::tools {
+namespace {
+
+std::vector<std::string> read_sentences(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw Error("--input " + path + ": cannot open");
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(in);
+  } catch (const nlohmann::json::exception& e) {
+    throw Error("--input " + path + ": not valid JSON: " + e.what());
+  }
+  if (!j.is_array()) throw Error("--input " + path + ": expected a JSON array of strings");
+  std::vector<std::string> out;
+  for (size_t i = 0; i < j.size(); ++i) {
+    if (!j[i].is_string()) throw Error("--input " + path + ": element " + std::to_string(i) + " is not a string");
+    out.push_back(j[i].get<std::string>());
+  }
+  return out;
+}
+
+/// At most `n` code points of valid UTF-8 `s`, with "…" when cut; newlines shown as spaces.
+std::string shorten(const std::string& s, size_t n) {
+  std::string out;
+  size_t count = 0, i = 0;
+  while (i < s.size()) {
+    size_t len = 1;
+    const unsigned char c = static_cast<unsigned char>(s[i]);
+    if (c >= 0xF0) len = 4;
+    else if (c >= 0xE0) len = 3;
+    else if (c >= 0xC0) len = 2;
+    if (count == n) return out + "…";
+    out += (c == '\n' || c == '\r' || c == '\t') ? std::string(" ") : s.substr(i, len);
+    i += len;
+    ++count;
+  }
+  return out;
+}
+
+void print_similarities(const EmbedOutput& e, const std::vector<std::string>& labels) {
+  std::printf("cosine similarity (embeddings have unit length: the dot product)\n");
+  for (uint32_t a = 0; a < e.batch; ++a)
+    std::printf("  [%u] %s  (%u tokens)\n", a + 1, labels[a].c_str(), e.lengths[a]);
+  std::printf("\n     ");
+  for (uint32_t b = 0; b < e.batch; ++b) std::printf(" %6s", ("[" + std::to_string(b + 1) + "]").c_str());
+  std::printf("\n");
+  for (uint32_t a = 0; a < e.batch; ++a) {
+    std::printf("%5s", ("[" + std::to_string(a + 1) + "]").c_str());
+    for (uint32_t b = 0; b < e.batch; ++b) {
+      double dot = 0;
+      for (uint32_t c = 0; c < e.dim; ++c)
+        dot += double(e.data[size_t(a) * e.dim + c]) * double(e.data[size_t(b) * e.dim + c]);
+      std::printf(" %6.3f", dot);
+    }
+    std::printf("\n");
+  }
+}
+
+}  // namespace
+
+int run_embed(const ContextOptions& ctx_opts, const EmbedOptions& o) {
+  std::vector<std::string> sentences;
+  if (!o.input.empty()) sentences = read_sentences(o.input);
+  sentences.insert(sentences.end(), o.sentences.begin(), o.sentences.end());
+  if (!sentences.empty() && !o.ids.empty())
+    throw Error("give sentences or --ids, not both (--ids bypasses the tokenizer)");
+  if (sentences.empty() && o.ids.empty()) throw Error("give at least one sentence (or --ids, or --input FILE.json)");
+  const Precision precision = parse_precision(o.precision);
+
+  std::vector<Ids> ids;
+  std::vector<std::string> labels;
+  if (!o.ids.empty()) {
+    ids = parse_ids(o.ids, "--ids");
+    for (const auto& s : o.ids) labels.push_back("ids " + shorten(s, 60));
+  } else {
+    // Before the device: a bad tokenizer.json or text fails fast.
+    auto tokenizer = Tokenizer::load(o.model_dir);
+    for (size_t i = 0; i < sentences.size(); ++i) {
+      try {
+        ids.push_back(tokenizer->encode(sentences[i]));
+      } catch (const Error& e) {
+        throw Error("sentence #" + std::to_string(i + 1) + ": " + e.what());
+      }
+      labels.push_back("\"" + shorten(sentences[i], 60) + "\"");
+    }
+  }
+
+  Context ctx(ctx_opts);
+  auto model = Model::load(ctx, o.model_dir, precision);
+  if (!model->config().use_lite())
+    throw Error(o.model_dir + ": model_type is \"" + model->config().model_type +
+                "\"; vkformer embed needs a sentence encoder (\"use_lite\")");
+  Session session(model);
+  if (o.repeat < 1) throw Error("--repeat must be at least 1");
+  // The first call records the command buffer (and on lavapipe compiles the
+  // pipelines it has not seen); later calls only write ids and resubmit.
+  std::vector<double> ms;
+  EmbedOutput e;
+  for (unsigned r = 0; r < o.repeat; ++r) {
+    const auto t0 = std::chrono::steady_clock::now();
+    e = session.embed(ids);
+    ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+  }
+  for (uint32_t b = 0; b < e.batch; ++b)
+    if (ids[b].size() > e.lengths[b])
+      std::fprintf(stderr, "vkformer: input #%u has %zu tokens; only the first %u count (as in TF.js)\n", b + 1,
+                   ids[b].size(), e.lengths[b]);
+
+  if (!o.out.empty()) write_npy(o.out, {e.batch, e.dim}, e.data);
+  if (o.json) {
+    nlohmann::json j;
+    j["embeddings"] = nlohmann::json::array();
+    for (uint32_t b = 0; b < e.batch; ++b)
+      j["embeddings"].push_back(std::vector<float>(e.data.begin() + size_t(b) * e.dim,
+                                                   e.data.begin() + size_t(b + 1) * e.dim));
+    std::printf("%s\n", j.dump().c_str());
+  } else {
+    print_similarities(e, labels);
+  }
+  if (o.profile) {
+    // Timestamps serialize the dispatches, so each time is the kernel's own.
+    session.set_profiling(true);
+    session.embed(ids);
+    std::map<std::string, std::pair<double, int>> by_op;  // "op/variant" -> (ms, dispatches)
+    double total = 0;
+    for (const auto& t : session.stats().timings) {
+      const size_t slash = t.label.find('/');
+      auto& slot = by_op[slash == std::string::npos ? t.label : t.label.substr(slash + 1)];
+      slot.first += t.ms;
+      slot.second += 1;
+      total += t.ms;
+    }
+    std::fprintf(stderr, "vkformer: device time of one embed() by op (%.2f ms in all):\n", total);
+    for (const auto& [op, v] : by_op)
+      std::fprintf(stderr, "  %-28s %8.3f ms  %5.1f%%  (%d dispatches)\n", op.c_str(), v.first,
+                   total > 0 ? 100 * v.first / total : 0, v.second);
+  }
+  std::string timing = std::to_string(int(ms[0] + 0.5)) + " ms";
+  if (ms.size() > 1) {
+    std::vector<double> rest(ms.begin() + 1, ms.end());
+    std::sort(rest.begin(), rest.end());
+    char buf[96];
+    std::snprintf(buf, sizeof buf, " the first time, then %.1f ms (median of %zu)", rest[rest.size() / 2], rest.size());
+    timing += buf;
+  }
+  std::fprintf(stderr, "vkformer: %u embedding(s) of %u in %s (%s weights, %llu submission per call)%s%s\n",
+               e.batch, e.dim, timing.c_str(), o.precision.c_str(),
+               (unsigned long long)session.stats().submissions, o.out.empty() ? "" : ", wrote ", o.out.c_str());
+  return 0;
+}
+
+}  // namespace vkf::tools

@@ -1,0 +1,27 @@
+// `vkformer embed`: sentence embeddings with a "use_lite" model directory
+// (Universal Sentence Encoder lite): a cosine-similarity table, JSON or .npy.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "vkformer/context.hpp"
+
+namespace vkf::tools {
+
+struct EmbedOptions {
+  std::string model_dir;
+  std::vector<std::string> sentences;  ///< embedded in order, after those of `input`
+  std::string input;                   ///< JSON file with an array of sentences; empty: none
+  std::vector<std::string> ids;        ///< "5,17,42" per sequence: ids instead of text (no tokenizer)
+  std::string precision = "fp32";
+  std::string out;                     ///< .npy of float32 [n, d]; empty: none
+  bool json = false;                   ///< print {"embeddings": [[...], ...]}
+  bool profile = false;                ///< then one more call with timestamps: device time per op
+  unsigned repeat = 1;                 ///< embed this many times; report the first and the median of the others
+};
+
+/// Returns the exit code; errors are thrown as vkf::Error.
+int run_embed(const ContextOptions& ctx_opts, const EmbedOptions& o);
+
+}  // namespace vkf::tools
