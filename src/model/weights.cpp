@@ -100,7 +100,8 @@ std::unique_ptr<ModelWeights> load_weights(Context& ctx, const ModelConfig& cfg,
                                            Precision precision) {
   if (precision == Precision::F16 && !ctx.caps().storage_16bit)
     throw Error("load_weights: fp16 precision was requested but the device (" + ctx.caps().device_name +
-                ") has no 16-bit storage; load the model in fp32");
+                ", profile " + ctx.caps().profile + ") has no 16-bit storage; load the model in fp32 "
+                "(F16 and BF16 files are converted)");
   Loader L(ctx, file, precision == Precision::F16 ? DType::F16 : DType::F32);
   auto w = std::make_unique<ModelWeights>();
   const int64_t d = cfg.d_model, ff = cfg.d_ff;
