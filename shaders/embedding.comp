@@ -51,6 +51,9 @@ layout(push_constant) uniform P {
   float scale;
   uint has_pos_ids;
   uint max_pos;  // rows of positions
+  // The table rows this dispatch binds (all of them unless the table is larger
+  // than one binding): [v0, v1), starting at element t_off of the binding.
+  uint v0, v1, t_off;
 } p;
 
 void main() {
@@ -59,7 +62,8 @@ void main() {
   if (row >= p.rows) return;
   // Clamped so that a bad id can never read outside the table.
   const uint id = uint(clamp(ids[row], 0, int(p.vocab) - 1));
-  const uint t_base = id * p.d, o_base = row * p.d;
+  if (id < p.v0 || id >= p.v1) return;  // another dispatch's block of the table
+  const uint t_base = p.t_off + (id - p.v0) * p.d, o_base = row * p.d;
   // Explicit positions are clamped like ids: the host cannot see them.
   const uint position = p.has_pos_ids != 0 ? uint(clamp(pos_ids[row], 0, int(p.max_pos) - 1))
                                            : p.pos_offset + row % p.len;

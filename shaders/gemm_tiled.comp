@@ -38,6 +38,10 @@ layout(push_constant) uniform P {
   uint M, N, K, tiles_n, total;
   uint act;    // ACT_* (activation.glsl)
   uint flags;  // 1: add bias, 2: add residual
+  // A piece of a product too large for one binding (gemm.cpp): M and N are the
+  // piece's, ldy is Y's row length, n0 the piece's first column, *_off where
+  // the piece starts in each binding (elements; multiples of 4 when VEC4).
+  uint ldy, n0, x_off, w_off, y_off, r_off;
 } p;
 
 const uint WG = (BM / TM) * (BN / TN);
@@ -94,11 +98,11 @@ void main() {
     for (uint k0 = 0; k0 < p.K; k0 += BK) {
       [[unroll]] for (uint r = 0; r < (BM * KQ + WG - 1) / WG; ++r) {
         const uint e = r * WG + lid, m = m0 + e / KQ, k = k0 + 4 * (e % KQ);
-        if (e < BM * KQ) As[e] = m < p.M && k < p.K ? load_x(m * p.K, k) : vec4(0);
+        if (e < BM * KQ) As[e] = m < p.M && k < p.K ? load_x(p.x_off + m * p.K, k) : vec4(0);
       }
       [[unroll]] for (uint r = 0; r < (BN * KQ + WG - 1) / WG; ++r) {
         const uint e = r * WG + lid, n = n0 + e / KQ, k = k0 + 4 * (e % KQ);
-        if (e < BN * KQ) Bs[e] = n < p.N && k < p.K ? load_w(n * p.K, k) : vec4(0);
+        if (e < BN * KQ) Bs[e] = n < p.N && k < p.K ? load_w(p.w_off + n * p.K, k) : vec4(0);
       }
       barrier();
       [[unroll]] for (uint q = 0; q < KQ; ++q) {
@@ -111,8 +115,8 @@ void main() {
   } else {
     // Rows past the end re-read the last row (no branch in the loop); their results are dropped.
     uint xrow[TM], wrow[TN];
-    [[unroll]] for (uint i = 0; i < TM; ++i) xrow[i] = min(m0 + tm + i * (BM / TM), p.M - 1) * p.K;
-    [[unroll]] for (uint j = 0; j < TN; ++j) wrow[j] = min(n0 + tn + j * (BN / TN), p.N - 1) * p.K;
+    [[unroll]] for (uint i = 0; i < TM; ++i) xrow[i] = p.x_off + min(m0 + tm + i * (BM / TM), p.M - 1) * p.K;
+    [[unroll]] for (uint j = 0; j < TN; ++j) wrow[j] = p.w_off + min(n0 + tn + j * (BN / TN), p.N - 1) * p.K;
     for (uint k = 0; k < p.K; k += 4) {
       [[unroll]] for (uint i = 0; i < TM; ++i) a[i] = load_x(xrow[i], k);
       [[unroll]] for (uint j = 0; j < TN; ++j) b[j] = load_w(wrow[j], k);
@@ -126,10 +130,10 @@ void main() {
       const uint n = n0 + tn + j * (BN / TN);
       if (m >= p.M || n >= p.N) continue;
       float v = acc[i][j];
-      if ((p.flags & 1u) != 0) v += float(bias[n]);
+      if ((p.flags & 1u) != 0) v += float(bias[p.n0 + n]);
       v = activate(v, p.act);
-      if ((p.flags & 2u) != 0) v += res[m * p.N + n];
-      y[m * p.N + n] = v;
+      if ((p.flags & 2u) != 0) v += res[p.r_off + m * p.ldy + n];
+      y[p.y_off + m * p.ldy + n] = v;
     }
   }
 }

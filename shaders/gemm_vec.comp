@@ -40,6 +40,10 @@ layout(push_constant) uniform P {
   uint M, N, K, groups_n, total;
   uint act;    // ACT_* (activation.glsl)
   uint flags;  // 1: add bias, 2: add residual
+  // A piece of a product too large for one binding (gemm.cpp): M and N are the
+  // piece's, ldy is Y's row length, n0 the piece's first column, *_off where
+  // the piece starts in each binding (elements).
+  uint ldy, n0, x_off, w_off, y_off, r_off;
 } p;
 
 const uint OUTS = ROWS * COLS;
@@ -53,8 +57,8 @@ void main() {
 
   // Rows past the end re-read the last row (no branch in the loop); their sums are dropped.
   uint xrow[ROWS], wrow[COLS];
-  [[unroll]] for (uint r = 0; r < ROWS; ++r) xrow[r] = min(m0 + r, p.M - 1) * p.K;
-  [[unroll]] for (uint c = 0; c < COLS; ++c) wrow[c] = min(n0 + c, p.N - 1) * p.K;
+  [[unroll]] for (uint r = 0; r < ROWS; ++r) xrow[r] = p.x_off + min(m0 + r, p.M - 1) * p.K;
+  [[unroll]] for (uint c = 0; c < COLS; ++c) wrow[c] = p.w_off + min(n0 + c, p.N - 1) * p.K;
 
   float acc[OUTS];
   [[unroll]] for (uint o = 0; o < OUTS; ++o) acc[o] = 0.0;
@@ -104,9 +108,9 @@ void main() {
       v = 0.0;
       for (uint s = 0; s < parts; ++s) v += partial[o * wg + s];
     }
-    if ((p.flags & 1u) != 0) v += float(bias[n]);
+    if ((p.flags & 1u) != 0) v += float(bias[p.n0 + n]);
     v = activate(v, p.act);
-    if ((p.flags & 2u) != 0) v += res[m * p.N + n];
-    y[m * p.N + n] = v;
+    if ((p.flags & 2u) != 0) v += res[p.r_off + m * p.ldy + n];
+    y[p.y_off + m * p.ldy + n] = v;
   }
 }

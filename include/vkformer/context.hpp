@@ -41,6 +41,9 @@ struct Capabilities {
   bool timestamps = false;                 ///< timestamp queries work on the compute queue
   double timestamp_period_ns = 1.0;
   uint64_t device_local_bytes = 0;         ///< size of the largest device-local heap
+  /// The capability profile these values were clamped to ("full": as the
+  /// device reports them). See ContextOptions::device_profile.
+  std::string profile = "full";
 };
 
 /// How a standalone context is created.
@@ -58,10 +61,20 @@ struct ContextOptions {
   /// Never map device memory directly, always go through staging buffers
   /// (what a discrete GPU does; lets a UMA device test that path).
   bool force_staging = false;
-  /// Do not use subgroup operations even when the device has them.
+  /// Capability profile: clamps what the engine may use to below what the
+  /// device offers (docs/device-profiles.md). One of device_profiles() --
+  /// "full", "no-fp16", "no-subgroup", "min" -- or several joined by commas
+  /// ("min,no-fp16"). Empty: VKFORMER_DEVICE_PROFILE, else "full".
+  /// @throws vkf::Error (from the constructor) naming the valid profiles.
+  std::string device_profile;
+  /// Shorthand for adding "no-subgroup" to the profile.
   bool disable_subgroups = false;
-  /// Do not use 16-bit storage even when the device has it.
+  /// Shorthand for adding "no-fp16" to the profile.
   bool disable_fp16 = false;
+  /// Most dispatches per queue submission: Context::submit splits a longer
+  /// recording into several submissions (OS watchdogs such as Windows TDR kill
+  /// long ones). 0: VKFORMER_MAX_DISPATCHES_PER_SUBMIT, else never split.
+  uint32_t max_dispatches_per_submit = 0;
   /// Print the chosen device to stderr.
   bool verbose = true;
   /// Most bytes of device memory this context may allocate for tensors; 0: the
@@ -80,6 +93,9 @@ struct DeviceDescription {
   std::string driver;
   Capabilities caps;  ///< as the device reports them, before any option's clamps
 };
+
+/// The capability profile names ContextOptions::device_profile accepts.
+std::vector<std::string> device_profiles();
 
 /// Lists the Vulkan devices in the order vkformer prefers them.
 /// @throws vkf::Error when no Vulkan instance can be created.
@@ -142,7 +158,7 @@ class Context {
   Context(const Context&) = delete;
   Context& operator=(const Context&) = delete;
 
-  /// The device's capabilities, after the options' clamps (disable_fp16 ...).
+  /// The device's capabilities, after the profile's clamps (caps().profile).
   const Capabilities& caps() const;
 
   /// Allocates a tensor on the device. Contents are undefined.
@@ -177,7 +193,9 @@ class Context {
   std::vector<int32_t> read_i32(const Tensor& t);
 
   /// Submits a recorder's command buffer and waits for it to finish.
-  /// Thread-safe: submissions from several threads are serialized.
+  /// Thread-safe: submissions from several threads are serialized. With
+  /// max_dispatches_per_submit set, a longer recording goes in several
+  /// submissions (pieces recorded as such, barriers correct across them).
   void submit(Recorder& rec);
   /// Submits without waiting: the host waits on `sync.fence` or its semaphores,
   /// and must not reuse or reset `rec` before then.

@@ -262,7 +262,8 @@ std::unique_ptr<ModelWeights> load_weights(Context& ctx, const ModelConfig& cfg,
                                            Precision precision) {
   if (precision == Precision::F16 && !ctx.caps().storage_16bit)
     throw Error("load_weights: fp16 precision was requested but the device (" + ctx.caps().device_name +
-                ") has no 16-bit storage; load the model in fp32");
+                ", profile " + ctx.caps().profile + ") has no 16-bit storage; load the model in fp32 "
+                "(F16 and BF16 files are converted)");
   const DType dtype = precision == Precision::F16 ? DType::F16 : DType::F32;
   Loader plan(ctx, file, dtype, true, nullptr);
   build(plan, cfg);

@@ -73,11 +73,12 @@ OpInfo embedding(Recorder& rec, const EmbeddingArgs& a) {
   const bool t16 = a.table->dtype() == DType::F16;
   const bool p16 = a.positions ? a.positions->dtype() == DType::F16 : t16;
   const std::string variant = std::string(t16 ? "f16" : "f32") + (p16 ? "_f16" : "_f32");
-  const Pipeline& p = r.pipeline("embedding_" + variant, {wg, items, aligned}, 5, 44);
+  const Pipeline& p = r.pipeline("embedding_" + variant, {wg, items, aligned}, 5, 56);
   struct {
     uint32_t rows, len, d, d4, vocab, pos_offset, has_pos, groups_per_row;
     float scale;
     uint32_t has_pos_ids, max_pos;
+    uint32_t v0, v1, t_off;  // this dispatch's table rows [v0, v1), from element t_off of its binding
   } push{uint32_t(rows),
          uint32_t(len),
          uint32_t(d),
@@ -88,12 +89,31 @@ OpInfo embedding(Recorder& rec, const EmbeddingArgs& a) {
          per_row,
          a.scale,
          a.position_ids ? 1u : 0u,
-         a.positions ? uint32_t(a.positions->dim(0)) : 0u};
-  static_assert(sizeof push == 44, "push constants");
-  const Tensor* pos = a.positions ? a.positions : a.table;         // unread when absent
+         a.positions ? uint32_t(a.positions->dim(0)) : 0u,
+         0,
+         uint32_t(vocab),
+         0};
+  static_assert(sizeof push == 56, "push constants");
+  // A table larger than one binding (a big vocabulary under a small
+  // maxStorageBufferRange) is bound in blocks of rows, one dispatch each; a
+  // token is written by the dispatch whose block holds its id.
+  const uint64_t room = caps.max_storage_buffer_range > slice_align(caps)
+                            ? caps.max_storage_buffer_range - slice_align(caps) : 0;
+  const uint64_t row_bytes = d * dtype_size(a.table->dtype());
+  const uint64_t block = a.table->bytes() <= caps.max_storage_buffer_range ? vocab : room / row_bytes;
+  require(block >= 1, op, "a table row of d = " + std::to_string(d) + " does not fit maxStorageBufferRange (" +
+                              std::to_string(caps.max_storage_buffer_range) + " bytes, profile " + caps.profile + ")");
   const Tensor* pos_ids = a.position_ids ? a.position_ids : a.ids;  // unread when absent
-  r.dispatch(p, {{a.ids, false}, {a.table, false}, {pos, false}, {a.out, true}, {pos_ids, false}}, &push,
-             sizeof push, r.fold(rows * per_row), "embedding/" + variant);
+  for (uint64_t v0 = 0; v0 < vocab; v0 += block) {
+    const uint64_t v1 = std::min(vocab, v0 + block);
+    const Slice ts = slice(a.table, false, v0 * d, v1 * d, caps);
+    const Use pos = a.positions ? Use{a.positions, false} : ts.use;  // unread when absent
+    push.v0 = uint32_t(v0);
+    push.v1 = uint32_t(v1);
+    push.t_off = ts.elem_off;
+    r.dispatch(p, {{a.ids, false}, ts.use, pos, {a.out, true}, {pos_ids, false}}, &push, sizeof push,
+               r.fold(rows * per_row), "embedding/" + variant);
+  }
   const double n = double(rows * d);
   const double in_bytes = n * (dtype_size(a.table->dtype()) + (a.positions ? dtype_size(a.positions->dtype()) : 0)) +
                           (a.position_ids ? double(rows) * 4 : 0);

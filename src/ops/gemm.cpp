@@ -83,6 +83,37 @@ Dims check(const GemmArgs& a, const Capabilities& c) {
   return {uint32_t(a.x->numel() / K), uint32_t(N), uint32_t(K)};
 }
 
+/// A block of the product, [m0, m1) × [n0, n1), whose slices of X, W, Y and R
+/// each fit one binding.
+struct Piece {
+  uint32_t m0, m1, n0, n1;
+};
+
+/// One piece when every tensor fits maxStorageBufferRange. Otherwise W is cut
+/// into row blocks (columns of Y: a vocabulary projection's weight is the big
+/// one) and X, Y and R into row blocks; a block of Y rows × W rows spans
+/// (rows - 1)·N + cols elements of Y.
+std::vector<Piece> plan_pieces(const Dims& d, const GemmArgs& a, const Capabilities& c) {
+  const uint64_t R = c.max_storage_buffer_range, M = d.M, N = d.N, K = d.K;
+  bool fits = true;
+  for (const Tensor* t : {a.x, a.w, static_cast<const Tensor*>(a.y), a.residual})
+    if (t && t->bytes() > R) fits = false;
+  if (fits) return {{0, d.M, 0, d.N}};
+  const uint64_t room = R > slice_align(c) ? R - slice_align(c) : 0;
+  const uint64_t ws = dtype_size(a.w->dtype());
+  uint64_t nc = std::min({N, room / (K * ws), room / 4});
+  require(nc >= 1 && room / (K * 4) >= 1, kOp,
+          "a row of K = " + std::to_string(K) + " elements does not fit maxStorageBufferRange (" +
+              std::to_string(R) + " bytes, profile " + c.profile + ")");
+  if (nc < N && nc >= 64) nc = nc / 64 * 64;  // whole tiles in every piece but the last
+  const uint64_t mc = std::min({M, room / (K * 4), (room - nc * 4) / (N * 4) + 1});
+  std::vector<Piece> pieces;
+  for (uint64_t m0 = 0; m0 < M; m0 += mc)
+    for (uint64_t n0 = 0; n0 < N; n0 += nc)
+      pieces.push_back({uint32_t(m0), uint32_t(std::min(M, m0 + mc)), uint32_t(n0), uint32_t(std::min(N, n0 + nc))});
+  return pieces;
+}
+
 }  // namespace
 
 std::vector<std::string> gemm_variants() {
@@ -116,9 +147,11 @@ OpInfo gemm(Recorder& rec, const GemmArgs& a) {
   // serves every layer of a shape class, and its branches are uniform.
   const bool has_bias = a.bias != nullptr, has_res = a.residual != nullptr;
   const uint32_t vec4 = d.K % 4 == 0;
+  // M, N: this piece's; ldy: Y's (and R's) row length; n0: the piece's first
+  // column (bias index); *_off: where the piece starts in its binding.
   struct Push {
-    uint32_t M, N, K, groups_n, total, act, flags;
-  } push{d.M, d.N, d.K, 0, 0, uint32_t(a.act), uint32_t(has_bias) | uint32_t(has_res) << 1};
+    uint32_t M, N, K, groups_n, total, act, flags, ldy, n0, x_off, w_off, y_off, r_off;
+  } push{d.M, d.N, d.K, 0, 0, uint32_t(a.act), uint32_t(has_bias) | uint32_t(has_res) << 1, d.N, 0, 0, 0, 0, 0};
   OpInfo info{kOp, variant, {}, 2.0 * d.M * d.N * d.K, 0};
   const double wbytes = double(dtype_size(a.w->dtype()));
   info.bytes = 4.0 * d.M * d.K + wbytes * d.N * d.K + (has_bias ? wbytes * d.N : 0) +
@@ -126,7 +159,7 @@ OpInfo gemm(Recorder& rec, const GemmArgs& a) {
 
   std::string shader;
   std::vector<uint32_t> spec;
-  uint64_t total = 0;
+  uint32_t tile_m = 0, tile_n = 0;
   if (variant.rfind("gemv", 0) == 0) {
     const bool sg = variant == "gemv_subgroup";
     // On a CPU one subgroup per workgroup skips the cross-subgroup step; a GPU
@@ -141,8 +174,8 @@ OpInfo gemm(Recorder& rec, const GemmArgs& a) {
     shader = std::string("gemm_vec_") + (sg ? "subgroup" : "shared") + suffix;
     spec = {wg, rows, cols, vec4};
     info.spec = {{"WG", wg}, {"ROWS", rows}, {"COLS", cols}, {"VEC4", vec4}};
-    push.groups_n = ceil_div(d.N, cols);
-    total = uint64_t(ceil_div(d.M, rows)) * push.groups_n;
+    tile_m = rows;
+    tile_n = cols;
   } else {
     const Tiles t = variant == "blocked" ? blocked_tiles(d.M) : staged_tiles(caps, variant == "tiled_small");
     require(t.wg() <= std::min(caps.max_workgroup_invocations, caps.max_workgroup_size[0]), kOp,
@@ -151,17 +184,32 @@ OpInfo gemm(Recorder& rec, const GemmArgs& a) {
     spec = {t.wg(), t.bm, t.bn, t.bk, t.tm, t.tn, vec4, t.staged};
     info.spec = {{"WG", t.wg()}, {"BM", t.bm}, {"BN", t.bn},     {"BK", t.bk},
                  {"TM", t.tm},   {"TN", t.tn}, {"VEC4", vec4}, {"STAGED", t.staged}};
-    push.groups_n = ceil_div(d.N, t.bn);
-    total = uint64_t(ceil_div(d.M, t.bm)) * push.groups_n;
+    tile_m = t.bm;
+    tile_n = t.bn;
   }
-  require(total < (1ull << 32), kOp, "too many workgroups");
-  push.total = uint32_t(total);
   const Pipeline& p = r.pipeline(shader, spec, 5, sizeof push);
-  // Absent bias and residual bind a tensor of the same type the shader never reads.
-  r.dispatch(p,
-             {{a.x, false}, {a.w, false}, {a.bias ? a.bias : a.w, false},
-              {a.residual ? a.residual : a.x, false}, {a.y, true}},
-             &push, sizeof push, r.fold(total), std::string(kOp) + "/" + variant);
+  for (const Piece& pc : plan_pieces(d, a, caps)) {
+    const uint64_t K = d.K, N = d.N;
+    const Slice xs = slice(a.x, false, pc.m0 * K, pc.m1 * K, caps);
+    const Slice wsl = slice(a.w, false, pc.n0 * K, pc.n1 * K, caps);
+    const Slice ys = slice(a.y, true, pc.m0 * N + pc.n0, (pc.m1 - 1) * N + pc.n1, caps);
+    const Slice rs = a.residual ? slice(a.residual, false, pc.m0 * N + pc.n0, (pc.m1 - 1) * N + pc.n1, caps) : xs;
+    push.M = pc.m1 - pc.m0;
+    push.N = pc.n1 - pc.n0;
+    push.n0 = pc.n0;
+    push.x_off = xs.elem_off;
+    push.w_off = wsl.elem_off;
+    push.y_off = ys.elem_off;
+    push.r_off = rs.elem_off;
+    push.groups_n = ceil_div(push.N, tile_n);
+    const uint64_t total = uint64_t(ceil_div(push.M, tile_m)) * push.groups_n;
+    require(total < (1ull << 32), kOp, "too many workgroups");
+    push.total = uint32_t(total);
+    // Absent bias and residual bind a tensor of the same type the shader never reads.
+    Use bias = a.bias ? Use{a.bias, false} : wsl.use;
+    r.dispatch(p, {xs.use, wsl.use, bias, rs.use, ys.use}, &push, sizeof push, r.fold(total),
+               std::string(kOp) + "/" + variant);
+  }
   return info;
 }
 

@@ -61,4 +61,26 @@ inline bool tensors_overlap(const Tensor* a, const Tensor* b) {
 
 inline uint32_t ceil_div(uint64_t a, uint64_t b) { return uint32_t((a + b - 1) / b); }
 
+/// Binding granularity of slice(): the offset alignment, and at least 16 bytes
+/// so that a slice starting on a vec4 keeps its vec4 loads aligned.
+inline uint64_t slice_align(const Capabilities& c) {
+  return std::max<uint64_t>(c.min_storage_buffer_offset_alignment, 16);
+}
+
+/// Elements [first, last) of a tensor bound on their own, for tensors larger
+/// than maxStorageBufferRange: the binding starts at the aligned byte at or
+/// before `first`, and the shader adds `elem_off` to its indices. The binding
+/// spans at most (last - first)·size + slice_align() - 1 bytes; callers size
+/// their pieces so that this stays within the range (the recorder checks).
+struct Slice {
+  Use use;
+  uint32_t elem_off;
+};
+inline Slice slice(const Tensor* t, bool write, uint64_t first, uint64_t last, const Capabilities& c) {
+  const uint64_t es = dtype_size(t->dtype());
+  if (first == 0 && last == uint64_t(t->numel())) return {{t, write}, 0};
+  const uint64_t begin = first * es / slice_align(c) * slice_align(c);
+  return {{t, write, begin, last * es}, uint32_t((first * es - begin) / es)};
+}
+
 }  // namespace vkf

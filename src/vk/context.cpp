@@ -100,6 +100,8 @@ std::vector<DeviceDescription> list_devices() {
 Context::Context(const ContextOptions& options) : impl_(std::make_unique<Impl>()) {
   Impl& s = *impl_;
   s.options = options;
+  const std::string profile = resolve_profile(options);  // a bad name fails before any Vulkan work
+  s.max_dispatches_per_submit = resolve_max_dispatches(options);
   bool validation = options.validation < 0 ? env_flag("VKFORMER_VALIDATION") : options.validation > 0;
   std::string selector = options.device;
   if (selector.empty())
@@ -110,10 +112,11 @@ Context::Context(const ContextOptions& options) : impl_(std::make_unique<Impl>()
     uint32_t index = 0;
     s.phys = select_device(s.inst.instance, selector, &index);
     s.caps = query_capabilities(s.phys);
-    if (options.disable_fp16) s.caps.storage_16bit = s.caps.shader_float16 = false;
+    apply_profile(profile, s.caps);
     s.queue_family = compute_queue_family(s.phys);
 
-    // Enable only what the kernels use: 16-bit storage for fp16 tensors.
+    // Enable only what the kernels use and the profile allows: 16-bit storage
+    // for fp16 tensors (so the validation layer flags an fp16 shader under no-fp16).
     VkPhysicalDeviceVulkan11Features f11{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES};
     f11.storageBuffer16BitAccess = s.caps.storage_16bit;
     VkPhysicalDeviceFeatures2 f2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
@@ -139,10 +142,10 @@ Context::Context(const ContextOptions& options) : impl_(std::make_unique<Impl>()
     if (options.verbose)
       std::fprintf(stderr,
                    "vkformer: device %u: %s (%s, driver %s), subgroup %u, shared memory %u KiB, "
-                   "fp16 storage %s, validation %s\n",
+                   "fp16 storage %s, validation %s, profile %s\n",
                    index, s.caps.device_name.c_str(), s.caps.device_type.c_str(),
                    s.caps.driver_name.c_str(), s.caps.subgroup_size, s.caps.max_shared_memory / 1024,
-                   s.caps.storage_16bit ? "yes" : "no", validation ? "on" : "off");
+                   s.caps.storage_16bit ? "yes" : "no", validation ? "on" : "off", profile.c_str());
   } catch (...) {
     s.destroy();
     throw;
@@ -153,6 +156,8 @@ Context::Context(const HostVulkan& host, const ContextOptions& options)
     : impl_(std::make_unique<Impl>()) {
   Impl& s = *impl_;
   s.options = options;
+  const std::string profile = resolve_profile(options);
+  s.max_dispatches_per_submit = resolve_max_dispatches(options);
   s.adopted = true;
   s.alloc = host.allocator;
   auto need = [](bool ok, const std::string& what) {
@@ -184,7 +189,8 @@ Context::Context(const HostVulkan& host, const ContextOptions& options)
   s.queue_family = host.queue_family_index;
   s.caps = query_capabilities(s.phys);
   // Only what the host enabled may be used.
-  s.caps.storage_16bit = s.caps.storage_16bit && host.storage_buffer_16bit_access && !options.disable_fp16;
+  s.caps.storage_16bit = s.caps.storage_16bit && host.storage_buffer_16bit_access;
+  apply_profile(profile, s.caps);
   s.caps.timestamps = s.caps.timestamps && q[s.queue_family].timestampValidBits > 0;
   s.memory_budget = std::find(host.device_extensions.begin(), host.device_extensions.end(),
                               VK_EXT_MEMORY_BUDGET_EXTENSION_NAME) != host.device_extensions.end();
@@ -195,13 +201,12 @@ Context::Context(const HostVulkan& host, const ContextOptions& options)
     throw;
   }
   if (options.verbose)
-    std::fprintf(stderr, "vkformer: on the host's device %s (%s), queue family %u, fp16 storage %s\n",
+    std::fprintf(stderr, "vkformer: on the host's device %s (%s), queue family %u, fp16 storage %s, profile %s\n",
                  s.caps.device_name.c_str(), s.caps.device_type.c_str(), s.queue_family,
-                 s.caps.storage_16bit ? "yes" : "no");
+                 s.caps.storage_16bit ? "yes" : "no", profile.c_str());
 }
 
 void Context::Impl::finish_setup() {
-  if (options.disable_subgroups) caps.subgroup_arithmetic = caps.subgroup_shuffle = false;
   memory = std::make_shared<MemoryPool>(phys, device, caps, options.force_staging, alloc,
                                         memory_limit(options), memory_budget);
   pipelines = std::make_unique<Pipelines>(device, caps, options.cache_dir, alloc);
@@ -266,15 +271,18 @@ void Context::Impl::queue_submit(const VkSubmitInfo& si, VkFence fence) {
   });
 }
 
-void Context::Impl::submit_and_wait(VkCommandBuffer cb) {
-  VkSubmitInfo si{VK_STRUCTURE_TYPE_SUBMIT_INFO};
-  si.commandBufferCount = 1;
-  si.pCommandBuffers = &cb;
+void Context::Impl::submit_and_wait(const std::vector<VkCommandBuffer>& cbs) {
   VkFenceCreateInfo fci{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
   VkFence fence;
   VKF_CHECK(vkCreateFence(device, &fci, alloc, &fence));
   try {
-    queue_submit(si, fence);
+    // The last submission's fence also covers the earlier ones (queue order).
+    for (size_t i = 0; i < cbs.size(); ++i) {
+      VkSubmitInfo si{VK_STRUCTURE_TYPE_SUBMIT_INFO};
+      si.commandBufferCount = 1;
+      si.pCommandBuffers = &cbs[i];
+      queue_submit(si, i + 1 == cbs.size() ? fence : VK_NULL_HANDLE);
+    }
     guarded("waiting for the device",
             [&] { VKF_CHECK(vkWaitForFences(device, 1, &fence, VK_TRUE, UINT64_MAX)); });
   } catch (...) {
@@ -330,15 +338,33 @@ void Context::submit_async(Recorder& rec, const SubmitSync& sync) {
       sync.wait_stages.empty() ? std::vector<VkPipelineStageFlags>(nw, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT)
                                : sync.wait_stages;
   impl_->alive("submit_async");
-  VkCommandBuffer cb = r.finish();
+  const std::vector<VkCommandBuffer> cbs = r.finish();
+  // A recording split into pieces: the first waits, the last signals.
+  for (size_t i = 0; i + 1 < cbs.size(); ++i) {
+    VkTimelineSemaphoreSubmitInfo tw{VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO};
+    tw.waitSemaphoreValueCount = uint32_t(sync.wait_values.size());
+    tw.pWaitSemaphoreValues = sync.wait_values.data();
+    VkSubmitInfo si{VK_STRUCTURE_TYPE_SUBMIT_INFO};
+    if (i == 0) {
+      if (!sync.wait_values.empty()) si.pNext = &tw;
+      si.waitSemaphoreCount = uint32_t(nw);
+      si.pWaitSemaphores = sync.wait.data();
+      si.pWaitDstStageMask = stages.data();
+    }
+    si.commandBufferCount = 1;
+    si.pCommandBuffers = &cbs[i];
+    impl_->queue_submit(si, VK_NULL_HANDLE);
+  }
+  const bool first = cbs.size() == 1;
+  VkCommandBuffer cb = cbs.back();
   VkTimelineSemaphoreSubmitInfo tl{VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO};
-  tl.waitSemaphoreValueCount = uint32_t(sync.wait_values.size());
-  tl.pWaitSemaphoreValues = sync.wait_values.data();
+  tl.waitSemaphoreValueCount = first ? uint32_t(sync.wait_values.size()) : 0;
+  tl.pWaitSemaphoreValues = first ? sync.wait_values.data() : nullptr;
   tl.signalSemaphoreValueCount = uint32_t(sync.signal_values.size());
   tl.pSignalSemaphoreValues = sync.signal_values.data();
   VkSubmitInfo si{VK_STRUCTURE_TYPE_SUBMIT_INFO};
-  if (!sync.wait_values.empty() || !sync.signal_values.empty()) si.pNext = &tl;
-  si.waitSemaphoreCount = uint32_t(nw);
+  if ((first && !sync.wait_values.empty()) || !sync.signal_values.empty()) si.pNext = &tl;
+  si.waitSemaphoreCount = first ? uint32_t(nw) : 0;
   si.pWaitSemaphores = sync.wait.data();
   si.pWaitDstStageMask = stages.data();
   si.commandBufferCount = 1;

@@ -7,6 +7,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include "vk/check.hpp"
 #include "vk/memory.hpp"
@@ -36,6 +37,13 @@ VkPhysicalDevice select_device(VkInstance instance, const std::string& selector,
 Capabilities query_capabilities(VkPhysicalDevice phys);
 std::string device_type_name(VkPhysicalDeviceType t);
 
+/// Capability profiles (profile.cpp): the effective profile of the options
+/// (device_profile or VKFORMER_DEVICE_PROFILE, plus the shorthand flags),
+/// spelled canonically; its clamps; the dispatches-per-submission limit.
+std::string resolve_profile(const ContextOptions& o);
+void apply_profile(const std::string& profile, Capabilities& c);
+uint32_t resolve_max_dispatches(const ContextOptions& o);
+
 struct Context::Impl {
   ContextOptions options;
   ValidationLog vlog;
@@ -44,7 +52,8 @@ struct Context::Impl {
   VkDevice device = VK_NULL_HANDLE;
   uint32_t queue_family = 0;
   VkQueue queue = VK_NULL_HANDLE;
-  Capabilities caps;
+  Capabilities caps;                             ///< clamped to the profile
+  uint32_t max_dispatches_per_submit = 0;        ///< 0: one submission per recording
   std::shared_ptr<MemoryPool> memory;
   std::unique_ptr<Pipelines> pipelines;
   VkCommandPool command_pool = VK_NULL_HANDLE;  ///< for run_now(), guarded by pool_mu
@@ -77,7 +86,9 @@ struct Context::Impl {
   /// Records, submits and waits for a one-off command buffer (staging copies).
   template <class F>
   void run_now(F&& record);
-  void submit_and_wait(VkCommandBuffer cb);
+  void submit_and_wait(VkCommandBuffer cb) { submit_and_wait(std::vector<VkCommandBuffer>{cb}); }
+  /// One vkQueueSubmit per command buffer, in order; waits for the last.
+  void submit_and_wait(const std::vector<VkCommandBuffer>& cbs);
   /// vkQueueSubmit under the queue lock.
   void queue_submit(const VkSubmitInfo& si, VkFence fence);
   /// A tensor's bytes on the host (mapped directly, or through staging).

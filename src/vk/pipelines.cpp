@@ -1,5 +1,6 @@
 #include "vk/pipelines.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -9,6 +10,7 @@
 
 #include "vk/check.hpp"
 #include "vk/shader_registry.hpp"
+#include "vk/spirv_limits.hpp"
 
 namespace vkf {
 namespace {
@@ -109,6 +111,25 @@ VkShaderModule Pipelines::module(const std::string& shader) {
   throw Error("internal: no embedded shader named \"" + shader + "\"");
 }
 
+void Pipelines::check_limits(const std::string& shader, const std::vector<uint32_t>& spec, Pipeline& p) {
+  const std::string where = "internal: shader " + shader + " under profile " + caps_.profile + ": ";
+  // Variants are named for what they use (see shaders/shaders.cmake).
+  if (!caps_.subgroup_arithmetic && shader.find("subgroup") != std::string::npos)
+    throw Error(where + "subgroup operations are not available");
+  if (!caps_.storage_16bit && shader.find("f16") != std::string::npos)
+    throw Error(where + "16-bit storage is not available");
+  p.workgroup_size = spec.empty() ? 1 : spec[0];
+  const uint32_t wg_limit = std::min(caps_.max_workgroup_invocations, caps_.max_workgroup_size[0]);
+  if (p.workgroup_size == 0 || p.workgroup_size > wg_limit)
+    throw Error(where + "workgroup size " + std::to_string(p.workgroup_size) + " is outside 1.." +
+                std::to_string(wg_limit));
+  for (const auto& b : spirv_blobs())
+    if (shader == b.name) p.shared_bytes = spirv_shared_bytes(b.words, b.count, spec);
+  if (p.shared_bytes && *p.shared_bytes > caps_.max_shared_memory)
+    throw Error(where + "declares " + std::to_string(*p.shared_bytes) + " bytes of shared memory, more than " +
+                std::to_string(caps_.max_shared_memory));
+}
+
 const Pipeline& Pipelines::get(const std::string& shader, const std::vector<uint32_t>& spec,
                                uint32_t bindings, uint32_t push_size) {
   std::lock_guard<std::mutex> lock(mu_);
@@ -121,6 +142,9 @@ const Pipeline& Pipelines::get(const std::string& shader, const std::vector<uint
     throw Error("internal: " + shader + " needs " + std::to_string(push_size) +
                 " bytes of push constants, the device allows " +
                 std::to_string(caps_.max_push_constants_size));
+
+  auto p = std::make_unique<Pipeline>();
+  check_limits(shader, spec, *p);
 
   auto& lay = layouts_[{bindings, push_size}];
   if (!lay.first) {
@@ -152,7 +176,6 @@ const Pipeline& Pipelines::get(const std::string& shader, const std::vector<uint
   ci.stage.pSpecializationInfo = spec.empty() ? nullptr : &si;
   ci.layout = lay.second;
 
-  auto p = std::make_unique<Pipeline>();
   VKF_CHECK(vkCreateComputePipelines(device_, cache_, 1, &ci, alloc_, &p->pipeline));
   p->layout = lay.second;
   p->set_layout = lay.first;

@@ -6,6 +6,7 @@
 
 #include <map>
 #include <mutex>
+#include <optional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -21,6 +22,9 @@ struct Pipeline {
   uint32_t bindings = 0;
   uint32_t push_size = 0;
   std::string name;
+  uint32_t workgroup_size = 0;  ///< specialization constant 0 (local_size_x_id)
+  std::optional<uint64_t> shared_bytes;  ///< declared Workgroup memory, when it could be read
+
 };
 
 class Pipelines {
@@ -41,6 +45,8 @@ class Pipelines {
 
  private:
   VkShaderModule module(const std::string& shader);
+  /// Throws unless the variant stays within the (profile-clamped) capabilities.
+  void check_limits(const std::string& shader, const std::vector<uint32_t>& spec, Pipeline& p);
   VkDevice device_;
   const VkAllocationCallbacks* alloc_;
   std::mutex mu_;  ///< get() may be called from several threads

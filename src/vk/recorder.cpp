@@ -68,18 +68,23 @@ void Recorder::Impl::begin() {
     recording = true;
     return;
   }
-  if (!cb) {
+  if (!pool_) {
     // A pool per recorder: recorders on different threads never share one.
     VkCommandPoolCreateInfo pci{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
     pci.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT;
     pci.queueFamilyIndex = ctx.queue_family;
     VKF_CHECK(vkCreateCommandPool(ctx.device, &pci, ctx.alloc, &pool_));
+  }
+  if (pieces_.empty()) {
     VkCommandBufferAllocateInfo ai{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
     ai.commandPool = pool_;
     ai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
     ai.commandBufferCount = 1;
     VKF_CHECK(vkAllocateCommandBuffers(ctx.device, &ai, &cb));
+    pieces_.push_back(cb);
   }
+  piece_ = piece_dispatches_ = 0;
+  cb = pieces_[0];
   VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
   VKF_CHECK(vkBeginCommandBuffer(cb, &bi));
   // Earlier submissions (uploads, other recorders) wrote what this one reads.
@@ -88,6 +93,32 @@ void Recorder::Impl::begin() {
                  VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
                  VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT);
   recording = true;
+}
+
+void Recorder::Impl::next_piece() {
+  VKF_CHECK(vkEndCommandBuffer(cb));
+  if (++piece_ == pieces_.size()) {
+    VkCommandBufferAllocateInfo ai{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
+    ai.commandPool = pool_;
+    ai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+    ai.commandBufferCount = 1;
+    VkCommandBuffer next;
+    VKF_CHECK(vkAllocateCommandBuffers(ctx.device, &ai, &next));
+    pieces_.push_back(next);
+  }
+  cb = pieces_[piece_];
+  VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+  VKF_CHECK(vkBeginCommandBuffer(cb, &bi));
+  // A barrier's first scope reaches back over earlier submissions to the same
+  // queue, so this one orders the previous piece's dispatches (and, through
+  // it, whatever the first piece waited for) before the next piece's: the
+  // data-flow tracking starts afresh.
+  global_barrier(cb, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, VK_ACCESS_MEMORY_WRITE_BIT,
+                 VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
+                 VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT);
+  written_.clear();
+  read_.clear();
+  piece_dispatches_ = 0;
 }
 
 bool Recorder::Impl::overlaps(const std::vector<Range>& set, const Range& r) {
@@ -138,6 +169,8 @@ void Recorder::Impl::dispatch(const Pipeline& p, const std::vector<Use>& uses, c
                               uint32_t push_size, Grid grid, const std::string& label) {
   if (ended) throw Error("this recorder was submitted; call reset() before recording again");
   if (!recording) begin();
+  if (!external && ctx.max_dispatches_per_submit && piece_dispatches_ >= ctx.max_dispatches_per_submit)
+    next_piece();
   if (uses.size() != p.bindings)
     throw Error("internal: " + p.name + " binds " + std::to_string(p.bindings) + " tensors, got " +
                 std::to_string(uses.size()));
@@ -159,12 +192,23 @@ void Recorder::Impl::dispatch(const Pipeline& p, const std::vector<Use>& uses, c
     const Allocation& a = *t->allocation();
     if (a.external_owner ? a.external_owner != &ctx : a.pool != ctx.memory)
       throw Error(label + ": tensor " + t->describe() + " belongs to another context");
-    if (a.size > caps.max_storage_buffer_range)
-      throw Error(label + ": tensor " + t->describe() + " is " + std::to_string(a.size) +
-                  " bytes, more than the device's maxStorageBufferRange (" +
-                  std::to_string(caps.max_storage_buffer_range) + " bytes) lets one binding cover");
-    infos[i] = {a.buffer, a.offset, a.size};
-    ranges[i] = {a.buffer, a.offset, a.offset + a.size};
+    // Descriptor limits are checked here, against the profile's clamped
+    // values, so that no op can hand the driver a range it may not take.
+    const uint64_t b = uses[i].begin, e = uses[i].end ? uses[i].end : a.size;
+    if (b >= e || e > a.size)
+      throw Error("internal: " + label + " binds bytes [" + std::to_string(b) + ", " + std::to_string(e) +
+                  ") of tensor " + t->describe() + " (" + std::to_string(a.size) + " bytes)");
+    if ((a.offset + b) % caps.min_storage_buffer_offset_alignment)
+      throw Error("internal: " + label + " binds tensor " + t->describe() + " at byte " +
+                  std::to_string(a.offset + b) + ", not a multiple of minStorageBufferOffsetAlignment (" +
+                  std::to_string(caps.min_storage_buffer_offset_alignment) + ", profile " + caps.profile + ")");
+    if (e - b > caps.max_storage_buffer_range)
+      throw Error(label + ": tensor " + t->describe() + " needs a binding of " + std::to_string(e - b) +
+                  " bytes, more than maxStorageBufferRange (" + std::to_string(caps.max_storage_buffer_range) +
+                  " bytes, profile " + caps.profile + "); this op does not split tensors that large "
+                  "(docs/device-profiles.md)");
+    infos[i] = {a.buffer, a.offset + b, e - b};
+    ranges[i] = {a.buffer, a.offset + b, a.offset + e};
     if (overlaps(written_, ranges[i]) || (uses[i].write && overlaps(read_, ranges[i])))
       need_barrier = true;
   }
@@ -218,10 +262,14 @@ void Recorder::Impl::dispatch(const Pipeline& p, const std::vector<Use>& uses, c
   vkCmdDispatch(cb, grid.x, grid.y, grid.z);
   if (timestamps) vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, qp, q + 1);
   ++n_dispatches;
+  ++piece_dispatches_;
 }
 
-VkCommandBuffer Recorder::Impl::finish() {
-  if (ended) return cb;         // resubmitting what was recorded
+std::vector<VkCommandBuffer> Recorder::Impl::finish() {
+  if (ended) {  // resubmitting what was recorded
+    if (external) return {cb};
+    return std::vector<VkCommandBuffer>(pieces_.begin(), pieces_.begin() + piece_ + 1);
+  }
   if (!recording) begin();      // nothing recorded: an empty command buffer
   if (external) {
     // Our writes become visible to whatever the host records next: vertex
@@ -232,7 +280,7 @@ VkCommandBuffer Recorder::Impl::finish() {
                    VK_ACCESS_MEMORY_READ_BIT | VK_ACCESS_MEMORY_WRITE_BIT | VK_ACCESS_HOST_READ_BIT);
     recording = false;
     ended = true;
-    return cb;
+    return {cb};
   }
   // Make results visible to the host (direct mapping) and to download copies.
   global_barrier(cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT,
@@ -241,7 +289,7 @@ VkCommandBuffer Recorder::Impl::finish() {
   VKF_CHECK(vkEndCommandBuffer(cb));
   recording = false;
   ended = true;
-  return cb;
+  return std::vector<VkCommandBuffer>(pieces_.begin(), pieces_.begin() + piece_ + 1);
 }
 
 void Recorder::Impl::collect_timings() {
@@ -277,7 +325,8 @@ void Recorder::Impl::update(const Tensor& t, const void* data, size_t bytes) {
 
 void Recorder::Impl::reset() {
   if (external) throw Error("a recorder on the host's command buffer cannot be reset");
-  if (cb) VKF_CHECK(vkResetCommandBuffer(cb, 0));
+  for (VkCommandBuffer c : pieces_) VKF_CHECK(vkResetCommandBuffer(c, 0));
+  piece_ = piece_dispatches_ = 0;
   for (auto p : pools_) VKF_CHECK(vkResetDescriptorPool(ctx.device, p, 0));
   pool_index_ = 0;
   for (auto q : query_pools_) vkDestroyQueryPool(ctx.device, q, ctx.alloc);

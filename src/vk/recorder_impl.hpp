@@ -14,9 +14,13 @@
 namespace vkf {
 
 /// A tensor a dispatch binds, in binding order, and whether it writes it.
+/// [begin, end) binds only those bytes of it (end 0: the whole tensor); begin
+/// must keep the binding at a multiple of minStorageBufferOffsetAlignment and
+/// the range must not pass maxStorageBufferRange (slice() in op_util.hpp).
 struct Use {
   const Tensor* tensor;
   bool write;
+  uint64_t begin = 0, end = 0;
 };
 
 struct Grid {
@@ -46,7 +50,9 @@ struct Recorder::Impl {
   /// the barriers around it: the data travels in the command buffer itself.
   void update(const Tensor& t, const void* data, size_t bytes);
   /// Ends recording (adds the final device→host barrier). Called by submit.
-  VkCommandBuffer finish();
+  /// More than one command buffer when max_dispatches_per_submit split the
+  /// recording: submit them in order, one submission each.
+  std::vector<VkCommandBuffer> finish();
   /// Reads the timestamps after the submission finished.
   void collect_timings();
   void reset();
@@ -67,7 +73,12 @@ struct Recorder::Impl {
   };
   static bool overlaps(const std::vector<Range>& set, const Range& r);
   void begin();
+  /// Ends the current command buffer and continues in a new one.
+  void next_piece();
   VkDescriptorSet allocate_set(VkDescriptorSetLayout layout);
+
+  std::vector<VkCommandBuffer> pieces_;  ///< all allocated; [0, piece_] used
+  size_t piece_ = 0, piece_dispatches_ = 0;
 
   std::vector<Range> written_, read_;
   VkCommandPool pool_ = VK_NULL_HANDLE;

@@ -21,8 +21,14 @@ int main(int argc, char** argv) {
   vkf::ContextOptions ctx_opts;
   app.add_option("--device", ctx_opts.device,
                  "device index or name substring (default: VKFORMER_DEVICE, else the best)");
-  app.add_flag("--no-subgroups", ctx_opts.disable_subgroups, "do not use subgroup operations");
-  app.add_flag("--no-fp16", ctx_opts.disable_fp16, "do not use 16-bit storage");
+  app.add_option("--device-profile", ctx_opts.device_profile,
+                 "clamp what the engine may use: full, min, no-fp16, no-subgroup, or several joined by "
+                 "commas (default: VKFORMER_DEVICE_PROFILE, else full)");
+  app.add_flag("--no-subgroups", ctx_opts.disable_subgroups, "the same as adding no-subgroup to the profile");
+  app.add_flag("--no-fp16", ctx_opts.disable_fp16, "the same as adding no-fp16 to the profile");
+  app.add_option("--max-dispatches-per-submit", ctx_opts.max_dispatches_per_submit,
+                 "split longer recordings into several queue submissions (default: "
+                 "VKFORMER_MAX_DISPATCHES_PER_SUBMIT, else never)");
 
   bool devices_json = false;
   auto* devices = app.add_subcommand("devices", "list Vulkan devices, their limits, and which one is picked");

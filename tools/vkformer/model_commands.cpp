@@ -104,7 +104,19 @@ int run_devices(const ContextOptions& ctx_opts, bool json) {
     return d.caps.device_id == picked.device_id && d.caps.vendor_id == picked.vendor_id &&
            d.name == picked.device_name;
   };
+  // The limits the engine works within: the picked device's, clamped by the profile.
+  const Capabilities& c = picked;
   if (json) {
+    nlohmann::json active{{"profile", c.profile},
+                          {"subgroup_size", c.subgroup_size},
+                          {"subgroup_arithmetic", c.subgroup_arithmetic},
+                          {"max_shared_memory", c.max_shared_memory},
+                          {"max_workgroup_invocations", c.max_workgroup_invocations},
+                          {"max_workgroup_count", {c.max_workgroup_count[0], c.max_workgroup_count[1],
+                                                   c.max_workgroup_count[2]}},
+                          {"max_storage_buffer_range", c.max_storage_buffer_range},
+                          {"min_storage_buffer_offset_alignment", c.min_storage_buffer_offset_alignment},
+                          {"fp16_storage", c.storage_16bit}};
     nlohmann::json arr = nlohmann::json::array();
     for (const auto& d : devs) {
       const Capabilities& c = d.caps;
@@ -127,7 +139,7 @@ int run_devices(const ContextOptions& ctx_opts, bool json) {
                      {"device_local_bytes", c.device_local_bytes},
                      {"picked", is_picked(d)}});
     }
-    std::printf("%s\n", nlohmann::json{{"devices", arr}}.dump(2).c_str());
+    std::printf("%s\n", nlohmann::json{{"devices", arr}, {"active", active}}.dump(2).c_str());
     return 0;
   }
   for (const auto& d : devs) {
@@ -145,6 +157,15 @@ int run_devices(const ContextOptions& ctx_opts, bool json) {
                 (unsigned long long)(c.max_storage_buffer_range >> 20), c.storage_16bit ? "yes" : "no",
                 c.timestamps ? "yes" : "no", (unsigned long long)(c.device_local_bytes >> 20));
   }
+  std::printf("profile %s: the picked device as the engine uses it\n", c.profile.c_str());
+  std::printf("   subgroup %u (arithmetic %s), shared memory %u KiB, max invocations %u, "
+              "max workgroups %u x %u x %u\n",
+              c.subgroup_size, c.subgroup_arithmetic ? "yes" : "no", c.max_shared_memory / 1024,
+              c.max_workgroup_invocations, c.max_workgroup_count[0], c.max_workgroup_count[1],
+              c.max_workgroup_count[2]);
+  std::printf("   maxStorageBufferRange %llu MiB, minStorageBufferOffsetAlignment %llu, fp16 storage %s\n",
+              (unsigned long long)(c.max_storage_buffer_range >> 20),
+              (unsigned long long)c.min_storage_buffer_offset_alignment, c.storage_16bit ? "yes" : "no");
   return 0;
 }
 
