@@ -8,6 +8,8 @@
 #include "model/weights.hpp"
 #include "model_writer.hpp"
 #include "vk/recorder_impl.hpp"
+#include "vk/shader_registry.hpp"
+#include "vk/spirv_limits.hpp"
 #include "vkformer/model.hpp"
 #include "vkformer/session.hpp"
 
@@ -128,6 +130,9 @@ TEST_F(Profiles, PipelinesStayWithinTheProfile) {
   EXPECT_EQ(*big.shared_bytes, (64u + 64u) * 64u * 4u);
   EXPECT_EQ(*fp.get("gemm_tiled_f32", {64, 64, 64, 16, 8, 8, 1, 0}, 5, 52).shared_bytes, 2u * 16u);  // unstaged: 1 vec4 each
   EXPECT_EQ(*fp.get("topk_shared", {32, 4}, 3, 12).shared_bytes, 2u * 2u * 32u * 4u);  // sk, si: [2][WG] uint
+  // Every embedded shader's shared memory can be read (else the guard would be blind to it).
+  for (const auto& b : spirv_blobs())
+    EXPECT_TRUE(spirv_shared_bytes(b.words, b.count, {}).has_value()) << b.name;
   auto min = make("min,no-subgroup,no-fp16");
   auto& mp = *min->impl().pipelines;
   expect_error([&] { mp.get("gemm_tiled_f32", {64, 64, 64, 64, 8, 8, 1, 1}, 5, 52); },
