@@ -52,6 +52,14 @@ def tokenizer_json():
     return {"type": "char", "vocab": VOCAB, "pad_id": PAD, "bos_id": BOS, "eos_id": EOS, "unk_id": UNK}
 
 
+def write_tokenizer(path):
+    """tokenizer.json, one field per line (the vocabulary on one line: id = index)."""
+    j = tokenizer_json()
+    lines = [f" {json.dumps(k)}: {json.dumps(v, ensure_ascii=False)}" for k, v in j.items()]
+    with open(path, "w", encoding="utf-8") as f:
+        f.write("{\n" + ",\n".join(lines) + "\n}\n")
+
+
 def encode(text):
     """One id per Unicode code point; characters outside the vocabulary are UNK."""
     return [CHAR_ID.get(c, UNK) for c in text]
@@ -292,9 +300,7 @@ def main():
 
     os.makedirs(a.out, exist_ok=True)
     export(model, config, a.out, dtype="F32")
-    with open(os.path.join(a.out, "tokenizer.json"), "w") as f:
-        json.dump(tokenizer_json(), f, indent=1, ensure_ascii=False)
-        f.write("\n")
+    write_tokenizer(os.path.join(a.out, "tokenizer.json"))
 
     # The reported accuracy: the reference greedy decoding on the weights as exported.
     ref, ref_config = vt.load_model(a.out)

@@ -7,6 +7,7 @@
 #include "bench_ops.hpp"
 #include "kernel_bench.hpp"
 #include "model_commands.hpp"
+#include "translate_command.hpp"
 #include "vkformer/context.hpp"
 #include "vkformer/ops.hpp"
 #include "vkformer/recorder.hpp"
@@ -128,11 +129,21 @@ int main(int argc, char** argv) {
   bench_model->add_option("--json", bmo.json, "write the figures as JSON");
   bench_model->add_option("--svg", bmo.svg, "bar chart of the forward pass (and FILE-step.svg of the decode step)");
 
+  vkf::tools::TranslateOptions to;
+  auto* translate = app.add_subcommand("translate", "text to text with an encoder-decoder model and its tokenizer.json");
+  translate->add_option("--model", to.model_dir, "model directory (config.json, model.safetensors, tokenizer.json)")->required();
+  translate->add_option("text", to.texts, "texts to translate; one output line each, in order")->required();
+  translate->add_option("--beam", to.beam, "beam width (1: greedy)");
+  translate->add_option("--max-new-tokens", to.max_new_tokens, "most tokens to generate per text (default: max_positions)");
+  translate->add_option("--length-penalty", to.length_penalty, "beam score = sum log p / length^this");
+  translate->add_option("--precision", to.precision, "weight storage: fp32 or fp16");
+
   CLI11_PARSE(app, argc, argv);
   try {
     if (*devices) return vkf::tools::run_devices(ctx_opts, devices_json);
     if (*forward) return vkf::tools::run_forward(ctx_opts, mo);
     if (*generate) return vkf::tools::run_generate(ctx_opts, mo);
+    if (*translate) return vkf::tools::run_translate(ctx_opts, to);
     if (*profile) return vkf::tools::run_profile(ctx_opts, po);
     if (*bench_ops) {
       bo.base.check = !bench_no_check;
