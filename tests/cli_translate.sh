@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # `vkformer translate` with models/dates: dates in several forms give the right
-# ISO dates, one line each, in order, greedy and with --beam 3; bad input gives
-# one clear line on stderr and exit code 1.
+# ISO dates, one line each, in order, greedy, with --beam 3 and in several
+# batches; bad input gives one clear line on stderr and exit code 1.
 set -u
 VKF="$1"
 M="$2"
@@ -13,15 +13,16 @@ inputs=("22 November 2026" "Nov 3, 1999" "2000/2/29" "29.02.1904" "Sunday, 22 No
         "the 1st of january 1900" "DECEMBER 31ST 2099" "mAy 7, 2031" "7 Aug 1945")
 want=$'2026-11-22\n1999-11-03\n2000-02-29\n1904-02-29\n2026-11-22\n1900-01-01\n2099-12-31\n2031-05-07\n1945-08-07'
 
-for beam in 1 3; do
-  out=$("$VKF" translate --model "$M" --beam $beam "${inputs[@]}" 2> "$TMP/stderr")
+# --batch-size 4: three batches, the outputs still in input order.
+for opts in "--beam 1" "--beam 3" "--batch-size 4"; do
+  out=$("$VKF" translate --model "$M" $opts "${inputs[@]}" 2> "$TMP/stderr")
   rc=$?
   if [ $rc -ne 0 ] || [ "$out" != "$want" ]; then
-    echo "FAIL: translate --beam $beam (exit $rc)"; echo "got:"; echo "$out" | sed 's/^/    /'
+    echo "FAIL: translate $opts (exit $rc)"; echo "got:"; echo "$out" | sed 's/^/    /'
     echo "want:"; echo "$want" | sed 's/^/    /'; sed 's/^/    stderr: /' "$TMP/stderr"
     failures=$((failures + 1))
   else
-    echo "ok: --beam $beam, ${#inputs[@]} dates in order"
+    echo "ok: $opts, ${#inputs[@]} dates in order"
   fi
 done
 

@@ -137,6 +137,7 @@ int main(int argc, char** argv) {
   translate->add_option("--max-new-tokens", to.max_new_tokens, "most tokens to generate per text (default: max_positions)");
   translate->add_option("--length-penalty", to.length_penalty, "beam score = sum log p / length^this");
   translate->add_option("--precision", to.precision, "weight storage: fp32 or fp16");
+  translate->add_option("--batch-size", to.batch_size, "texts per padded batch (default 256)");
 
   CLI11_PARSE(app, argc, argv);
   try {

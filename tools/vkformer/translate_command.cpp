@@ -1,5 +1,6 @@
 #include "translate_command.hpp"
 
+#include <algorithm>
 #include <cstdio>
 
 #include "model_commands.hpp"
@@ -22,6 +23,7 @@ int run_translate(const ContextOptions& ctx_opts, const TranslateOptions& o) {
                 " and tgt_vocab_size " + std::to_string(cfg.tgt_vocab_size));
   const Precision precision = parse_precision(o.precision);
   if (o.beam < 1) throw Error("--beam must be at least 1");
+  if (o.batch_size < 1) throw Error("--batch-size must be at least 1");
   const uint32_t max_new = o.max_new_tokens ? o.max_new_tokens : cfg.max_positions;
   if (max_new > cfg.max_positions)
     throw Error("--max-new-tokens " + std::to_string(max_new) + " is more than the model's max_positions " +
@@ -50,8 +52,13 @@ int run_translate(const ContextOptions& ctx_opts, const TranslateOptions& o) {
   g.beam = o.beam;
   g.max_new_tokens = max_new;
   g.length_penalty = o.length_penalty;
-  const std::vector<Ids> out = session.generate(src, g);
-  for (const Ids& ids : out) std::printf("%s\n", tok->decode(ids).c_str());
+  // Chunks bound the KV cache (texts x beam x positions x 2d floats), which one
+  // binding must cover; results do not depend on how texts are batched.
+  for (size_t first = 0; first < src.size(); first += o.batch_size) {
+    const size_t n = std::min<size_t>(o.batch_size, src.size() - first);
+    const std::vector<Ids> chunk(src.begin() + first, src.begin() + first + n);
+    for (const Ids& ids : session.generate(chunk, g)) std::printf("%s\n", tok->decode(ids).c_str());
+  }
   return 0;
 }
 

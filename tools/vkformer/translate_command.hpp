@@ -15,11 +15,13 @@ struct TranslateOptions {
   std::string precision = "fp32";
   unsigned beam = 1;
   unsigned max_new_tokens = 0;     ///< 0: max_positions
+  unsigned batch_size = 256;       ///< texts per padded batch
   double length_penalty = 1.0;
 };
 
-/// Tokenizes every text, generates for all of them in one padded batch (the
-/// encoder runs once, decoding uses the KV cache), prints the detokenized outputs.
+/// Tokenizes every text, generates for them in padded batches of up to
+/// batch_size texts (the encoder runs once per batch, decoding uses the KV
+/// cache), prints the detokenized outputs in order.
 /// @throws vkf::Error naming the text, file or option that is wrong.
 int run_translate(const ContextOptions& ctx_opts, const TranslateOptions& o);
 
