@@ -216,6 +216,14 @@ def reference_greedy(model, config, srcs, max_new_tokens, margins):
     return gen
 
 
+def write_heldout(path, h):
+    """heldout.json with one example per line."""
+    head = {k: v for k, v in h.items() if k != "examples"}
+    lines = [json.dumps(e, ensure_ascii=False) for e in h["examples"]]
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(json.dumps(head)[:-1] + ', "examples": [\n' + ",\n".join(lines) + "\n]}\n")
+
+
 def accuracy(preds, examples):
     return sum(p == e["expected"] for p, e in zip(preds, examples)) / len(examples)
 
@@ -324,11 +332,10 @@ def main():
         c = by_form.setdefault(e["form"], [0, 0])
         c[0] += e["torch"] == e["expected"]
         c[1] += 1
-    with open(os.path.join(a.out, "heldout.json"), "w") as f:
-        json.dump({"seed": a.heldout_seed, "max_new_tokens": 16, "torch_accuracy": acc,
+    write_heldout(os.path.join(a.out, "heldout.json"),
+                  {"seed": a.heldout_seed, "max_new_tokens": 16, "torch_accuracy": acc,
                    "examples": [{k: e[k] for k in ("input", "expected", "torch", "min_margin", "form")}
-                                for e in heldout]}, f, indent=0, ensure_ascii=False)
-        f.write("\n")
+                                for e in heldout]})
     params = sum(t.numel() for t in model.state_dict().values())
     summary = {"settings": vars(a) | {"out": None}, "parameters": params,
                "torch_version": torch.__version__, "train_seconds": round(train_seconds, 1),
