@@ -1,34 +1,35 @@
-// Tokenizer::load: reads DIR/tokenizer.json and dispatches on its "type".
+// Tokenizer::load: reads DIR/tokenizer.json and picks the implementation by "type".
+#include "vkformer/tokenizer.hpp"
+
 #include <nlohmann/json.hpp>
 
 #include <fstream>
-#include <sstream>
 
+#include "text/char_tokenizer.hpp"
 #include "text/sentencepiece.hpp"
-#include "vkformer/tensor.hpp"  // vkf::Error
-#include "vkformer/tokenizer.hpp"
+#include "vkformer/tensor.hpp"
 
 namespace vkf {
 
 std::unique_ptr<Tokenizer> Tokenizer::load(const std::string& dir) {
   const std::string file = dir + "/tokenizer.json";
   std::ifstream in(file, std::ios::binary);
-  if (!in) throw Error(file + ": cannot open the tokenizer description");
-  std::stringstream buf;
-  buf << in.rdbuf();
+  if (!in) throw Error(file + ": cannot open (the model directory needs a tokenizer.json, see docs/tokenizer.md)");
   nlohmann::json j;
   try {
-    j = nlohmann::json::parse(buf.str());
+    j = nlohmann::json::parse(in);
   } catch (const nlohmann::json::exception& e) {
     throw Error(file + ": not valid JSON: " + e.what());
   }
-  if (!j.is_object()) throw Error(file + ": expected a JSON object");
-  auto type = j.find("type");
-  if (type == j.end() || !type->is_string())
-    throw Error(file + ": \"type\" is missing or not a string (known: sentencepiece_unigram)");
-  const std::string& t = type->get_ref<const std::string&>();
-  if (t == "sentencepiece_unigram") return text::load_sentencepiece_unigram(j, file);
-  throw Error(file + ": \"type\" is \"" + t + "\", expected one of: sentencepiece_unigram");
+  if (!j.is_object()) throw Error(file + ": must be a JSON object, got " + std::string(j.type_name()));
+  static const char* kKnown = "\"char\", \"sentencepiece_unigram\"";
+  if (!j.contains("type")) throw Error(file + ": missing field \"type\" (known types: " + kKnown + ")");
+  if (!j["type"].is_string())
+    throw Error(file + ": field \"type\" must be a string (known types: " + kKnown + "), got " + j["type"].dump());
+  const std::string& type = j["type"].get_ref<const std::string&>();
+  if (type == "char") return text::make_char_tokenizer(j, file);
+  if (type == "sentencepiece_unigram") return text::load_sentencepiece_unigram(j, file);
+  throw Error(file + ": field \"type\" is unknown: " + j["type"].dump() + " (known types: " + kKnown + ")");
 }
 
 }  // namespace vkf

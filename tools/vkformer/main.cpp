@@ -9,6 +9,7 @@
 #include "model_commands.hpp"
 #include "tokenize_command.hpp"
 #include "embed_command.hpp"
+#include "translate_command.hpp"
 #include "vkformer/context.hpp"
 #include "vkformer/ops.hpp"
 #include "vkformer/recorder.hpp"
@@ -136,12 +137,12 @@ int main(int argc, char** argv) {
   bench_model->add_option("--json", bmo.json, "write the figures as JSON");
   bench_model->add_option("--svg", bmo.svg, "bar chart of the forward pass (and FILE-step.svg of the decode step)");
 
-  vkf::tools::TokenizeOptions to;
+  vkf::tools::TokenizeOptions tko;
   auto* tokenize = app.add_subcommand("tokenize", "print the ids of texts under a model's tokenizer.json");
-  tokenize->add_option("--model", to.model_dir, "model directory (tokenizer.json)")->required();
-  tokenize->add_option("texts", to.texts, "texts (UTF-8); put -- before them if one starts with -");
-  tokenize->add_option("--input", to.input, "JSON file with an array of texts, tokenized first");
-  tokenize->add_flag("--json", to.json, "print [[ids...], ...] instead of one line of ids per text");
+  tokenize->add_option("--model", tko.model_dir, "model directory (tokenizer.json)")->required();
+  tokenize->add_option("texts", tko.texts, "texts (UTF-8); put -- before them if one starts with -");
+  tokenize->add_option("--input", tko.input, "JSON file with an array of texts, tokenized first");
+  tokenize->add_flag("--json", tko.json, "print [[ids...], ...] instead of one line of ids per text");
 
   vkf::tools::EmbedOptions eo;
   auto* embed = app.add_subcommand("embed", "sentence embeddings (use_lite models): cosine similarities, JSON or .npy");
@@ -154,14 +155,24 @@ int main(int argc, char** argv) {
   embed->add_option("--repeat", eo.repeat, "embed N times: time of the first call and median of the others");
   embed->add_flag("--profile", eo.profile, "then print the device time of one more call, by op");
   embed->add_flag("--json", eo.json, "print {\"embeddings\": [[...], ...]} instead of the similarity table");
+  vkf::tools::TranslateOptions to;
+  auto* translate = app.add_subcommand("translate", "text to text with an encoder-decoder model and its tokenizer.json");
+  translate->add_option("--model", to.model_dir, "model directory (config.json, model.safetensors, tokenizer.json)")->required();
+  translate->add_option("text", to.texts, "texts to translate; one output line each, in order")->required();
+  translate->add_option("--beam", to.beam, "beam width (1: greedy)");
+  translate->add_option("--max-new-tokens", to.max_new_tokens, "most tokens to generate per text (default: max_positions)");
+  translate->add_option("--length-penalty", to.length_penalty, "beam score = sum log p / length^this");
+  translate->add_option("--precision", to.precision, "weight storage: fp32 or fp16");
+  translate->add_option("--batch-size", to.batch_size, "texts per padded batch (default 256)");
 
   CLI11_PARSE(app, argc, argv);
   try {
     if (*devices) return vkf::tools::run_devices(ctx_opts, devices_json);
     if (*forward) return vkf::tools::run_forward(ctx_opts, mo);
     if (*generate) return vkf::tools::run_generate(ctx_opts, mo);
-    if (*tokenize) return vkf::tools::run_tokenize(to);
+    if (*tokenize) return vkf::tools::run_tokenize(tko);
     if (*embed) return vkf::tools::run_embed(ctx_opts, eo);
+    if (*translate) return vkf::tools::run_translate(ctx_opts, to);
     if (*profile) return vkf::tools::run_profile(ctx_opts, po);
     if (*bench_ops) {
       bo.base.check = !bench_no_check;

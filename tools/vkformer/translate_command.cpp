@@ -1,0 +1,65 @@
+#include "translate_command.hpp"
+
+#include <algorithm>
+#include <cstdio>
+
+#include "model_commands.hpp"
+#include "vkformer/model.hpp"
+#include "vkformer/session.hpp"
+#include "vkformer/tokenizer.hpp"
+
+namespace vkf::tools {
+
+int run_translate(const ContextOptions& ctx_opts, const TranslateOptions& o) {
+  if (o.texts.empty()) throw Error("give at least one text to translate");
+  // Everything that can be checked without the device is checked first.
+  const ModelConfig cfg = load_config(o.model_dir + "/config.json");
+  if (!cfg.encoder_decoder())
+    throw Error(o.model_dir + "/config.json: translate needs an encoder-decoder model (decoder_layers > 0)");
+  auto tok = Tokenizer::load(o.model_dir);
+  if (tok->vocab_size() != cfg.src_vocab_size || tok->vocab_size() != cfg.tgt_vocab_size)
+    throw Error(o.model_dir + "/tokenizer.json has " + std::to_string(tok->vocab_size()) +
+                " ids, but config.json has src_vocab_size " + std::to_string(cfg.src_vocab_size) +
+                " and tgt_vocab_size " + std::to_string(cfg.tgt_vocab_size));
+  const Precision precision = parse_precision(o.precision);
+  if (o.beam < 1) throw Error("--beam must be at least 1");
+  if (o.batch_size < 1) throw Error("--batch-size must be at least 1");
+  const uint32_t max_new = o.max_new_tokens ? o.max_new_tokens : cfg.max_positions;
+  if (max_new > cfg.max_positions)
+    throw Error("--max-new-tokens " + std::to_string(max_new) + " is more than the model's max_positions " +
+                std::to_string(cfg.max_positions));
+
+  std::vector<Ids> src;
+  for (size_t i = 0; i < o.texts.size(); ++i) {
+    const std::string which = "text #" + std::to_string(i + 1);
+    Ids ids;
+    try {
+      ids = tok->encode(o.texts[i]);
+    } catch (const Error& e) {
+      throw Error(which + ": " + e.what());
+    }
+    if (ids.empty()) throw Error(which + " is empty");
+    if (ids.size() > cfg.max_positions)
+      throw Error(which + " has " + std::to_string(ids.size()) + " tokens, more than the model's max_positions " +
+                  std::to_string(cfg.max_positions));
+    src.push_back(std::move(ids));
+  }
+
+  Context ctx(ctx_opts);
+  auto model = Model::load(ctx, o.model_dir, precision);
+  Session session(model);
+  GenerateOptions g;
+  g.beam = o.beam;
+  g.max_new_tokens = max_new;
+  g.length_penalty = o.length_penalty;
+  // Chunks bound the KV cache (texts x beam x positions x 2d floats), which one
+  // binding must cover; results do not depend on how texts are batched.
+  for (size_t first = 0; first < src.size(); first += o.batch_size) {
+    const size_t n = std::min<size_t>(o.batch_size, src.size() - first);
+    const std::vector<Ids> chunk(src.begin() + first, src.begin() + first + n);
+    for (const Ids& ids : session.generate(chunk, g)) std::printf("%s\n", tok->decode(ids).c_str());
+  }
+  return 0;
+}
+
+}  // namespace vkf::tools
