@@ -11,6 +11,7 @@
 #include <cmath>
 #include <unordered_map>
 
+#include "text/utf8.hpp"
 #include "vkformer/tensor.hpp"  // vkf::Error
 
 namespace vkf::text {
@@ -19,41 +20,10 @@ namespace {
 constexpr char32_t kSeparator = 0x2581;  // "▁", SentencePiece's space
 constexpr const char* kSeparatorUtf8 = "\xE2\x96\x81";
 
-/// Code points of UTF-8 `s`. @throws vkf::Error naming `what` and the byte offset of the
-/// first ill-formed sequence (overlong forms, surrogates and values past U+10FFFF included).
-std::u32string decode_utf8(std::string_view s, const std::string& what) {
-  std::u32string out;
-  out.reserve(s.size());
-  size_t i = 0;
-  auto bad = [&](const char* why) {
-    return Error(what + ": invalid UTF-8 at byte offset " + std::to_string(i) + " (" + why + ")");
-  };
-  while (i < s.size()) {
-    const unsigned char b = s[i];
-    if (b < 0x80) {
-      out.push_back(b);
-      ++i;
-      continue;
-    }
-    size_t len;
-    char32_t cp, min;
-    if (b >= 0xC2 && b <= 0xDF) len = 2, cp = b & 0x1F, min = 0x80;
-    else if (b >= 0xE0 && b <= 0xEF) len = 3, cp = b & 0x0F, min = 0x800;
-    else if (b >= 0xF0 && b <= 0xF4) len = 4, cp = b & 0x07, min = 0x10000;
-    else throw bad(b < 0xC0 ? "unexpected continuation byte" : "byte that never starts a character");
-    if (s.size() - i < len) throw bad("sequence cut short");
-    for (size_t k = 1; k < len; ++k) {
-      const unsigned char c = s[i + k];
-      if ((c & 0xC0) != 0x80) throw bad("expected a continuation byte");
-      cp = (cp << 6) | (c & 0x3F);
-    }
-    if (cp < min) throw bad("overlong encoding");
-    if (cp >= 0xD800 && cp <= 0xDFFF) throw bad("surrogate code point");
-    if (cp > 0x10FFFF) throw bad("code point past U+10FFFF");
-    out.push_back(cp);
-    i += len;
-  }
-  return out;
+/// Code points of UTF-8 `s` (strict; the error names `what` and the byte offset).
+std::u32string code_points(std::string_view s, const std::string& what) {
+  const std::vector<uint32_t> cps = decode_utf8(s, what);
+  return {cps.begin(), cps.end()};
 }
 
 /// The package's processInput + stringToChars: NFKC (ICU, as String.prototype.normalize
@@ -61,7 +31,7 @@ std::u32string decode_utf8(std::string_view s, const std::string& what) {
 std::u32string normalize(std::string_view text) {
   // ICU counts in int32 UTF-16 units; sizes past that are no text to embed anyway.
   if (text.size() > size_t(INT32_MAX) / 4) throw Error("tokenizer input: longer than 512 MiB");
-  std::u32string cps = decode_utf8(text, "tokenizer input");
+  std::u32string cps = code_points(text, "tokenizer input");
   const bool ascii = std::all_of(cps.begin(), cps.end(), [](char32_t c) { return c < 0x80; });
   if (!ascii) {  // ASCII is already NFKC: skip ICU for it
     UErrorCode status = U_ZERO_ERROR;
@@ -152,7 +122,7 @@ SentencePieceUnigram::SentencePieceUnigram(const nlohmann::json& j, const std::s
     if (!std::isfinite(score))
       throw Error(file + ": \"pieces\"[" + std::to_string(i) + "] has a score that is not finite");
     const std::string& s = p[0].get_ref<const std::string&>();
-    const std::u32string cps = decode_utf8(s, file + ": \"pieces\"[" + std::to_string(i) + "]");
+    const std::u32string cps = code_points(s, file + ": \"pieces\"[" + std::to_string(i) + "]");
     uint32_t len16 = 0;
     for (char32_t c : cps) len16 += c > 0xFFFF ? 2 : 1;
     pieces_.push_back(s);
