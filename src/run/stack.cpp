@@ -4,10 +4,9 @@
 #include <utility>
 
 namespace vkf {
-namespace {
 
-OpInfo linear(Recorder& rec, const Tensor& x, const LinearWeights& w, Tensor& y,
-              Activation act = Activation::None, const Tensor* residual = nullptr) {
+OpInfo linear(Recorder& rec, const Tensor& x, const LinearWeights& w, Tensor& y, Activation act,
+              const Tensor* residual) {
   GemmArgs g;
   g.x = &x;
   g.w = &w.w;
@@ -17,6 +16,8 @@ OpInfo linear(Recorder& rec, const Tensor& x, const LinearWeights& w, Tensor& y,
   g.act = act;
   return gemm(rec, g);
 }
+
+namespace {
 
 void norm(Recorder& rec, const ModelConfig& cfg, const NormWeights& w, const Tensor& x, Tensor& y) {
   layernorm(rec, {&x, nullptr, &w.gamma, &w.beta, &y, cfg.layer_norm_eps, ""});

@@ -39,6 +39,10 @@ struct CrossAttentionSpec {
 };
 
 /// a.x = token embedding (× √d if configured) + positions.
+/// y = act(x·Wᵀ + b) + residual: one GEMM with its epilogue, for every family's layers.
+OpInfo linear(Recorder& rec, const Tensor& x, const LinearWeights& w, Tensor& y,
+              Activation act = Activation::None, const Tensor* residual = nullptr);
+
 void record_embedding(Recorder& rec, const ModelConfig& cfg, const Tensor& table,
                       const Tensor& positions, const Tensor& ids, const Tensor* position_ids,
                       uint32_t pos_offset, Activations& a);

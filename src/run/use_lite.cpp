@@ -19,18 +19,6 @@
 namespace vkf {
 namespace {
 
-void linear(Recorder& rec, const Tensor& x, const LinearWeights& w, Tensor& y,
-            Activation act = Activation::None, const Tensor* residual = nullptr) {
-  GemmArgs g;
-  g.x = &x;
-  g.w = &w.w;
-  g.bias = &w.b;
-  g.residual = residual;
-  g.y = &y;
-  g.act = act;
-  gemm(rec, g);
-}
-
 void norm(Recorder& rec, const ModelConfig& cfg, const NormWeights& w, const Tensor& x, Tensor& y) {
   layernorm(rec, {&x, nullptr, &w.gamma, &w.beta, &y, cfg.layer_norm_eps, ""});
 }

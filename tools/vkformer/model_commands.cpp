@@ -107,37 +107,35 @@ int run_devices(const ContextOptions& ctx_opts, bool json) {
   // The limits the engine works within: the picked device's, clamped by the profile.
   const Capabilities& c = picked;
   if (json) {
-    nlohmann::json active{{"profile", c.profile},
-                          {"subgroup_size", c.subgroup_size},
-                          {"subgroup_arithmetic", c.subgroup_arithmetic},
-                          {"max_shared_memory", c.max_shared_memory},
-                          {"max_workgroup_invocations", c.max_workgroup_invocations},
-                          {"max_workgroup_count", {c.max_workgroup_count[0], c.max_workgroup_count[1],
-                                                   c.max_workgroup_count[2]}},
-                          {"max_storage_buffer_range", c.max_storage_buffer_range},
-                          {"min_storage_buffer_offset_alignment", c.min_storage_buffer_offset_alignment},
-                          {"fp16_storage", c.storage_16bit}};
+    // The limits both lists give, for one device's capabilities.
+    auto limits = [](const Capabilities& c) {
+      return nlohmann::json{
+          {"subgroup_size", c.subgroup_size},
+          {"subgroup_arithmetic", c.subgroup_arithmetic},
+          {"max_shared_memory", c.max_shared_memory},
+          {"max_workgroup_invocations", c.max_workgroup_invocations},
+          {"max_workgroup_count", {c.max_workgroup_count[0], c.max_workgroup_count[1], c.max_workgroup_count[2]}},
+          {"max_storage_buffer_range", c.max_storage_buffer_range},
+          {"fp16_storage", c.storage_16bit}};
+    };
+    nlohmann::json active = limits(c);
+    active["profile"] = c.profile;
+    active["min_storage_buffer_offset_alignment"] = c.min_storage_buffer_offset_alignment;
     nlohmann::json arr = nlohmann::json::array();
     for (const auto& d : devs) {
       const Capabilities& c = d.caps;
-      arr.push_back({{"index", d.index},
-                     {"name", d.name},
-                     {"type", d.type},
-                     {"driver", d.driver},
-                     {"api_version", std::to_string(c.api_version >> 22) + "." +
-                                         std::to_string((c.api_version >> 12) & 0x3ff) + "." +
-                                         std::to_string(c.api_version & 0xfff)},
-                     {"subgroup_size", c.subgroup_size},
-                     {"subgroup_arithmetic", c.subgroup_arithmetic},
-                     {"max_shared_memory", c.max_shared_memory},
-                     {"max_workgroup_invocations", c.max_workgroup_invocations},
-                     {"max_workgroup_count", {c.max_workgroup_count[0], c.max_workgroup_count[1],
-                                              c.max_workgroup_count[2]}},
-                     {"max_storage_buffer_range", c.max_storage_buffer_range},
-                     {"fp16_storage", c.storage_16bit},
-                     {"timestamps", c.timestamps},
-                     {"device_local_bytes", c.device_local_bytes},
-                     {"picked", is_picked(d)}});
+      nlohmann::json dev = limits(c);
+      dev.update({{"index", d.index},
+                  {"name", d.name},
+                  {"type", d.type},
+                  {"driver", d.driver},
+                  {"api_version", std::to_string(c.api_version >> 22) + "." +
+                                      std::to_string((c.api_version >> 12) & 0x3ff) + "." +
+                                      std::to_string(c.api_version & 0xfff)},
+                  {"timestamps", c.timestamps},
+                  {"device_local_bytes", c.device_local_bytes},
+                  {"picked", is_picked(d)}});
+      arr.push_back(dev);
     }
     std::printf("%s\n", nlohmann::json{{"devices", arr}, {"active", active}}.dump(2).c_str());
     return 0;
