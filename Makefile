@@ -20,9 +20,40 @@ build: deps $(BUILD)/CMakeCache.txt
 # and fails on any message it reports.
 test: build
 	cd $(BUILD) && VKFORMER_VALIDATION=1 ctest --output-on-failure -j $(JOBS) --timeout 600
+	$(MAKE) test-asan
+	$(MAKE) fuzz
 
 demo: build
 	@bash tools/demo.sh $(BUILD)
 
 clean:
 	rm -rf $(BUILD)
+
+# ---- Reliability (docs/reliability.md): sanitizers and fuzzing, both part of `make test`.
+ASAN_BUILD ?= build-asan
+FUZZ_BUILD ?= build-fuzz
+FUZZ_SECONDS ?= 60
+# halt_on_error / abort: any UBSan report fails the test. Leaks are checked, with
+# the suppressions (each with its reason) in tests/sanitizer/lsan.supp.
+ASAN_ENV = ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:strict_string_checks=1:detect_stack_use_after_return=1 \
+	UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+	LSAN_OPTIONS=suppressions=$(CURDIR)/tests/sanitizer/lsan.supp:print_suppressions=0
+
+.PHONY: build-asan test-asan fuzz
+
+$(ASAN_BUILD)/CMakeCache.txt: | deps
+	cmake -S . -B $(ASAN_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DVKF_SANITIZE=ON
+
+build-asan: deps $(ASAN_BUILD)/CMakeCache.txt
+	cmake --build $(ASAN_BUILD) -j $(JOBS)
+
+# The whole suite under ASan + UBSan, validation layer on; package_consumer is
+# left out: it links an uninstrumented program against the instrumented library.
+test-asan: build-asan
+	cd $(ASAN_BUILD) && $(ASAN_ENV) VKFORMER_VALIDATION=1 \
+	  ctest --output-on-failure -j $(JOBS) --timeout 900 -E '^package_consumer$$'
+
+# libFuzzer targets (tests/fuzz/fuzz_*.cpp), FUZZ_SECONDS each; a crash fails and
+# leaves its reproducer in $(FUZZ_BUILD)/artifacts/<name>/.
+fuzz: deps
+	FUZZ_SECONDS=$(FUZZ_SECONDS) FUZZ_JOBS=$(JOBS) bash tools/fuzz.sh $(FUZZ_BUILD)

@@ -83,6 +83,17 @@ TEST(Config, FileErrors) {
   expect_error([&] { load_config(bad); }, "line 3, column");
   const std::string empty = write_config("empty", "");
   expect_error([&] { load_config(empty); }, empty + ": not valid JSON");
+  // Fuzzer finding: nlohmann::json throws out_of_range (not parse_error) for a
+  // number beyond double, which escaped as a non-vkf exception.
+  const std::string big = write_config("overflow", "{\"d_model\": 1e400}");
+  expect_error([&] { load_config(big); }, big + ": not valid JSON: number overflow parsing '1e400'");
+  // Deep nesting: the message used to dump() the value recursively and overflowed the stack.
+  json deep = tiny_config(Kind::EncDec);
+  deep.erase("d_ff");
+  std::string text = deep.dump();
+  text.insert(1, "\"d_ff\": " + std::string(200000, '[') + std::string(200000, ']') + ", ");
+  const std::string nested = write_config("deep", text);
+  expect_error([&] { load_config(nested); }, "\"d_ff\" must be a positive integer, got an array of 1 elements");
   const std::string arr = write_config("array", "[1, 2]");
   expect_error([&] { load_config(arr); }, "must hold a JSON object, got array");
 }

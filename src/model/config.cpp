@@ -8,6 +8,8 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "model/config.hpp"
+#include "model/json_text.hpp"
 #include "vkformer/model.hpp"
 
 namespace vkf {
@@ -27,7 +29,7 @@ class ConfigReader {
     return *it;
   }
   [[noreturn]] void wrong(const char* key, const char* expected, const json& got) const {
-    fail(std::string("\"") + key + "\" must be " + expected + ", got " + got.dump());
+    fail(std::string("\"") + key + "\" must be " + expected + ", got " + brief_json(got));
   }
 
   /// An integer in [min, 2^32).
@@ -82,7 +84,7 @@ Activation parse_activation(const ConfigReader& r) {
   if (s == "gelu") return Activation::GeluErf;
   if (s == "gelu_tanh") return Activation::GeluTanh;
   if (s == "silu") return Activation::SiLU;
-  r.fail("unknown \"activation\" \"" + s + "\" (relu, gelu, gelu_tanh, silu)");
+  r.fail("unknown \"activation\" \"" + printable(s) + "\" (relu, gelu, gelu_tanh, silu)");
 }
 
 PositionalEncoding parse_positional(const ConfigReader& r) {
@@ -90,7 +92,7 @@ PositionalEncoding parse_positional(const ConfigReader& r) {
   if (s == "sinusoidal") return PositionalEncoding::Sinusoidal;
   if (s == "learned") return PositionalEncoding::Learned;
   if (s == "none") return PositionalEncoding::None;
-  r.fail("unknown \"positional_encoding\" \"" + s + "\" (sinusoidal, learned, none)");
+  r.fail("unknown \"positional_encoding\" \"" + printable(s) + "\" (sinusoidal, learned, none)");
 }
 
 }  // namespace
@@ -104,11 +106,14 @@ ModelConfig load_config(const std::string& path) {
   std::stringstream text;
   text << in.rdbuf();
   if (in.bad()) throw Error(path + ": cannot read the model config");
+  return parse_config(path, text.str());
+}
 
+ModelConfig parse_config(const std::string& path, const std::string& text) {
   json j;
   try {
-    j = json::parse(text.str());
-  } catch (const json::parse_error& e) {
+    j = json::parse(text);
+  } catch (const json::exception& e) {  // parse_error, and out_of_range for numbers like 1e400
     // e.what() carries "parse error at line L, column C: ...".
     std::string msg = e.what();
     auto p = msg.find("] ");
@@ -120,7 +125,7 @@ ModelConfig load_config(const std::string& path) {
   ModelConfig c;
   c.model_type = r.string("model_type");
   if (c.model_type != "transformer")
-    r.fail("unknown \"model_type\" \"" + c.model_type + "\" (only \"transformer\" is supported)");
+    r.fail("unknown \"model_type\" \"" + printable(c.model_type) + "\" (only \"transformer\" is supported)");
   c.d_model = r.uint("d_model", 1);
   c.n_heads = r.uint("n_heads", 1);
   c.d_ff = r.uint("d_ff", 1);

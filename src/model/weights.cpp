@@ -20,7 +20,8 @@ std::string shape_string(const std::vector<int64_t>& shape) {
 
 class Loader {
  public:
-  Loader(Context& ctx, const SafeTensorsFile& file, DType dtype) : ctx_(ctx), file_(file), dtype_(dtype) {}
+  /// ctx null: check names, shapes and values only (check_weights), upload nothing.
+  Loader(Context* ctx, const SafeTensorsFile& file, DType dtype) : ctx_(ctx), file_(file), dtype_(dtype) {}
 
   /// The tensor's values, after checking its shape. `dims` names the shape's
   /// config fields; `why` says what makes the config expect this tensor.
@@ -54,7 +55,7 @@ class Loader {
   }
 
   Tensor upload(const std::vector<int64_t>& shape, const std::vector<float>& v) {
-    return ctx_.tensor(shape, v, dtype_);
+    return ctx_ ? ctx_->tensor(shape, v, dtype_) : Tensor();
   }
   Tensor load(const std::string& name, const std::vector<int64_t>& shape, const std::string& dims,
               const std::string& why) {
@@ -79,6 +80,7 @@ class Loader {
   }
 
   void warn(const std::string& what) const {
+    if (!ctx_) return;  // checking only: the caller wants errors, not advice
     std::cerr << "vkformer: warning: " << file_.path() << ": " << what << "\n";
   }
   void warn_unused() const {
@@ -88,7 +90,7 @@ class Loader {
   }
 
  private:
-  Context& ctx_;
+  Context* ctx_;
   const SafeTensorsFile& file_;
   DType dtype_;
   std::set<std::string> used_;
@@ -96,11 +98,10 @@ class Loader {
 
 }  // namespace
 
-std::unique_ptr<ModelWeights> load_weights(Context& ctx, const ModelConfig& cfg, const SafeTensorsFile& file,
-                                           Precision precision) {
-  if (precision == Precision::F16 && !ctx.caps().storage_16bit)
-    throw Error("load_weights: fp16 precision was requested but the device (" + ctx.caps().device_name +
-                ") has no 16-bit storage; load the model in fp32");
+namespace {
+
+std::unique_ptr<ModelWeights> build_weights(Context* ctx, const ModelConfig& cfg, const SafeTensorsFile& file,
+                                            Precision precision) {
   Loader L(ctx, file, precision == Precision::F16 ? DType::F16 : DType::F32);
   auto w = std::make_unique<ModelWeights>();
   const int64_t d = cfg.d_model, ff = cfg.d_ff;
@@ -182,6 +183,20 @@ std::unique_ptr<ModelWeights> load_weights(Context& ctx, const ModelConfig& cfg,
 
   L.warn_unused();
   return w;
+}
+
+}  // namespace
+
+std::unique_ptr<ModelWeights> load_weights(Context& ctx, const ModelConfig& cfg, const SafeTensorsFile& file,
+                                           Precision precision) {
+  if (precision == Precision::F16 && !ctx.caps().storage_16bit)
+    throw Error("load_weights: fp16 precision was requested but the device (" + ctx.caps().device_name +
+                ") has no 16-bit storage; load the model in fp32");
+  return build_weights(&ctx, cfg, file, precision);
+}
+
+void check_weights(const ModelConfig& cfg, const SafeTensorsFile& file) {
+  build_weights(nullptr, cfg, file, Precision::F32);
 }
 
 }  // namespace vkf

@@ -7,6 +7,7 @@
 #include "bench_ops.hpp"
 #include "kernel_bench.hpp"
 #include "model_commands.hpp"
+#include "soak_command.hpp"
 #include "vkformer/context.hpp"
 #include "vkformer/ops.hpp"
 #include "vkformer/recorder.hpp"
@@ -128,6 +129,17 @@ int main(int argc, char** argv) {
   bench_model->add_option("--json", bmo.json, "write the figures as JSON");
   bench_model->add_option("--svg", bmo.svg, "bar chart of the forward pass (and FILE-step.svg of the decode step)");
 
+  vkf::tools::SoakOptions so;
+  auto* soak = app.add_subcommand(
+      "soak", "many forward passes over alternating shapes and batch sizes: outputs must stay identical, "
+              "device memory and RSS must not grow, the validation layer (when on) must stay silent");
+  soak->add_option("--model", so.model_dir, "model directory")->required();
+  soak->add_option("--iterations", so.iterations, "forward passes after the warm-up");
+  soak->add_option("--shapes", so.shapes, "distinct shapes cycled through");
+  soak->add_option("--precision", so.precision, "weight storage: fp32 or fp16");
+  soak->add_option("--max-rss-growth", so.max_rss_growth_mib, "allowed RSS growth in MiB");
+  soak->add_flag("--json", so.json, "print the figures as JSON");
+
   CLI11_PARSE(app, argc, argv);
   try {
     if (*devices) return vkf::tools::run_devices(ctx_opts, devices_json);
@@ -140,6 +152,7 @@ int main(int argc, char** argv) {
       return vkf::tools::run_bench_ops(ctx_opts, bo);
     }
     if (*bench_model) return vkf::tools::run_bench_model(ctx_opts, bmo);
+    if (*soak) return vkf::tools::run_soak(ctx_opts, so);
     if (*kernel) {
       ko.check = !no_check;
       vkf::Context ctx(ctx_opts);

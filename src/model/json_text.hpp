@@ -1,0 +1,35 @@
+// Header and config values quoted in error messages: one line, short, and
+// never a deep recursion. nlohmann's dump() recurses once per nesting level, so
+// a safetensors header of 90,000 '[' overflowed the stack while the message
+// about it was being built.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+namespace vkf {
+
+/// `v` as JSON text, at most `max_chars`; a container holding containers is
+/// described ("an array of 3 elements") instead of printed.
+inline std::string brief_json(const nlohmann::json& v, size_t max_chars = 80) {
+  if (v.is_structured())
+    for (const auto& x : v)
+      if (x.is_structured())
+        return std::string(v.is_array() ? "an array of " : "an object of ") + std::to_string(v.size()) +
+               (v.is_array() ? " elements" : " members");
+  std::string s = v.dump(-1, ' ', /*ensure_ascii=*/true);  // control characters escaped: one line
+  if (s.size() > max_chars) s = s.substr(0, max_chars - 3) + "...";
+  return s;
+}
+
+/// A name or string from the file, for use between quotes in a message:
+/// unchanged when short and printable ASCII, else escaped and shortened.
+inline std::string printable(const std::string& s, size_t max_chars = 120) {
+  bool plain = s.size() <= max_chars;
+  for (char c : s) plain = plain && c >= 0x20 && c < 0x7f;
+  if (plain) return s;
+  const std::string q = brief_json(nlohmann::json(s), max_chars + 2);
+  return q.substr(1, q.back() == '"' ? q.size() - 2 : q.size() - 1);
+}
+
+}  // namespace vkf
