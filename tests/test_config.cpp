@@ -94,6 +94,16 @@ TEST(Config, FileErrors) {
   text.insert(1, "\"d_ff\": " + std::string(200000, '[') + std::string(200000, ']') + ", ");
   const std::string nested = write_config("deep", text);
   expect_error([&] { load_config(nested); }, "\"d_ff\" must be a positive integer, got an array of 1 elements");
+  // Fuzzer finding: the parser's "last read" excerpt spelled out every byte of
+  // the token (8 characters per tab), so a message could be any length.
+  const std::string tabs = write_config("tabs", "{\"d_model\": 8, " + std::string(5000, '\t') + "x}");
+  try {
+    load_config(tabs);
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("<U+0009><U+0009>x'; expected"), std::string::npos) << e.what();
+    EXPECT_LT(std::string(e.what()).size(), tabs.size() + 400) << e.what();
+  }
   const std::string arr = write_config("array", "[1, 2]");
   expect_error([&] { load_config(arr); }, "must hold a JSON object, got array");
 }

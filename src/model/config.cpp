@@ -114,10 +114,7 @@ ModelConfig parse_config(const std::string& path, const std::string& text) {
   try {
     j = json::parse(text);
   } catch (const json::exception& e) {  // parse_error, and out_of_range for numbers like 1e400
-    // e.what() carries "parse error at line L, column C: ...".
-    std::string msg = e.what();
-    auto p = msg.find("] ");
-    throw Error(path + ": not valid JSON: " + (p == std::string::npos ? msg : msg.substr(p + 2)));
+    throw Error(path + ": not valid JSON: " + json_error_text(e));
   }
   if (!j.is_object()) throw Error(path + ": must hold a JSON object, got " + std::string(j.type_name()));
 

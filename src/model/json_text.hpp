@@ -32,4 +32,22 @@ inline std::string printable(const std::string& s, size_t max_chars = 120) {
   return q.substr(1, q.back() == '"' ? q.size() - 2 : q.size() - 1);
 }
 
+/// A JSON parse error as one short line: nlohmann's "[json.exception...] " tag
+/// dropped and its "last read: '...'" excerpt, which holds every byte of the
+/// token being read (8 characters per control byte), cut to its last 40.
+inline std::string json_error_text(const nlohmann::json::exception& e) {
+  std::string msg = e.what();
+  const auto tag = msg.find("] ");
+  if (tag != std::string::npos) msg = msg.substr(tag + 2);
+  const std::string key = "last read: '";
+  const auto start = msg.find(key);
+  if (start != std::string::npos) {
+    const size_t from = start + key.size();
+    const auto end = msg.find("'; ", from);
+    const size_t len = (end == std::string::npos ? msg.size() : end) - from;
+    if (len > 40) msg = msg.substr(0, from) + "..." + msg.substr(from + len - 40);
+  }
+  return msg.size() > 300 ? msg.substr(0, 297) + "..." : msg;
+}
+
 }  // namespace vkf

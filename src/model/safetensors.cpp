@@ -84,9 +84,7 @@ void SafeTensorsFile::parse() {
   try {
     h = json::parse(header);
   } catch (const json::exception& e) {  // parse_error, and out_of_range for numbers like 1e400
-    std::string msg = e.what();
-    auto p = msg.find("] ");
-    throw fail("header is not valid JSON: " + (p == std::string::npos ? msg : msg.substr(p + 2)));
+    throw fail("header is not valid JSON: " + json_error_text(e));
   }
   if (!h.is_object()) throw fail("header must be a JSON object, got " + std::string(h.type_name()));
 
