@@ -35,9 +35,13 @@ FUZZ_BUILD ?= build-fuzz
 FUZZ_SECONDS ?= 60
 # halt_on_error / abort: any UBSan report fails the test. Leaks are checked, with
 # the suppressions (each with its reason) in tests/sanitizer/lsan.supp.
-ASAN_ENV = ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:strict_string_checks=1:detect_stack_use_after_return=1 \
+# keep_modules.so keeps the Vulkan driver and layer mapped until the leak check
+# at exit, so their frames have names; it is not the ASan runtime, hence
+# verify_asan_link_order=0.
+ASAN_ENV = ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:strict_string_checks=1:detect_stack_use_after_return=1:verify_asan_link_order=0 \
 	UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
-	LSAN_OPTIONS=suppressions=$(CURDIR)/tests/sanitizer/lsan.supp:print_suppressions=0
+	LSAN_OPTIONS=suppressions=$(CURDIR)/tests/sanitizer/lsan.supp:print_suppressions=0 \
+	LD_PRELOAD=$(CURDIR)/$(ASAN_BUILD)/libvkf_keep_modules.so
 
 .PHONY: build-asan test-asan fuzz
 
