@@ -138,6 +138,10 @@ TEST(Config, WrongTypes) {
   expect_config_error("eps-str", with("layer_norm_eps", "1e-5"),
                       "\"layer_norm_eps\" must be a positive number");
   expect_config_error("eps-zero", with("layer_norm_eps", 0), "\"layer_norm_eps\" must be a positive number");
+  // Fuzzer finding: 1e-57 is a positive double but 0 in fp32 (LayerNorm would divide by 0).
+  expect_config_error("eps-underflow", with("layer_norm_eps", 1e-57),
+                      "\"layer_norm_eps\" 1e-57 is outside the fp32 range");
+  expect_config_error("eps-overflow", with("layer_norm_eps", 1e300), "\"layer_norm_eps\" 1e+300 is outside the fp32 range");
   expect_config_error("act-type", with("activation", 3), "\"activation\" must be a string, got 3");
   expect_config_error("pad-float", with("pad_id", 0.5), "\"pad_id\" must be an integer, got 0.5");
   expect_config_error("bos-huge", with("bos_id", 1ll << 40), "\"bos_id\" must be a 32-bit integer");

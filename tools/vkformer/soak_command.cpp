@@ -153,8 +153,12 @@ int run_soak(const ContextOptions& ctx_opts, const SoakOptions& o) {
   std::uniform_int_distribution<size_t> pick(0, shapes.size() - 1);
   uint64_t mismatches = 0, compared = 0;
   std::string first_mismatch;
+  // RSS after each tenth of the run: a plateau (allocator arenas, caches
+  // warming up) looks different from a leak, which grows with every tenth.
+  std::vector<double> rss_trace;
   const auto t1 = std::chrono::steady_clock::now();
   for (unsigned i = 0; i < o.iterations; ++i) {
+    if (o.iterations >= 10 && i % (o.iterations / 10) == 0 && rss_trace.size() < 10) rss_trace.push_back(rss_mib());
     const size_t k = pick(order);
     const std::vector<float> out = session.forward(shapes[k].src, shapes[k].tgt).data;
     ++compared;
@@ -198,6 +202,7 @@ int run_soak(const ContextOptions& ctx_opts, const SoakOptions& o) {
                         {"start", start.to_json()},
                         {"end", end.to_json()},
                         {"rss_growth_mib", rss_growth},
+                        {"rss_mib_each_tenth", rss_trace},
                         {"rss_checked", !kAsan},
                         {"device_memory_grew", device_grew},
                         {"memory_budget_extension", budget},
