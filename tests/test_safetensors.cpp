@@ -143,6 +143,19 @@ TEST(SafeTensors, HeaderErrors) {
   expect_header_error("notjson", "{\"a\": {\"dtype\": F32}}", 0,
                       "header is not valid JSON: parse error at line 1, column");
   expect_header_error("array", "[1, 2]", 0, "header must be a JSON object, got array");
+  // Deep nesting: the message used to dump() the value recursively and overflowed the stack.
+  const std::string deep = std::string(200000, '[') + std::string(200000, ']');
+  expect_header_error("deep", "{\"w\": " + deep + "}", 0,
+                      "tensor \"w\": header entry must be an object, got an array of 1 elements");
+  expect_header_error("deep-shape", "{\"w\": {\"dtype\": \"F32\", \"shape\": [1, " + deep +
+                      "], \"data_offsets\": [0, 4]}}", 4,
+                      "\"shape\" must hold non-negative integers, got an array of 2 elements");
+  // Names and values are quoted on one line, escaped and shortened.
+  expect_header_error("newline-name", R"({"a\nb": {"dtype": "F64\n", "shape": [1], "data_offsets": [0, 8]}})", 8,
+                      "tensor \"a\\nb\": dtype F64\\n is not supported");
+  // Fuzzer finding: out_of_range from the JSON parser escaped as a non-vkf exception.
+  expect_header_error("overflow", R"({"w": {"dtype": "F32", "shape": [1e400], "data_offsets": [0, 4]}})", 4,
+                      "header is not valid JSON: number overflow parsing '1e400'");
   expect_header_error("entry", R"({"w": [1, 2]})", 0,
                       "tensor \"w\": header entry must be an object, got [1,2]");
   expect_header_error("no-dtype", R"({"w": {"shape": [1], "data_offsets": [0, 4]}})", 4,

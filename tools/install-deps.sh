@@ -17,6 +17,7 @@ PACKAGES=(
   libopenblas-dev                    # CPU baseline for the GEMM benchmark
   python3-torch python3-numpy        # PyTorch: the reference for every number
   libicu-dev                         # ICU: NFKC for the sentencepiece tokenizer (as Node's normalize)
+  clang-14 libclang-rt-14-dev        # libFuzzer (+ its ASan/UBSan runtimes) for `make fuzz`; gcc has no libFuzzer
 )
 
 missing=()

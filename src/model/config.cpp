@@ -9,6 +9,8 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "model/config.hpp"
+#include "model/json_text.hpp"
 #include "vkformer/model.hpp"
 
 namespace vkf {
@@ -28,7 +30,7 @@ class ConfigReader {
     return *it;
   }
   [[noreturn]] void wrong(const char* key, const char* expected, const json& got) const {
-    fail(std::string("\"") + key + "\" must be " + expected + ", got " + got.dump());
+    fail(std::string("\"") + key + "\" must be " + expected + ", got " + brief_json(got));
   }
 
   /// An integer in [min, 2^32).
@@ -83,7 +85,7 @@ Activation parse_activation(const ConfigReader& r) {
   if (s == "gelu") return Activation::GeluErf;
   if (s == "gelu_tanh") return Activation::GeluTanh;
   if (s == "silu") return Activation::SiLU;
-  r.fail("unknown \"activation\" \"" + s + "\" (relu, gelu, gelu_tanh, silu)");
+  r.fail("unknown \"activation\" \"" + printable(s) + "\" (relu, gelu, gelu_tanh, silu)");
 }
 
 PositionalEncoding parse_positional(const ConfigReader& r) {
@@ -91,7 +93,7 @@ PositionalEncoding parse_positional(const ConfigReader& r) {
   if (s == "sinusoidal") return PositionalEncoding::Sinusoidal;
   if (s == "learned") return PositionalEncoding::Learned;
   if (s == "none") return PositionalEncoding::None;
-  r.fail("unknown \"positional_encoding\" \"" + s + "\" (sinusoidal, learned, none)");
+  r.fail("unknown \"positional_encoding\" \"" + printable(s) + "\" (sinusoidal, learned, none)");
 }
 
 // The use_lite family: one pre-LN encoder stack whose first layer may widen
@@ -142,15 +144,15 @@ ModelConfig load_config(const std::string& path) {
   std::stringstream text;
   text << in.rdbuf();
   if (in.bad()) throw Error(path + ": cannot read the model config");
+  return parse_config(path, text.str());
+}
 
+ModelConfig parse_config(const std::string& path, const std::string& text) {
   json j;
   try {
-    j = json::parse(text.str());
-  } catch (const json::parse_error& e) {
-    // e.what() carries "parse error at line L, column C: ...".
-    std::string msg = e.what();
-    auto p = msg.find("] ");
-    throw Error(path + ": not valid JSON: " + (p == std::string::npos ? msg : msg.substr(p + 2)));
+    j = json::parse(text);
+  } catch (const json::exception& e) {  // parse_error, and out_of_range for numbers like 1e400
+    throw Error(path + ": not valid JSON: " + json_error_text(e));
   }
   if (!j.is_object()) throw Error(path + ": must hold a JSON object, got " + std::string(j.type_name()));
 
@@ -161,7 +163,7 @@ ModelConfig load_config(const std::string& path) {
   if (std::find(known.begin(), known.end(), c.model_type) == known.end()) {
     std::string list;
     for (const auto& k : known) list += (list.empty() ? "\"" : ", \"") + k + "\"";
-    r.fail("unknown \"model_type\" \"" + c.model_type + "\" (known: " + list + ")");
+    r.fail("unknown \"model_type\" \"" + printable(c.model_type) + "\" (known: " + list + ")");
   }
   if (c.model_type == "use_lite") return parse_use_lite(r);
   c.d_model = r.uint("d_model", 1);
@@ -172,6 +174,10 @@ ModelConfig load_config(const std::string& path) {
   c.activation = parse_activation(r);
   c.norm_first = r.boolean("norm_first");
   c.layer_norm_eps = float(r.positive_number("layer_norm_eps"));
+  // The kernels use it in fp32: 1e-57 would become 0, 1e300 infinity.
+  if (!(c.layer_norm_eps > 0) || !std::isfinite(c.layer_norm_eps))
+    r.fail("\"layer_norm_eps\" " + brief_json(r.need("layer_norm_eps")) +
+           " is outside the fp32 range (about 1.4e-45 to 3.4e38) the kernels compute in");
   c.src_vocab_size = r.uint("src_vocab_size", 1);
   if (c.decoder_layers > 0 || r.has("tgt_vocab_size"))
     c.tgt_vocab_size = r.uint("tgt_vocab_size", c.decoder_layers > 0 ? 1 : 0);

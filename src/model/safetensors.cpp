@@ -9,6 +9,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "model/json_text.hpp"
 #include "vkformer/tensor.hpp"
 
 namespace vkf {
@@ -26,31 +27,47 @@ uint64_t dtype_bytes(const std::string& dtype) {
 
 std::string shape_string(const std::vector<int64_t>& shape) {
   std::string s = "[";
-  for (size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (s.size() > 80) return s + ", ... (" + std::to_string(shape.size()) + " dimensions)]";
+    s += (i ? ", " : "") + std::to_string(shape[i]);
+  }
   return s + "]";
 }
 
 }  // namespace
 
 SafeTensorsFile::SafeTensorsFile(const std::string& path) : path_(path) {
-  auto fail = [&](const std::string& what) -> Error { return Error(path_ + ": " + what); };
-
   std::error_code ec;
-  if (std::filesystem::is_directory(path_, ec)) throw fail("is a directory, expected a safetensors file");
+  if (std::filesystem::is_directory(path_, ec))
+    throw Error(path_ + ": is a directory, expected a safetensors file");
   std::ifstream in(path_, std::ios::binary);
-  if (!in) throw fail("cannot open the safetensors file (missing or unreadable)");
+  if (!in) throw Error(path_ + ": cannot open the safetensors file (missing or unreadable)");
   in.seekg(0, std::ios::end);
   const std::streamoff end = in.tellg();
-  if (end < 0) throw fail("cannot determine the file size");
-  const uint64_t size = uint64_t(end);
+  if (end < 0) throw Error(path_ + ": cannot determine the file size");
+  in.seekg(0);
+  bytes_.resize(size_t(end));
+  in.read(reinterpret_cast<char*>(bytes_.data()), std::streamsize(bytes_.size()));
+  if (!in) throw Error(path_ + ": read failed (file truncated while reading?)");
+  parse();
+}
+
+SafeTensorsFile SafeTensorsFile::from_memory(const std::string& name, std::vector<uint8_t> bytes) {
+  SafeTensorsFile f;
+  f.path_ = name;
+  f.bytes_ = std::move(bytes);
+  f.parse();
+  return f;
+}
+
+void SafeTensorsFile::parse() {
+  auto fail = [&](const std::string& what) -> Error { return Error(path_ + ": " + what); };
+
+  const uint64_t size = bytes_.size();
   if (size == 0) throw fail("is empty (0 bytes), not a safetensors file");
   if (size < 8) throw fail("is " + std::to_string(size) + " bytes, too short for the 8-byte header length");
-  in.seekg(0);
-
-  uint8_t len_bytes[8];
-  in.read(reinterpret_cast<char*>(len_bytes), 8);
   uint64_t header_len = 0;
-  for (int i = 7; i >= 0; --i) header_len = (header_len << 8) | len_bytes[i];  // little-endian
+  for (int i = 7; i >= 0; --i) header_len = (header_len << 8) | bytes_[size_t(i)];  // little-endian
   if (header_len > kMaxHeader)
     throw fail("header length " + std::to_string(header_len) +
                " is absurdly large (> 100 MB); not a safetensors file?");
@@ -58,53 +75,49 @@ SafeTensorsFile::SafeTensorsFile(const std::string& path) : path_(path) {
     throw fail("header length " + std::to_string(header_len) + " runs past the end of the file (" +
                std::to_string(size) + " bytes)");
 
-  std::string header(header_len, '\0');
-  in.read(header.data(), std::streamsize(header_len));
-  const uint64_t data_size = size - 8 - header_len;
-  data_.resize(data_size);
-  in.read(reinterpret_cast<char*>(data_.data()), std::streamsize(data_size));
-  if (!in) throw fail("read failed (file truncated while reading?)");
+  const char* text = reinterpret_cast<const char*>(bytes_.data()) + 8;
+  const std::string header(text, text + header_len);
+  data_start_ = 8 + header_len;
+  const uint64_t data_size = size - data_start_;
 
   json h;
   try {
     h = json::parse(header);
-  } catch (const json::parse_error& e) {
-    std::string msg = e.what();
-    auto p = msg.find("] ");
-    throw fail("header is not valid JSON: " + (p == std::string::npos ? msg : msg.substr(p + 2)));
+  } catch (const json::exception& e) {  // parse_error, and out_of_range for numbers like 1e400
+    throw fail("header is not valid JSON: " + json_error_text(e));
   }
   if (!h.is_object()) throw fail("header must be a JSON object, got " + std::string(h.type_name()));
 
   for (const auto& [name, e] : h.items()) {
-    const std::string where = "tensor \"" + name + "\"";
+    const std::string where = "tensor \"" + printable(name) + "\"";
     if (name == "__metadata__") {
-      if (!e.is_object()) throw fail("\"__metadata__\" must be an object of strings, got " + e.dump());
+      if (!e.is_object()) throw fail("\"__metadata__\" must be an object of strings, got " + brief_json(e));
       for (const auto& [k, v] : e.items())
         if (!v.is_string())
-          throw fail("\"__metadata__\" entry \"" + k + "\" must be a string, got " + v.dump());
+          throw fail("\"__metadata__\" entry \"" + printable(k) + "\" must be a string, got " + brief_json(v));
       continue;
     }
-    if (!e.is_object()) throw fail(where + ": header entry must be an object, got " + e.dump());
+    if (!e.is_object()) throw fail(where + ": header entry must be an object, got " + brief_json(e));
     for (const char* key : {"dtype", "shape", "data_offsets"})
       if (!e.contains(key)) throw fail(where + ": missing \"" + key + "\"");
 
     SafeTensor t;
     const json& dt = e["dtype"];
-    if (!dt.is_string()) throw fail(where + ": \"dtype\" must be a string, got " + dt.dump());
+    if (!dt.is_string()) throw fail(where + ": \"dtype\" must be a string, got " + brief_json(dt));
     t.dtype = dt.get<std::string>();
     const uint64_t elem = dtype_bytes(t.dtype);
-    if (elem == 0) throw fail(where + ": dtype " + t.dtype + " is not supported (only F32, F16 and BF16)");
+    if (elem == 0) throw fail(where + ": dtype " + printable(t.dtype) + " is not supported (only F32, F16 and BF16)");
 
     const json& sh = e["shape"];
-    if (!sh.is_array()) throw fail(where + ": \"shape\" must be an array, got " + sh.dump());
+    if (!sh.is_array()) throw fail(where + ": \"shape\" must be an array, got " + brief_json(sh));
     // The byte count, refusing shapes whose product overflows (unless a dim is 0).
     uint64_t expect = elem;
     bool overflow = false;
     for (const json& d : sh) {
       if (!d.is_number_integer() || (!d.is_number_unsigned() && d.get<int64_t>() < 0))
-        throw fail(where + ": \"shape\" must hold non-negative integers, got " + sh.dump());
+        throw fail(where + ": \"shape\" must hold non-negative integers, got " + brief_json(sh));
       const uint64_t n = d.get<uint64_t>();
-      if (n > uint64_t(INT64_MAX)) throw fail(where + ": dimension " + d.dump() + " is too large");
+      if (n > uint64_t(INT64_MAX)) throw fail(where + ": dimension " + brief_json(d) + " is too large");
       t.shape.push_back(int64_t(n));
       overflow = overflow || (n != 0 && expect > UINT64_MAX / n);
       expect *= n;  // unsigned: may wrap, but then overflow is set
@@ -118,7 +131,7 @@ SafeTensorsFile::SafeTensorsFile(const std::string& path) : path_(path) {
     const json& off = e["data_offsets"];
     if (!off.is_array() || off.size() != 2 || !off[0].is_number_unsigned() || !off[1].is_number_unsigned())
       throw fail(where + ": \"data_offsets\" must be [begin, end] with non-negative integers, got " +
-                 off.dump());
+                 brief_json(off));
     const uint64_t begin = off[0].get<uint64_t>(), stop = off[1].get<uint64_t>();
     if (begin > stop)
       throw fail(where + ": data_offsets [" + std::to_string(begin) + ", " + std::to_string(stop) +
@@ -145,11 +158,11 @@ SafeTensorsFile::SafeTensorsFile(const std::string& path) : path_(path) {
   const std::string* prev = nullptr;
   for (const auto& [name, t] : order) {
     if (t->offset < pos)
-      throw fail("tensors \"" + *prev + "\" and \"" + *name + "\" overlap (bytes " +
+      throw fail("tensors \"" + printable(*prev) + "\" and \"" + printable(*name) + "\" overlap (bytes " +
                  std::to_string(t->offset) + " to " + std::to_string(pos) + " of the data section)");
     if (t->offset > pos)
       throw fail("bytes " + std::to_string(pos) + " to " + std::to_string(t->offset) +
-                 " of the data section belong to no tensor (a gap before \"" + *name + "\")");
+                 " of the data section belong to no tensor (a gap before \"" + printable(*name) + "\")");
     pos = t->offset + t->bytes;
     prev = name;
   }
@@ -160,13 +173,13 @@ SafeTensorsFile::SafeTensorsFile(const std::string& path) : path_(path) {
 
 const SafeTensor& SafeTensorsFile::get(const std::string& name) const {
   auto it = tensors_.find(name);
-  if (it == tensors_.end()) throw Error(path_ + ": no tensor \"" + name + "\"");
+  if (it == tensors_.end()) throw Error(path_ + ": no tensor \"" + printable(name) + "\"");
   return it->second;
 }
 
 std::vector<float> SafeTensorsFile::to_f32(const std::string& name) const {
   const SafeTensor& t = get(name);
-  const uint8_t* p = data_.data() + t.offset;
+  const uint8_t* p = bytes_.data() + data_start_ + t.offset;
   const size_t n = size_t(t.bytes / dtype_bytes(t.dtype));
   std::vector<float> out(n);
   // The format is little-endian, as is every host vkformer runs on.

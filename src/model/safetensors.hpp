@@ -23,6 +23,9 @@ class SafeTensorsFile {
   /// header not JSON, offsets out of bounds or overlapping, unknown dtype,
   /// shape × dtype ≠ bytes, ...).
   explicit SafeTensorsFile(const std::string& path);
+  /// The same checks on a file's bytes already in memory; `name` stands for the
+  /// path in messages (the fuzz target's entry point).
+  static SafeTensorsFile from_memory(const std::string& name, std::vector<uint8_t> bytes);
 
   const std::string& path() const { return path_; }
   const std::map<std::string, SafeTensor>& tensors() const { return tensors_; }
@@ -33,9 +36,14 @@ class SafeTensorsFile {
   const SafeTensor& get(const std::string& name) const;
 
  private:
+  SafeTensorsFile() = default;
+  /// Checks bytes_ (the whole file) and fills tensors_ and data_start_.
+  void parse();
+
   std::string path_;
   std::map<std::string, SafeTensor> tensors_;
-  std::vector<uint8_t> data_;  ///< the data section
+  std::vector<uint8_t> bytes_;  ///< the whole file
+  uint64_t data_start_ = 0;     ///< where the data section begins in bytes_
 };
 
 }  // namespace vkf

@@ -28,10 +28,13 @@ std::string tensor_what(const std::string& name, const std::vector<int64_t>& sha
 /// a bad file or a model too large for the device fails before any upload.
 class Loader {
  public:
-  Loader(Context& ctx, const SafeTensorsFile& file, DType dtype, bool dry, std::vector<std::string>* warnings)
+  /// ctx null: check names, shapes and values only (check_weights), upload nothing.
+  Loader(Context* ctx, const SafeTensorsFile& file, DType dtype, bool dry, std::vector<std::string>* warnings)
       : ctx_(ctx), file_(file), dtype_(dtype), dry_(dry), warnings_(warnings) {}
 
   bool dry() const { return dry_; }
+  /// False in a dry run and when only checking: tables computed on the host are not needed.
+  bool uploads() const { return ctx_ && !dry_; }
   /// Device bytes the uploads of a dry run would take.
   uint64_t planned() const { return planned_; }
 
@@ -79,11 +82,12 @@ class Loader {
       constexpr uint64_t kCap = uint64_t(1) << 62;
       uint64_t n = dtype_size(dtype);
       for (int64_t d : shape) n = d > 0 && n > kCap / uint64_t(d) ? kCap : n * uint64_t(d);
-      planned_ = std::min(kCap, planned_ + ctx_.impl().memory->footprint(n));
+      planned_ = std::min(kCap, planned_ + (ctx_ ? ctx_->impl().memory->footprint(n) : n));
       return {};
     }
+    if (!ctx_) return {};  // checking only
     try {
-      return ctx_.tensor(shape, v, dtype);
+      return ctx_->tensor(shape, v, dtype);
     } catch (const VulkanError& e) {
       rethrow_with_context(e, "uploading " + tensor_what(name, shape, dtype));
     }
@@ -126,7 +130,7 @@ class Loader {
   }
 
  private:
-  Context& ctx_;
+  Context* ctx_;
   const SafeTensorsFile& file_;
   DType dtype_;
   bool dry_;
@@ -143,7 +147,7 @@ UseLiteWeights load_use_lite(Loader& L, const ModelConfig& cfg) {
   // The timing table stays f32 in either precision: fp16 would cost ~1e-3 on
   // values up to 1, and it is only read once per token.
   const auto freqs = L.fetch("timing.inv_timescales", {e / 2}, "[embed_dim / 2]", why);
-  w.timing = L.upload({cfg.max_positions, e}, L.dry() ? std::vector<float>{} : concat_sinusoidal_table(cfg.max_positions, freqs),
+  w.timing = L.upload({cfg.max_positions, e}, !L.uploads() ? std::vector<float>{} : concat_sinusoidal_table(cfg.max_positions, freqs),
                       "timing signal table", DType::F32);
   for (uint32_t i = 0; i < cfg.encoder_layers; ++i) {
     const std::string p = "layers." + std::to_string(i) + ".";
@@ -191,7 +195,7 @@ std::unique_ptr<ModelWeights> build(Loader& L, const ModelConfig& cfg) {
       break;
     }
     case PositionalEncoding::Sinusoidal: {
-      const auto table = L.dry() ? std::vector<float>{} : sinusoidal_table(cfg.max_positions, cfg.d_model);
+      const auto table = !L.uploads() ? std::vector<float>{} : sinusoidal_table(cfg.max_positions, cfg.d_model);
       w->src_pos = L.upload({cfg.max_positions, d}, table, "sinusoidal position table");
       if (encdec) w->tgt_pos = w->src_pos;  // the same read-only table serves both sides
       break;
@@ -265,7 +269,7 @@ std::unique_ptr<ModelWeights> load_weights(Context& ctx, const ModelConfig& cfg,
                 ", profile " + ctx.caps().profile + ") has no 16-bit storage; load the model in fp32 "
                 "(F16 and BF16 files are converted)");
   const DType dtype = precision == Precision::F16 ? DType::F16 : DType::F32;
-  Loader plan(ctx, file, dtype, true, nullptr);
+  Loader plan(&ctx, file, dtype, true, nullptr);
   build(plan, cfg);
   const MemoryStatus mem = ctx.impl().memory->status();
   if (plan.planned() > mem.available())
@@ -273,10 +277,15 @@ std::unique_ptr<ModelWeights> load_weights(Context& ctx, const ModelConfig& cfg,
                       "out of device memory: the weights need " + format_bytes(plan.planned()) + " in " +
                           dtype_name(dtype) + ", more than the device can give: " + mem.describe());
   std::vector<std::string> warnings;
-  Loader L(ctx, file, dtype, false, &warnings);
+  Loader L(&ctx, file, dtype, false, &warnings);
   auto w = build(L, cfg);
   w->warnings = std::move(warnings);
   return w;
+}
+
+void check_weights(const ModelConfig& cfg, const SafeTensorsFile& file) {
+  Loader L(nullptr, file, DType::F32, false, nullptr);
+  build(L, cfg);
 }
 
 }  // namespace vkf

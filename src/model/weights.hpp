@@ -78,4 +78,8 @@ struct ModelWeights {
 std::unique_ptr<ModelWeights> load_weights(Context& ctx, const ModelConfig& cfg,
                                            const SafeTensorsFile& file, Precision precision);
 
+/// The same checks as load_weights without a device (no upload, no warnings).
+/// @throws vkf::Error as load_weights does.
+void check_weights(const ModelConfig& cfg, const SafeTensorsFile& file);
+
 }  // namespace vkf

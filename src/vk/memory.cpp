@@ -185,6 +185,8 @@ std::shared_ptr<Allocation> MemoryPool::allocate(VkDeviceSize bytes, const std::
       a->size = bytes;
       a->reserved = need;
       a->mapped = b.mapped ? b.mapped + off : nullptr;
+      bytes_in_use_ += need;
+      ++live_allocations_;
       return a;
     }
     return nullptr;
@@ -215,6 +217,8 @@ void MemoryPool::free(const Allocation& a) {
   std::lock_guard<std::mutex> lock(mu_);
   if (!device_ || a.block >= blocks_.size()) return;
   Block& b = blocks_[a.block];
+  bytes_in_use_ -= a.reserved;
+  --live_allocations_;
   auto it = b.free.emplace(a.offset, a.reserved).first;
   auto next = std::next(it);
   if (next != b.free.end() && it->first + it->second == next->first) {
@@ -244,6 +248,19 @@ MemoryPool::Staging MemoryPool::staging(VkDeviceSize bytes) {
                           staging_type_, true, "a staging buffer");
   }
   return {staging_.buffer, staging_.mapped};
+}
+
+MemoryPool::Usage MemoryPool::usage() {
+  std::lock_guard<std::mutex> lock(mu_);
+  Usage u;
+  u.bytes_in_use = bytes_in_use_;
+  u.allocations = live_allocations_;
+  auto count = [&u](const Block& b) {
+    if (b.buffer) u.block_bytes += b.size, ++u.blocks;
+  };
+  count(staging_);
+  for (const auto& b : blocks_) count(b);
+  return u;
 }
 
 void MemoryPool::release() {

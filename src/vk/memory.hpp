@@ -70,6 +70,15 @@ class MemoryPool : public std::enable_shared_from_this<MemoryPool> {
   /// Frees every block; later Allocation destructors do nothing.
   void release();
 
+  /// What the pool holds now (for leak checks such as `vkformer soak`).
+  struct Usage {
+    uint64_t bytes_in_use = 0;  ///< reserved by live allocations
+    uint64_t block_bytes = 0;   ///< device memory held in blocks (staging included)
+    uint32_t blocks = 0;        ///< live blocks, staging included
+    uint64_t allocations = 0;   ///< live allocations
+  };
+  Usage usage();
+
   void free(const Allocation& a);
 
  private:
@@ -100,6 +109,7 @@ class MemoryPool : public std::enable_shared_from_this<MemoryPool> {
   bool direct_mapped_ = false;
   std::vector<Block> blocks_;
   Block staging_{};
+  uint64_t bytes_in_use_ = 0, live_allocations_ = 0;
   std::mutex mu_;
 };
 

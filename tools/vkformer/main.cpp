@@ -10,6 +10,7 @@
 #include "tokenize_command.hpp"
 #include "embed_command.hpp"
 #include "translate_command.hpp"
+#include "soak_command.hpp"
 #include "vkformer/context.hpp"
 #include "vkformer/ops.hpp"
 #include "vkformer/recorder.hpp"
@@ -164,6 +165,16 @@ int main(int argc, char** argv) {
   translate->add_option("--length-penalty", to.length_penalty, "beam score = sum log p / length^this");
   translate->add_option("--precision", to.precision, "weight storage: fp32 or fp16");
   translate->add_option("--batch-size", to.batch_size, "texts per padded batch (default 256)");
+  vkf::tools::SoakOptions so;
+  auto* soak = app.add_subcommand(
+      "soak", "many forward passes over alternating shapes and batch sizes: outputs must stay identical, "
+              "device memory and RSS must not grow, the validation layer (when on) must stay silent");
+  soak->add_option("--model", so.model_dir, "model directory")->required();
+  soak->add_option("--iterations", so.iterations, "forward passes after the warm-up");
+  soak->add_option("--shapes", so.shapes, "distinct shapes cycled through");
+  soak->add_option("--precision", so.precision, "weight storage: fp32 or fp16");
+  soak->add_option("--max-rss-growth", so.max_rss_growth_mib, "allowed RSS growth in MiB");
+  soak->add_flag("--json", so.json, "print the figures as JSON");
 
   CLI11_PARSE(app, argc, argv);
   try {
@@ -180,6 +191,7 @@ int main(int argc, char** argv) {
       return vkf::tools::run_bench_ops(ctx_opts, bo);
     }
     if (*bench_model) return vkf::tools::run_bench_model(ctx_opts, bmo);
+    if (*soak) return vkf::tools::run_soak(ctx_opts, so);
     if (*kernel) {
       ko.check = !no_check;
       vkf::Context ctx(ctx_opts);
