@@ -89,6 +89,16 @@ TEST_F(DeviceErrors, DeviceLostInForwardThenEveryCallSaysSo) {
   expect_error_all([&] { ctx.submit(rec); }, {lost});
 }
 
+TEST_F(DeviceErrors, DeviceLostInEmbed) {
+  Context& ctx = make_context();
+  auto m = Model::load(ctx, std::string(VKF_MODELS_DIR) + "/use_lite_tiny");
+  Session s(m);
+  fault::set("submit:device_lost");
+  expect_error_all([&] { s.embed({{3, 4, 5}, {6}}); }, {"Session::embed (2 sentences): ", "VK_ERROR_DEVICE_LOST"});
+  EXPECT_TRUE(ctx.device_lost());
+  expect_error_all([&] { s.embed({{3}}); }, {"Session::embed: the Vulkan device (" + ctx.caps().device_name + ") was lost"});
+}
+
 TEST_F(DeviceErrors, DeviceLostWhileWaiting) {
   Context& ctx = make_context();
   auto m = Model::load(ctx, model("lost-wait"));

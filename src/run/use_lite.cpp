@@ -15,6 +15,7 @@
 #include <cmath>
 
 #include "run/session_impl.hpp"
+#include "vk/context_impl.hpp"
 
 namespace vkf {
 namespace {
@@ -124,26 +125,33 @@ EmbedOutput Session::embed(const std::vector<Ids>& seqs) {
       pad[size_t(b) * len + i] = 0;
     }
 
-  const auto key = std::make_pair(o.batch, len);
-  auto& slot = s.embed_plans[key];
-  if (!slot) {
-    if (s.embed_plans.size() > 16) {  // keep a few shapes recorded; drop another one
-      auto victim = s.embed_plans.begin();
-      if (victim->first == key) ++victim;
-      s.embed_plans.erase(victim);
-    }
-    slot = std::make_unique<UseLitePlan>(s.ctx, cfg, o.batch, len, s.profiling);
-  }
-  UseLitePlan& p = *slot;
-  if (!p.recorded) {
-    record_use_lite(*p.rec, cfg, *s.w.use_lite, p);
-    p.recorded = true;
-  }
   const uint64_t before = s.ctx.submissions();
-  s.ctx.write_bytes(p.ids, ids.data(), ids.size() * 4);
-  s.ctx.write_bytes(p.pad, pad.data(), pad.size() * 4);
-  s.submit(*p.rec);
-  o.data = s.ctx.read(p.out);
+  try {
+    s.ctx.impl().alive("Session::embed");
+    const auto key = std::make_pair(o.batch, len);
+    auto& slot = s.embed_plans[key];
+    if (!slot) {
+      if (s.embed_plans.size() > 16) {  // keep a few shapes recorded; drop another one
+        auto victim = s.embed_plans.begin();
+        if (victim->first == key) ++victim;
+        s.embed_plans.erase(victim);
+      }
+      slot = std::make_unique<UseLitePlan>(s.ctx, cfg, o.batch, len, s.profiling);
+    }
+    UseLitePlan& p = *slot;
+    if (!p.recorded) {
+      record_use_lite(*p.rec, cfg, *s.w.use_lite, p);
+      p.recorded = true;
+    }
+    s.ctx.write_bytes(p.ids, ids.data(), ids.size() * 4);
+    s.ctx.write_bytes(p.pad, pad.data(), pad.size() * 4);
+    s.submit(*p.rec);
+    o.data = s.ctx.read(p.out);
+  } catch (const VulkanError& e) {
+    if (std::string(e.what()).rfind("Session::embed", 0) == 0) throw;
+    rethrow_with_context(e, "Session::embed (" + std::to_string(o.batch) +
+                                (o.batch == 1 ? " sentence)" : " sentences)"));
+  }
   stats_ = {};
   stats_.submissions = s.ctx.submissions() - before;
   stats_.dispatches = s.last_dispatches;
