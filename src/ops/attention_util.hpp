@@ -95,4 +95,14 @@ inline uint32_t pow2_ceil(uint32_t v) {
   return p;
 }
 
+/// Shared memory a staged tile may take: half the device's, so a second
+/// workgroup (or a driver's own use) still fits beside it.
+inline uint32_t stage_budget(const Capabilities& c) { return c.max_shared_memory / 2; }
+
+/// A power-of-two workgroup of up to 64 invocations, one per item, at least a subgroup.
+inline uint32_t lanes(const Capabilities& c, uint32_t items) {
+  const uint32_t want = std::max(std::max(1u, c.subgroup_size), std::min(64u, pow2_ceil(items)));
+  return pow2_floor(workgroup_size(c, want));
+}
+
 }  // namespace vkf

@@ -1,0 +1,49 @@
+// Attention scores = scale·QKᵀ, read straight from head views: shaders/attention_scores.comp,
+// reference in src/reference/attention.cpp.
+#include "ops/attention_util.hpp"
+
+namespace vkf {
+
+OpInfo attention_scores(Recorder& rec, const AttentionScoresArgs& a) {
+  auto& r = rec.impl();
+  const char* op = "attention_scores";
+  const AttentionShape& s = a.shape;
+  check_shape(s, op);
+  require(a.variant.empty() || a.variant == "tiled", op, "unknown variant \"" + a.variant + "\" (tiled)");
+  require_tensor(a.q.t, op, "q", DType::F32);
+  require_weight(a.k.t, op, "k", r.ctx.caps);
+  const ViewStrides q = check_view(a.q, s, s.q_len, op, "q");
+  const ViewStrides k = check_view(a.k, s, s.kv_len, op, "k");
+  check_scores(a.scores, s, op, "scores");
+  for (const Tensor* in : {a.q.t, a.k.t})
+    require(!tensors_overlap(a.scores, in), op, "scores must not alias q or k");
+
+  // An invocation per key (up to 64 per workgroup, fewer for short rows),
+  // as many query rows per workgroup as half the shared memory holds, up to 64.
+  const uint32_t d4 = ceil_div(s.head_dim, 4);
+  const uint32_t wg = lanes(r.ctx.caps, s.kv_len);
+  const uint32_t tq = std::min(64u, stage_budget(r.ctx.caps) / (16 * d4));
+  require(tq >= 1, op,
+          "head_dim " + std::to_string(s.head_dim) + " is too large for the device's shared memory");
+  const uint32_t k_blocks = ceil_div(s.kv_len, wg), q_blocks = ceil_div(s.q_len, tq);
+  const uint64_t total = uint64_t(s.batch) * s.heads * k_blocks * q_blocks;
+  require(total < (1ull << 32), op, "too many tiles");
+  struct {
+    uint32_t heads, head_dim, q_len, kv_len, q_off, q_rs, q_bs, k_off, k_rs, k_bs;
+    float scale;
+    uint32_t k_blocks, q_blocks, total;
+  } push{s.heads, s.head_dim, s.q_len, s.kv_len, q.off, q.row, q.batch, k.off, k.row, k.batch,
+         a.scale, k_blocks, q_blocks, uint32_t(total)};
+  const std::string shader = std::string(op) + kv_suffix(a.k.t);
+  const Pipeline& p = r.pipeline(shader, {wg, d4, tq}, 3, sizeof push);
+  r.dispatch(p, {{a.q.t, false}, {a.k.t, false}, {a.scores, true}}, &push, sizeof push, r.fold(total),
+             std::string(op) + "/tiled" + kv_suffix(a.k.t));
+
+  const double n_qk = double(s.batch) * s.heads * s.q_len * s.kv_len;
+  const double width = double(s.heads) * s.head_dim;
+  return {op, "tiled", {{"WG", wg}, {"D4", d4}, {"TQ", tq}},
+          2 * n_qk * s.head_dim,
+          double(s.batch) * width * (4.0 * s.q_len + dtype_size(a.k.t->dtype()) * s.kv_len) + 4 * n_qk};
+}
+
+}  // namespace vkf

@@ -1,0 +1,45 @@
+// Attention output = P·V, heads written concatenated: shaders/attention_values.comp,
+// reference in src/reference/attention.cpp.
+#include "ops/attention_util.hpp"
+
+namespace vkf {
+
+OpInfo attention_values(Recorder& rec, const AttentionValuesArgs& a) {
+  auto& r = rec.impl();
+  const char* op = "attention_values";
+  const AttentionShape& s = a.shape;
+  check_shape(s, op);
+  require(a.variant.empty() || a.variant == "tiled", op, "unknown variant \"" + a.variant + "\" (tiled)");
+  check_scores(a.probs, s, op, "probs");
+  require_weight(a.v.t, op, "v", r.ctx.caps);
+  const ViewStrides v = check_view(a.v, s, s.kv_len, op, "v");
+  check_out(a.out, s, op);
+  for (const Tensor* in : {a.probs, a.v.t})
+    require(!tensors_overlap(a.out, in), op, "out must not alias probs or v");
+
+  // An invocation per query row (up to 64 per workgroup, fewer for short
+  // queries), value tiles of up to 64 rows in half the shared memory.
+  const uint32_t d4 = ceil_div(s.head_dim, 4);
+  const uint32_t wg = lanes(r.ctx.caps, s.q_len);
+  const uint32_t bk = std::min(64u, stage_budget(r.ctx.caps) / (16 * d4));
+  require(bk >= 1, op,
+          "head_dim " + std::to_string(s.head_dim) + " is too large for the device's shared memory");
+  const uint32_t q_blocks = ceil_div(s.q_len, wg);
+  const uint64_t total = uint64_t(s.batch) * s.heads * q_blocks;
+  require(total < (1ull << 32), op, "too many tiles");
+  struct {
+    uint32_t heads, head_dim, q_len, kv_len, v_off, v_rs, v_bs, q_blocks, total;
+  } push{s.heads, s.head_dim, s.q_len, s.kv_len, v.off, v.row, v.batch, q_blocks, uint32_t(total)};
+  const std::string shader = std::string(op) + kv_suffix(a.v.t);
+  const Pipeline& p = r.pipeline(shader, {wg, d4, bk}, 3, sizeof push);
+  r.dispatch(p, {{a.probs, false}, {a.v.t, false}, {a.out, true}}, &push, sizeof push, r.fold(total),
+             std::string(op) + "/tiled" + kv_suffix(a.v.t));
+
+  const double n_qk = double(s.batch) * s.heads * s.q_len * s.kv_len;
+  const double width = double(s.heads) * s.head_dim;
+  return {op, "tiled", {{"WG", wg}, {"D4", d4}, {"BK", bk}},
+          2 * n_qk * s.head_dim,
+          4 * n_qk + double(s.batch) * width * (dtype_size(a.v.t->dtype()) * s.kv_len + 4.0 * s.q_len)};
+}
+
+}  // namespace vkf

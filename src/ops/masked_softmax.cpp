@@ -1,0 +1,48 @@
+// Masked softmax over attention scores, in place: shaders/masked_softmax.comp,
+// reference in src/reference/attention.cpp.
+#include "ops/attention_util.hpp"
+
+namespace vkf {
+
+OpInfo masked_softmax(Recorder& rec, const SoftmaxArgs& a) {
+  auto& r = rec.impl();
+  const char* op = "masked_softmax";
+  AttentionShape s = a.shape;
+  s.head_dim = 1;  // unused here
+  check_shape(s, op);
+  const bool sub = use_subgroups(r.ctx.caps, a.variant, op);
+  check_scores(a.scores, s, op, "scores");
+  const uint32_t pad_stride = check_mask(a.mask, s, op);
+
+  // One workgroup per row, a lane per 64 keys but at least a subgroup: on a
+  // CPU device each extra subgroup costs a switch per barrier (lavapipe, 128
+  // keys: 128 lanes took 5× longer than 8). The shared-memory tree wants a
+  // power of two, which lanes() gives.
+  const bool cpu = r.ctx.caps.device_type == "cpu";
+  const uint32_t wg = lanes(r.ctx.caps, ceil_div(s.kv_len, cpu ? 96 : 64));
+  const uint64_t rows = uint64_t(s.batch) * s.heads * s.q_len;
+  struct {
+    uint32_t rows, heads, q_len, kv_len, pad_stride, has_pad, causal, causal_offset;
+  } push{uint32_t(rows), s.heads, s.q_len, s.kv_len, pad_stride, a.mask.key_padding ? 1u : 0u,
+         a.mask.causal ? 1u : 0u, a.mask.causal_offset};
+  const std::string variant = sub ? "subgroup" : "shared";
+  const std::string shader = std::string(op) + "_" + variant;
+  // On a CPU device a workgroup's launch costs more than a short row: leave
+  // ~16 workgroups for the cores and let each take its rows in turn.
+  const uint32_t per_group =
+      cpu ? uint32_t(std::clamp<uint64_t>(rows / 16, 1, 16)) : 1;
+  // Rows of up to kMaxVec4 vec4s per lane stay in registers (vec4 loads need kv_len % 4 == 0).
+  const uint32_t kMaxVec4 = 32;
+  const uint32_t vec4 = s.kv_len % 4 == 0 && ceil_div(s.kv_len / 4, wg) <= kMaxVec4 ? ceil_div(s.kv_len / 4, wg) : 0;
+  const Pipeline& p = r.pipeline(shader, {wg, per_group, vec4}, 2, sizeof push);
+  // Without a padding mask the scores stand in for it (never read).
+  const Tensor* pad = a.mask.key_padding ? a.mask.key_padding : a.scores;
+  r.dispatch(p, {{a.scores, true}, {pad, false}}, &push, sizeof push,
+             r.fold(ceil_div(rows, per_group)), std::string(op) + "/" + variant);
+
+  const double n = double(rows) * s.kv_len;
+  return {op, variant, {{"WG", wg}, {"ROWS", per_group}, {"VEC4", vec4}}, 5 * n,
+          8 * n + (a.mask.key_padding ? 4.0 * s.batch * s.kv_len : 0.0)};
+}
+
+}  // namespace vkf
