@@ -1,5 +1,6 @@
 // Attention scores = scale·QKᵀ, read straight from head views: shaders/attention_scores.comp,
 // reference in src/reference/attention.cpp.
+#include "ops/op_case.hpp"
 #include "ops/attention_util.hpp"
 
 namespace vkf {
@@ -44,6 +45,47 @@ OpInfo attention_scores(Recorder& rec, const AttentionScoresArgs& a) {
   return {op, "tiled", {{"WG", wg}, {"D4", d4}, {"TQ", tq}},
           2 * n_qk * s.head_dim,
           double(s.batch) * width * (4.0 * s.q_len + dtype_size(a.k.t->dtype()) * s.kv_len) + 4 * n_qk};
+}
+
+// ---- descriptor ----
+
+namespace {
+
+OpCase attention_scores_case(Context& ctx, const OpShape& o) {
+  auto D = std::make_shared<cases::Data>();
+  const cases::Heads h = cases::attention_inputs(ctx, o, *D);
+  AttentionScoresArgs a;
+  a.q = h.q;
+  a.k = h.k;
+  a.shape = h.shape;
+  a.scale = 1.0f / std::sqrt(float(o.head_dim));
+  a.scores = &D->t(ctx.tensor({o.batch, o.heads, o.q_len, o.kv_len}));
+  OpCase c = cases::with_data(D, cases::attention_shape_text(o));
+  c.record = [a](Recorder& rec, const std::string& v) {
+    AttentionScoresArgs x = a;
+    x.variant = v;
+    return attention_scores(rec, x);
+  };
+  c.error = [ctx = &ctx, D = D.get(), h, a]() {
+    if (D->want.empty()) D->want = ref::attention_scores(h.hq, h.hk, h.shape, a.scale);
+    return ref::max_rel_error(ctx->read(*a.scores), D->want);
+  };
+  return c;
+}
+
+}  // namespace
+
+VKF_OP_DESCRIPTOR(attention_scores) {
+  OpDescriptor d;
+  d.name = "attention_scores";
+  d.summary = "S = scale·QKᵀ per head, read from head views (dtype: K)";
+  d.variants = {"tiled"};
+  d.knobs = {"WG", "D4", "TQ"};
+  d.dims = {"batch", "heads", "head_dim", "q_len", "kv_len"};
+  d.bench_shapes = {cases::attention_bench_shape()};
+  d.make_case = attention_scores_case;
+  d.label = cases::attention_label;
+  return d;
 }
 
 }  // namespace vkf

@@ -1,5 +1,6 @@
 // Attention output = P·V, heads written concatenated: shaders/attention_values.comp,
 // reference in src/reference/attention.cpp.
+#include "ops/op_case.hpp"
 #include "ops/attention_util.hpp"
 
 namespace vkf {
@@ -40,6 +41,47 @@ OpInfo attention_values(Recorder& rec, const AttentionValuesArgs& a) {
   return {op, "tiled", {{"WG", wg}, {"D4", d4}, {"BK", bk}},
           2 * n_qk * s.head_dim,
           4 * n_qk + double(s.batch) * width * (dtype_size(a.v.t->dtype()) * s.kv_len + 4.0 * s.q_len)};
+}
+
+// ---- descriptor ----
+
+namespace {
+
+OpCase attention_values_case(Context& ctx, const OpShape& o) {
+  auto D = std::make_shared<cases::Data>();
+  const cases::Heads h = cases::attention_inputs(ctx, o, *D);
+  const auto* probs = &D->h(cases::random(size_t(o.batch) * o.heads * o.q_len * o.kv_len, 14));
+  AttentionValuesArgs a;
+  a.probs = &D->t(ctx.tensor({o.batch, o.heads, o.q_len, o.kv_len}, *probs));
+  a.v = h.v;
+  a.shape = h.shape;
+  a.out = &D->t(ctx.tensor({o.batch, o.q_len, o.heads * o.head_dim}));
+  OpCase c = cases::with_data(D, cases::attention_shape_text(o));
+  c.record = [a](Recorder& rec, const std::string& v) {
+    AttentionValuesArgs x = a;
+    x.variant = v;
+    return attention_values(rec, x);
+  };
+  c.error = [ctx = &ctx, D = D.get(), h, a, probs]() {
+    if (D->want.empty()) D->want = ref::attention_values({probs->begin(), probs->end()}, h.hv, h.shape);
+    return ref::max_rel_error(ctx->read(*a.out), D->want);
+  };
+  return c;
+}
+
+}  // namespace
+
+VKF_OP_DESCRIPTOR(attention_values) {
+  OpDescriptor d;
+  d.name = "attention_values";
+  d.summary = "O = P·V per head, heads written concatenated (dtype: V)";
+  d.variants = {"tiled"};
+  d.knobs = {"WG", "D4", "BK"};
+  d.dims = {"batch", "heads", "head_dim", "q_len", "kv_len"};
+  d.bench_shapes = {cases::attention_bench_shape()};
+  d.make_case = attention_values_case;
+  d.label = cases::attention_label;
+  return d;
 }
 
 }  // namespace vkf

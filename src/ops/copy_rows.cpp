@@ -11,6 +11,7 @@
 //     block of rows; without an index, batch must not exceed src batches;
 //   - rows = 0 is an empty copy: arguments are checked, nothing is recorded and
 //     the OpInfo has zero cost; batch and width must be ≥ 1.
+#include "ops/op_case.hpp"
 #include "ops/op_util.hpp"
 
 namespace vkf {
@@ -136,6 +137,61 @@ OpInfo copy_rows(Recorder& rec, const CopyRowsArgs& a) {
           {{"WG", wg}, {"IR", ir}, {"IC", ic}, {"ALIGNED", uint32_t(aligned)}},
           0,
           n * 8 + (a.index ? 4.0 * a.batch : 0)};
+}
+
+// ---- descriptor ----
+
+namespace {
+
+// KV-cache append: q_len new rows of width n go after the first kv_len − q_len
+// rows of a [batch, max(kv_len, q_len), n] cache, batches gathered in reverse
+// order (a beam reorder) through an index.
+OpCase copy_rows_case(Context& ctx, const OpShape& o) {
+  auto D = std::make_shared<cases::Data>();
+  const uint32_t width = uint32_t(o.n), rows = o.q_len, len = std::max(o.kv_len, o.q_len);
+  const auto* src = &D->h(cases::random(size_t(o.batch) * rows * width, 61));
+  const auto* dst = &D->h(cases::random(size_t(o.batch) * len * width, 62));
+  D->ids.resize(o.batch);
+  for (uint32_t b = 0; b < o.batch; ++b) D->ids[b] = int32_t(o.batch - 1 - b);
+  CopyRowsArgs a;
+  a.src = &D->t(ctx.tensor({o.batch, rows, width}, *src));
+  a.dst = &D->t(ctx.tensor({o.batch, len, width}, *dst));
+  a.dst_row0 = len - rows;
+  a.batch = o.batch;
+  a.rows = rows;
+  a.width = width;
+  a.index = &D->t(ctx.tensor_i32({o.batch}, D->ids));
+  OpCase c = cases::with_data(D, "B=" + std::to_string(o.batch) + " rows=" + std::to_string(rows) + " width=" +
+                                     std::to_string(width) + " into " + std::to_string(len) + " rows");
+  c.record = [a](Recorder& rec, const std::string& v) {
+    CopyRowsArgs x = a;
+    x.variant = v;
+    return copy_rows(rec, x);
+  };
+  c.error = [ctx = &ctx, D = D.get(), src, dst, a]() {
+    if (D->want.empty()) {
+      auto w = ref::copy_rows(*src, *dst, a, &D->ids);
+      D->want.assign(w.begin(), w.end());
+    }
+    return ref::max_rel_error(ctx->read(*a.dst), D->want);
+  };
+  return c;
+}
+
+}  // namespace
+
+VKF_OP_DESCRIPTOR(copy_rows) {
+  OpDescriptor d;
+  d.name = "copy_rows";
+  d.summary = "copies a block of rows between [batch, rows, cols] layouts, gathering batches by index (KV-cache append, beam reorder)";
+  d.variants = {"default"};
+  d.knobs = {"WG", "IR", "IC", "ALIGNED"};
+  d.dims = {"batch", "q_len", "n"};
+  OpShape s;  // a KV-cache append under beam reorder
+  s.batch = 4, s.q_len = 1, s.kv_len = 128, s.n = 768;
+  d.bench_shapes = {s};
+  d.make_case = copy_rows_case;
+  return d;
 }
 
 }  // namespace vkf

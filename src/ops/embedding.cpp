@@ -10,6 +10,7 @@
 // values when recording, so the device clamps them into [0, max_positions).
 #include <cmath>
 
+#include "ops/op_case.hpp"
 #include "ops/op_util.hpp"
 
 namespace vkf {
@@ -149,6 +150,57 @@ std::vector<float> concat_sinusoidal_table(uint32_t max_positions, const std::ve
       t[pos * d + n + i] = float(std::cos(double(angle)));
     }
   return t;
+}
+
+// ---- descriptor ----
+
+namespace {
+
+// vocab = n, d = k, q_len tokens per sequence, sinusoidal positions stored
+// like the table, scaled by √d as scale_embeddings models do.
+OpCase embedding_case(Context& ctx, const OpShape& o) {
+  auto D = std::make_shared<cases::Data>();
+  const uint32_t vocab = uint32_t(o.n), d = uint32_t(o.k), len = o.q_len;
+  const auto* table = &D->h(cases::stored(cases::random(size_t(vocab) * d, 31), o.dtype));
+  const auto* pos = &D->h(cases::stored(sinusoidal_table(len, d), o.dtype));
+  std::mt19937 g(32);
+  D->ids.resize(size_t(o.batch) * len);
+  for (auto& id : D->ids) id = int32_t(g() % vocab);
+  EmbeddingArgs a;
+  a.ids = &D->t(ctx.tensor_i32({o.batch, len}, D->ids));
+  a.table = &D->t(ctx.tensor({vocab, d}, *table, o.dtype));
+  a.positions = &D->t(ctx.tensor({len, d}, *pos, o.dtype));
+  a.scale = std::sqrt(float(d));
+  a.out = &D->t(ctx.tensor({o.batch, len, d}));
+  OpCase c = cases::with_data(D, "B=" + std::to_string(o.batch) + " L=" + std::to_string(len) + " vocab=" +
+                                     std::to_string(vocab) + " d=" + std::to_string(d) + " " + dtype_name(o.dtype));
+  c.record = [a](Recorder& rec, const std::string& v) {
+    EmbeddingArgs e = a;
+    e.variant = v;
+    return embedding(rec, e);
+  };
+  c.error = [ctx = &ctx, D = D.get(), table, pos, a, o, d, len]() {
+    if (D->want.empty()) D->want = ref::embedding(D->ids, o.batch, len, *table, d, pos, 0, a.scale);
+    return ref::max_rel_error(ctx->read(*a.out), D->want);
+  };
+  return c;
+}
+
+}  // namespace
+
+VKF_OP_DESCRIPTOR(embedding) {
+  OpDescriptor d;
+  d.name = "embedding";
+  d.summary = "out[b, i] = table[ids[b, i]]·scale + positions[i] (n: vocab, k: d, q_len: tokens; dtype: tables)";
+  d.variants = {"default"};
+  d.knobs = {"WG", "ITEMS", "ALIGNED"};
+  d.dims = {"batch", "q_len", "k"};
+  OpShape s;
+  s.n = 32000, s.k = 768, s.q_len = 128;  // vocab, d; tokens
+  d.bench_shapes = {s};
+  d.make_case = embedding_case;
+  d.label = [](const OpShape& o) { return std::to_string(o.batch * o.q_len) + "x" + std::to_string(o.k); };
+  return d;
 }
 
 }  // namespace vkf

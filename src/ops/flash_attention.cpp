@@ -1,5 +1,6 @@
 // Fused attention with an online softmax: shaders/flash_attention.comp.
 // Reference: ref::attention in src/reference/attention.cpp.
+#include "ops/op_case.hpp"
 #include "ops/attention_util.hpp"
 
 namespace vkf {
@@ -72,6 +73,48 @@ OpInfo flash_attention(Recorder& rec, const FlashAttentionArgs& a) {
           4 * n_qk * s.head_dim,
           double(s.batch) * width * (8.0 * s.q_len + 2.0 * dtype_size(a.k.t->dtype()) * s.kv_len) +
               (a.mask.key_padding ? 4.0 * s.batch * s.kv_len : 0.0)};
+}
+
+// ---- descriptor ----
+
+namespace {
+
+OpCase flash_attention_case(Context& ctx, const OpShape& o) {
+  auto D = std::make_shared<cases::Data>();
+  const cases::Heads h = cases::attention_inputs(ctx, o, *D);
+  auto mask = cases::make_mask(ctx, o);
+  FlashAttentionArgs a;
+  a.q = h.q, a.k = h.k, a.v = h.v;
+  a.shape = h.shape;
+  a.mask = mask->dm;
+  a.scale = 1.0f / std::sqrt(float(o.head_dim));
+  a.out = &D->t(ctx.tensor({o.batch, o.q_len, o.heads * o.head_dim}));
+  OpCase c = cases::with_data(D, cases::attention_shape_text(o));
+  c.record = [a, mask](Recorder& rec, const std::string& v) {
+    FlashAttentionArgs x = a;
+    x.variant = v;
+    return flash_attention(rec, x);
+  };
+  c.error = [ctx = &ctx, D = D.get(), h, a, mask]() {
+    if (D->want.empty()) D->want = ref::attention(h.hq, h.hk, h.hv, h.shape, mask->hm, a.scale);
+    return ref::max_rel_error(ctx->read(*a.out), D->want);
+  };
+  return c;
+}
+
+}  // namespace
+
+VKF_OP_DESCRIPTOR(flash_attention) {
+  OpDescriptor d;
+  d.name = "flash_attention";
+  d.summary = "softmax(scale·QKᵀ + mask)·V in one pass with an online softmax (dtype: K, V)";
+  d.variants = {"online"};
+  d.knobs = {"WG", "D4", "BK", "TPR", "SH4"};
+  d.dims = {"batch", "heads", "head_dim", "q_len", "kv_len"};
+  d.bench_shapes = {cases::attention_bench_shape(), cases::attention_bench_shape(DType::F16)};
+  d.make_case = flash_attention_case;
+  d.label = cases::attention_label;
+  return d;
 }
 
 }  // namespace vkf

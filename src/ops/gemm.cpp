@@ -1,6 +1,7 @@
 // Linear layer with fused epilogue: shaders/gemm_tiled.comp (register blocks,
 // staged through shared memory or not, for many rows) and shaders/gemm_vec.comp
 // (a few rows, bound by reading W); reference in src/reference/gemm.cpp.
+#include "ops/op_case.hpp"
 #include "ops/op_util.hpp"
 
 namespace vkf {
@@ -211,6 +212,61 @@ OpInfo gemm(Recorder& rec, const GemmArgs& a) {
                std::string(kOp) + "/" + variant);
   }
   return info;
+}
+
+// ---- descriptor: `vkformer kernel gemm`, bench ops, the generic op test ----
+
+namespace {
+
+OpCase gemm_case(Context& ctx, const OpShape& o) {
+  auto D = std::make_shared<cases::Data>();
+  const auto* x = &D->h(cases::random(size_t(o.m * o.k), 1));
+  const auto* w = &D->h(cases::stored(cases::random(size_t(o.n * o.k), 2), o.dtype));
+  const auto* b = &D->h(cases::stored(cases::random(size_t(o.n), 3), o.dtype));
+  const auto* res = &D->h(cases::random(size_t(o.m * o.n), 4));
+  GemmArgs g;
+  g.x = &D->t(ctx.tensor({o.m, o.k}, *x));
+  g.w = &D->t(ctx.tensor({o.n, o.k}, *w, o.dtype));
+  g.bias = o.bias ? &D->t(ctx.tensor({o.n}, *b, o.dtype)) : nullptr;
+  g.residual = o.residual ? &D->t(ctx.tensor({o.m, o.n}, *res)) : nullptr;
+  g.y = &D->t(ctx.tensor({o.m, o.n}));
+  g.act = o.act;
+  OpCase c = cases::with_data(D, "M=" + std::to_string(o.m) + " N=" + std::to_string(o.n) + " K=" +
+                                     std::to_string(o.k) + " " + dtype_name(o.dtype));
+  c.record = [g](Recorder& rec, const std::string& v) {
+    GemmArgs a = g;
+    a.variant = v;
+    return gemm(rec, a);
+  };
+  c.error = [ctx = &ctx, D = D.get(), x, w, b, res, y = g.y, o]() {
+    if (D->want.empty())
+      D->want = ref::gemm(*x, *w, o.bias ? b : nullptr, o.residual ? res : nullptr, o.m, o.n, o.k, o.act);
+    return ref::max_rel_error(ctx->read(*y), D->want);
+  };
+  return c;
+}
+
+OpShape gemm_shape(int64_t m, int64_t n, int64_t k, DType dt = DType::F32) {
+  OpShape s;
+  s.m = m, s.n = n, s.k = k, s.dtype = dt;
+  return s;
+}
+
+}  // namespace
+
+VKF_OP_DESCRIPTOR(gemm) {
+  OpDescriptor d;
+  d.name = "gemm";
+  d.summary = "Y = act(X·Wᵀ + b) + R (dtype: W and b; act, bias, residual)";
+  d.variants = gemm_variants();
+  d.knobs = {"WG", "BM", "BN", "BK", "TM", "TN", "VEC4", "STAGED", "ROWS", "COLS"};
+  d.dims = {"m", "n", "k"};
+  // BERT-base-like layers (d 768, d_ff 3072, 128 tokens), 512³, and a
+  // one-token GEMV in fp32 and with fp16 weights.
+  d.bench_shapes = {gemm_shape(128, 3072, 768), gemm_shape(512, 512, 512), gemm_shape(128, 768, 768),
+                    gemm_shape(1, 3072, 768), gemm_shape(1, 3072, 768, DType::F16)};
+  d.make_case = gemm_case;
+  return d;
 }
 
 }  // namespace vkf

@@ -1,6 +1,7 @@
 // Row L2 normalization: shaders/l2_normalize.comp, reference in src/reference/pool.cpp.
 #include <cmath>
 
+#include "ops/op_case.hpp"
 #include "ops/op_util.hpp"
 
 namespace vkf {
@@ -32,6 +33,43 @@ OpInfo l2_normalize(Recorder& rec, const L2NormalizeArgs& a) {
   } push{uint32_t(rows), uint32_t(d), a.eps};
   r.dispatch(p, {{a.x, false}, {a.y, true}}, &push, sizeof push, r.fold(rows), "l2_normalize/" + variant);
   return {op, variant, {{"WG", wg}}, double(n) * 3, double(n) * 8};
+}
+
+// ---- descriptor ----
+
+namespace {
+
+OpCase l2_normalize_case(Context& ctx, const OpShape& o) {
+  auto D = std::make_shared<cases::Data>();
+  const auto* x = &D->h(cases::random(size_t(o.m * o.n), 46));
+  L2NormalizeArgs a;
+  a.x = &D->t(ctx.tensor({o.m, o.n}, *x));
+  a.y = &D->t(ctx.tensor({o.m, o.n}));
+  OpCase c = cases::with_data(D, "rows=" + std::to_string(o.m) + " d=" + std::to_string(o.n));
+  c.record = [a](Recorder& rec, const std::string& v) {
+    L2NormalizeArgs l = a;
+    l.variant = v;
+    return l2_normalize(rec, l);
+  };
+  c.error = [ctx = &ctx, D = D.get(), x, a, o]() {
+    if (D->want.empty()) D->want = ref::l2_normalize(*x, o.m, o.n, 1e-12);
+    return ref::max_rel_error(ctx->read(*a.y), D->want);
+  };
+  return c;
+}
+
+}  // namespace
+
+VKF_OP_DESCRIPTOR(l2_normalize) {
+  OpDescriptor d;
+  d.name = "l2_normalize";
+  d.summary = "y = x / sqrt(max(sum x², eps)) over rows (tf.math.l2_normalize)";
+  d.variants = {"subgroup", "shared"};
+  d.knobs = {"WG"};
+  d.dims = {"m", "n"};
+  d.bench_shapes = {cases::rows_shape(8, 512)};  // a batch of sentence embeddings
+  d.make_case = l2_normalize_case;
+  return d;
 }
 
 }  // namespace vkf

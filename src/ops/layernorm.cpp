@@ -2,6 +2,7 @@
 // reference in src/reference/layernorm.cpp.
 #include <cmath>
 
+#include "ops/op_case.hpp"
 #include "ops/op_util.hpp"
 
 namespace vkf {
@@ -72,6 +73,51 @@ OpInfo layernorm(Recorder& rec, const LayerNormArgs& a) {
           {{"WG", wg}, {"ITEMS", items}, {"ALIGNED", aligned}, {"ROWS", rows_per_group}},
           double(n) * (a.residual ? 8 : 7),
           double(n) * 4 * (a.residual ? 3 : 2) + wbytes};
+}
+
+// ---- descriptor ----
+
+namespace {
+
+OpCase layernorm_case(Context& ctx, const OpShape& o) {
+  auto D = std::make_shared<cases::Data>();
+  const auto* x = &D->h(cases::random(size_t(o.m * o.n), 21));
+  const auto* res = &D->h(cases::random(size_t(o.m * o.n), 22));
+  const auto* g = &D->h(cases::stored(cases::random(size_t(o.n), 23), o.dtype));
+  const auto* b = &D->h(cases::stored(cases::random(size_t(o.n), 24), o.dtype));
+  LayerNormArgs a;
+  a.x = &D->t(ctx.tensor({o.m, o.n}, *x));
+  a.residual = o.residual ? &D->t(ctx.tensor({o.m, o.n}, *res)) : nullptr;
+  a.gamma = &D->t(ctx.tensor({o.n}, *g, o.dtype));
+  a.beta = &D->t(ctx.tensor({o.n}, *b, o.dtype));
+  a.y = &D->t(ctx.tensor({o.m, o.n}));
+  a.eps = 1e-5f;
+  OpCase c = cases::with_data(D, "rows=" + std::to_string(o.m) + " d=" + std::to_string(o.n) + " " +
+                                     dtype_name(o.dtype) + (o.residual ? " +residual" : ""));
+  c.record = [a](Recorder& rec, const std::string& v) {
+    LayerNormArgs l = a;
+    l.variant = v;
+    return layernorm(rec, l);
+  };
+  c.error = [ctx = &ctx, D = D.get(), x, res, g, b, a, o]() {
+    if (D->want.empty()) D->want = ref::layernorm(*x, o.residual ? res : nullptr, *g, *b, o.m, o.n, 1e-5);
+    return ref::max_rel_error(ctx->read(*a.y), D->want);
+  };
+  return c;
+}
+
+}  // namespace
+
+VKF_OP_DESCRIPTOR(layernorm) {
+  OpDescriptor d;
+  d.name = "layernorm";
+  d.summary = "y = LayerNorm(x + residual)·gamma + beta over rows (dtype: gamma, beta; residual)";
+  d.variants = {"subgroup", "shared"};
+  d.knobs = {"WG", "ITEMS", "ALIGNED", "ROWS"};
+  d.dims = {"m", "n"};
+  d.bench_shapes = {cases::rows_shape(128, 768)};
+  d.make_case = layernorm_case;
+  return d;
 }
 
 }  // namespace vkf

@@ -1,5 +1,6 @@
 // Masked softmax over attention scores, in place: shaders/masked_softmax.comp,
 // reference in src/reference/attention.cpp.
+#include "ops/op_case.hpp"
 #include "ops/attention_util.hpp"
 
 namespace vkf {
@@ -43,6 +44,53 @@ OpInfo masked_softmax(Recorder& rec, const SoftmaxArgs& a) {
   const double n = double(rows) * s.kv_len;
   return {op, variant, {{"WG", wg}, {"ROWS", per_group}, {"VEC4", vec4}}, 5 * n,
           8 * n + (a.mask.key_padding ? 4.0 * s.batch * s.kv_len : 0.0)};
+}
+
+// ---- descriptor ----
+
+namespace {
+
+// In place: every run starts from the softmax of the one before, so the check
+// writes the original scores back and runs once more before comparing.
+OpCase masked_softmax_case(Context& ctx, const OpShape& o) {
+  auto D = std::make_shared<cases::Data>();
+  auto mask = cases::make_mask(ctx, o);
+  const auto* scores = &D->h(cases::random(size_t(o.batch) * o.heads * o.q_len * o.kv_len, 13));
+  SoftmaxArgs a;
+  a.scores = &D->t(ctx.tensor({o.batch, o.heads, o.q_len, o.kv_len}, *scores));
+  a.shape = {o.batch, o.heads, 1, o.q_len, o.kv_len};
+  a.mask = mask->dm;
+  OpCase c = cases::with_data(D, cases::attention_shape_text(o));
+  c.record = [ctx = &ctx, a, mask, scores](Recorder& rec, const std::string& v) {
+    ctx->write(*a.scores, *scores);
+    SoftmaxArgs x = a;
+    x.variant = v;
+    return masked_softmax(rec, x);
+  };
+  c.error = [ctx = &ctx, a, mask, scores]() {
+    ctx->write(*a.scores, *scores);
+    Recorder rec(*ctx);
+    masked_softmax(rec, a);
+    ctx->submit(rec);
+    return ref::max_rel_error(ctx->read(*a.scores),
+                              ref::masked_softmax({scores->begin(), scores->end()}, a.shape, mask->hm));
+  };
+  return c;
+}
+
+}  // namespace
+
+VKF_OP_DESCRIPTOR(masked_softmax) {
+  OpDescriptor d;
+  d.name = "masked_softmax";
+  d.summary = "each score row becomes softmax over its unmasked keys, in place; fully masked rows give zeros";
+  d.variants = {"subgroup", "shared"};
+  d.knobs = {"WG", "ROWS", "VEC4"};
+  d.dims = {"batch", "heads", "q_len", "kv_len"};
+  d.bench_shapes = {cases::attention_bench_shape()};  // 12 heads × 128 × 128 scores
+  d.make_case = masked_softmax_case;
+  d.label = cases::attention_label;
+  return d;
 }
 
 }  // namespace vkf

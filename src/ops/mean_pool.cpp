@@ -1,5 +1,6 @@
 // Masked mean over a sequence's rows: shaders/mean_pool.comp, reference in
 // src/reference/pool.cpp.
+#include "ops/op_case.hpp"
 #include "ops/op_util.hpp"
 
 namespace vkf {
@@ -49,6 +50,54 @@ OpInfo mean_pool(Recorder& rec, const MeanPoolArgs& a) {
           {{"WG", wg}, {"ALIGNED", aligned}},
           n + double(batch * d),
           n * 4 + (a.key_padding ? double(batch * len) * 4 : 0) + double(batch * d) * 4};
+}
+
+// ---- descriptor ----
+
+namespace {
+
+// [batch, q_len, n] with sequence b's last 3·b rows masked when the mask is
+// padding or both, as attention's padding mask.
+OpCase mean_pool_case(Context& ctx, const OpShape& o) {
+  auto D = std::make_shared<cases::Data>();
+  const uint32_t len = o.q_len, d = uint32_t(o.n);
+  const auto* x = &D->h(cases::random(size_t(o.batch) * len * d, 45));
+  const bool pad = o.mask == "padding" || o.mask == "both";
+  D->ids.assign(size_t(o.batch) * len, 0);
+  for (uint32_t b = 0; pad && b < o.batch; ++b)
+    for (uint32_t i = len - std::min(len - 1, b * 3); i < len; ++i) D->ids[size_t(b) * len + i] = 1;
+  MeanPoolArgs a;
+  a.x = &D->t(ctx.tensor({o.batch, len, d}, *x));
+  a.key_padding = pad ? &D->t(ctx.tensor_i32({o.batch, len}, D->ids)) : nullptr;
+  a.out = &D->t(ctx.tensor({o.batch, d}));
+  OpCase c = cases::with_data(D, "B=" + std::to_string(o.batch) + " L=" + std::to_string(len) + " d=" +
+                                     std::to_string(d) + (pad ? " padding" : ""));
+  c.record = [a](Recorder& rec, const std::string& v) {
+    MeanPoolArgs m = a;
+    m.variant = v;
+    return mean_pool(rec, m);
+  };
+  c.error = [ctx = &ctx, D = D.get(), x, a, o, len, d, pad]() {
+    if (D->want.empty()) D->want = ref::mean_pool(*x, pad ? &D->ids : nullptr, len, o.batch, len, d);
+    return ref::max_rel_error(ctx->read(*a.out), D->want);
+  };
+  return c;
+}
+
+}  // namespace
+
+VKF_OP_DESCRIPTOR(mean_pool) {
+  OpDescriptor d;
+  d.name = "mean_pool";
+  d.summary = "out[b] = mean of x[b, i] over unmasked rows, zeros when none (sentence pooling)";
+  d.variants = {"default"};
+  d.knobs = {"WG", "ALIGNED"};
+  d.dims = {"batch", "q_len", "n"};
+  OpShape s;  // a batch of sentences pooled (USE lite)
+  s.batch = 8, s.q_len = 128, s.n = 512, s.mask = "padding";
+  d.bench_shapes = {s};
+  d.make_case = mean_pool_case;
+  return d;
 }
 
 }  // namespace vkf

@@ -1,4 +1,5 @@
 // Top-k / argmax per row: shaders/topk.comp, reference in src/reference/topk.cpp.
+#include "ops/op_case.hpp"
 #include "ops/op_util.hpp"
 
 namespace vkf {
@@ -53,6 +54,51 @@ OpInfo topk(Recorder& rec, const TopKArgs& a) {
           {{"WG", wg}, {"K", a.k}},
           double(rows * n),  // one comparison per element
           double(rows * n) * 4 + double(rows) * a.k * 8};
+}
+
+// ---- descriptor ----
+
+namespace {
+
+// Exact: the error is 0 when every index equals the reference's, else 1.
+OpCase topk_case(Context& ctx, const OpShape& o) {
+  auto D = std::make_shared<cases::Data>();
+  const auto* x = &D->h(cases::random(size_t(o.m * o.n), 51));
+  TopKArgs a;
+  a.x = &D->t(ctx.tensor({o.m, o.n}, *x));
+  a.k = o.topk;
+  a.values = &D->t(ctx.tensor({o.m, int64_t(o.topk)}));
+  a.indices = &D->t(ctx.tensor({o.m, int64_t(o.topk)}, DType::I32));
+  OpCase c = cases::with_data(D, "rows=" + std::to_string(o.m) + " n=" + std::to_string(o.n) +
+                                     " k=" + std::to_string(o.topk));
+  c.bound = 0;
+  c.record = [a](Recorder& rec, const std::string& v) {
+    TopKArgs t = a;
+    t.variant = v;
+    return topk(rec, t);
+  };
+  c.error = [ctx = &ctx, x, a, o]() {
+    std::vector<float> vals;
+    std::vector<int32_t> idx;
+    ref::topk(*x, o.m, o.n, o.topk, vals, idx);
+    return ctx->read_i32(*a.indices) == idx ? 0.0 : 1.0;
+  };
+  return c;
+}
+
+}  // namespace
+
+VKF_OP_DESCRIPTOR(topk) {
+  OpDescriptor d;
+  d.name = "topk";
+  d.summary = "the k largest values of each row and their indices (k = 1: argmax)";
+  d.variants = {"subgroup", "shared"};
+  d.knobs = {"WG", "K"};
+  d.dims = {"m", "n"};
+  OpShape argmax = cases::rows_shape(1, 32000);  // greedy decoding over a vocabulary
+  d.bench_shapes = {argmax};
+  d.make_case = topk_case;
+  return d;
 }
 
 }  // namespace vkf

@@ -12,6 +12,9 @@ struct SpirvBlob {
   const char* name;
   const uint32_t* words;
   size_t count;
+  const char* op;       ///< the op that registered it (src/ops/ops.cmake)
+  const char* source;   ///< shaders/<source>
+  const char* defines;  ///< the -D options it was compiled with
 };
 
 /// Every embedded shader variant.

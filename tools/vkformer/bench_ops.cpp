@@ -12,119 +12,26 @@
 namespace vkf::tools {
 namespace {
 
-KernelOptions with(KernelOptions o, const std::string& op, const std::string& dtype) {
-  o.op = op;
-  o.dtype = dtype;
-  return o;
-}
-
-// The shapes the benchmark issue sets targets for (BERT-base-like layers:
-// d=768, 12 heads × 64, 128 tokens), and a typical shape for the other ops.
-std::vector<KernelOptions> standard_shapes(const std::string& op, const KernelOptions& base) {
-  std::vector<KernelOptions> v;
+// A run of `op` at shape `s` with the command's variant, repeats and checks.
+KernelOptions run_of(const KernelOptions& base, const std::string& op, const OpShape& s) {
   KernelOptions o = base;
-  o.batch = 1, o.heads = 12, o.head_dim = 64, o.q_len = 128, o.kv_len = 128, o.mask = "padding";
-  if (op == "gemm") {
-    for (auto [m, n, k] : {std::tuple<int64_t, int64_t, int64_t>{128, 3072, 768}, {512, 512, 512},
-                           {128, 768, 768}, {1, 3072, 768}}) {
-      o.m = m, o.n = n, o.k = k;
-      v.push_back(with(o, op, "f32"));
-    }
-    v.push_back(with(o, op, "f16"));  // one-token GEMV with fp16 weights
-  } else if (op == "flash_attention") {
-    v = {with(o, op, "f32"), with(o, op, "f16")};
-  } else if (op == "attention" || op == "attention_scores" || op == "attention_values" ||
-             op == "masked_softmax") {
-    v = {with(o, op, "f32")};  // masked_softmax: 12 heads × 128 × 128 scores
-  } else if (op == "layernorm" || op == "add") {
-    o.m = 128, o.n = 768;
-    v = {with(o, op, "f32")};
-  } else if (op == "embedding") {
-    o.n = 32000, o.k = 768;  // vocab, d; q_len tokens
-    v = {with(o, op, "f32")};
-  } else if (op == "topk") {
-    o.m = 1, o.n = 32000, o.topk = 1;  // greedy decoding's argmax over a vocabulary
-    v = {with(o, op, "f32")};
-  } else if (op == "mean_pool") {
-    o.batch = 8, o.q_len = 128, o.n = 512;  // a batch of sentences pooled (USE lite)
-    v = {with(o, op, "f32")};
-  } else if (op == "l2_normalize") {
-    o.m = 8, o.n = 512;
-    v = {with(o, op, "f32")};
-  } else if (op == "copy_rows") {
-    o.batch = 4, o.q_len = 1, o.kv_len = 128, o.n = 768;  // a KV-cache append under beam reorder
-    v = {with(o, op, "f32")};
-  }
-  return v;
-}
-
-// --shape "m=128,n=768,k=768" (any KernelOptions shape field) or "MxNxK" / "MxN".
-KernelOptions parse_shape(KernelOptions o, const std::string& s) {
-  auto bad = [&](const std::string& why) {
-    return Error("--shape \"" + s + "\": " + why +
-                 " (expected MxNxK, MxN, or key=value,... with keys m n k batch heads head_dim "
-                 "q_len kv_len mask topk dtype)");
-  };
-  auto number = [&](const std::string& v) {
-    try {
-      size_t used = 0;
-      long long x = std::stoll(v, &used);
-      if (used != v.size() || x < 1) throw bad("\"" + v + "\" is not a positive integer");
-      return x;
-    } catch (const std::logic_error&) {
-      throw bad("\"" + v + "\" is not a positive integer");
-    }
-  };
-  if (s.find('=') == std::string::npos) {
-    std::vector<long long> d;
-    for (size_t b = 0, e; b <= s.size(); b = e + 1) {
-      e = std::min(s.find('x', b), s.size());
-      d.push_back(number(s.substr(b, e - b)));
-    }
-    if (d.size() < 2 || d.size() > 3) throw bad("give 2 or 3 sizes");
-    o.m = d[0], o.n = d[1];
-    if (d.size() == 3) o.k = d[2];
-    return o;
-  }
-  for (size_t b = 0, e; b < s.size(); b = e + 1) {
-    e = std::min(s.find(',', b), s.size());
-    std::string kv = s.substr(b, e - b);
-    size_t eq = kv.find('=');
-    if (eq == std::string::npos) throw bad("\"" + kv + "\" has no '='");
-    std::string k = kv.substr(0, eq), v = kv.substr(eq + 1);
-    if (k == "mask") o.mask = v;
-    else if (k == "dtype") o.dtype = v;
-    else if (k == "m") o.m = number(v);
-    else if (k == "n") o.n = number(v);
-    else if (k == "k") o.k = number(v);
-    else if (k == "batch") o.batch = uint32_t(number(v));
-    else if (k == "heads") o.heads = uint32_t(number(v));
-    else if (k == "head_dim") o.head_dim = uint32_t(number(v));
-    else if (k == "q_len") o.q_len = uint32_t(number(v));
-    else if (k == "kv_len") o.kv_len = uint32_t(number(v));
-    else if (k == "topk") o.topk = uint32_t(number(v));
-    else throw bad("unknown key \"" + k + "\"");
-  }
+  o.op = op;
+  o.shape = s;
+  o.dtype = dtype_name(s.dtype);
+  o.act = base.act;
   return o;
 }
 
-std::string dtype_of(const std::string& precision) {
-  if (precision == "fp32" || precision == "f32") return "f32";
-  if (precision == "fp16" || precision == "f16") return "f16";
-  throw Error("--precision must be fp32 or fp16, got \"" + precision + "\"");
+// The op's standard shapes (its descriptor's), with the command's gemm epilogue.
+std::vector<OpShape> standard_shapes(const OpDescriptor& d, const OpShape& base) {
+  std::vector<OpShape> v = d.bench_shapes;
+  for (auto& s : v) s.act = base.act, s.bias = base.bias, s.residual = base.residual;
+  return v;
 }
 
 // A short label for charts: op, variant, the sizes that matter.
 std::string short_label(const KernelOptions& o, const KernelResult& r) {
-  auto s = [](auto v) { return std::to_string(v); };
-  std::string shape;
-  if (o.op == "gemm") shape = s(o.m) + "x" + s(o.n) + "x" + s(o.k);
-  else if (o.op == "layernorm" || o.op == "add" || o.op == "topk" || o.op == "l2_normalize") shape = s(o.m) + "x" + s(o.n);
-  else if (o.op == "embedding") shape = s(o.batch * o.q_len) + "x" + s(o.k);
-  else if (o.op == "mean_pool") shape = s(o.batch) + "x" + s(o.q_len) + "x" + s(o.n);
-  else if (o.op == "copy_rows") shape = s(o.batch) + "x" + s(o.q_len) + "x" + s(o.n);
-  else shape = s(o.heads) + "h " + s(o.q_len) + "x" + s(o.kv_len);
-  return o.op + " " + r.variant + " " + shape + " " + o.dtype;
+  return o.op + " " + r.variant + " " + op_label(op(o.op), o.shape) + " " + o.dtype;
 }
 
 double median(std::vector<double> v) {
@@ -138,14 +45,14 @@ double openblas_ms(const KernelOptions& o) {
 #ifdef VKF_HAVE_OPENBLAS
   std::mt19937 g(7);
   std::uniform_real_distribution<float> d(-1.f, 1.f);
-  std::vector<float> x(size_t(o.m * o.k)), w(size_t(o.n * o.k)), y(size_t(o.m * o.n));
+  std::vector<float> x(size_t(o.shape.m * o.shape.k)), w(size_t(o.shape.n * o.shape.k)), y(size_t(o.shape.m * o.shape.n));
   for (auto& v : x) v = d(g);
   for (auto& v : w) v = d(g);
   std::vector<double> t;
   for (int i = 0; i < o.warmup + o.repeat; ++i) {
     auto t0 = std::chrono::steady_clock::now();
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, int(o.m), int(o.n), int(o.k), 1.0f,
-                x.data(), int(o.k), w.data(), int(o.k), 0.0f, y.data(), int(o.n));
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, int(o.shape.m), int(o.shape.n), int(o.shape.k), 1.0f,
+                x.data(), int(o.shape.k), w.data(), int(o.shape.k), 0.0f, y.data(), int(o.shape.n));
     auto t1 = std::chrono::steady_clock::now();
     if (i >= o.warmup) t.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
   }
@@ -189,15 +96,15 @@ void print_group(const std::vector<BenchRow>& rows, size_t begin, bool openblas)
 }  // namespace
 
 std::vector<std::string> bench_op_names() {
-  auto v = kernel_ops();
+  auto v = op_names();
   v.push_back("all");
   return v;
 }
 
 int run_bench_ops(const ContextOptions& ctx_opts, const BenchOpsOptions& o) {
   std::vector<std::string> ops;
-  for (const auto& op : o.ops)
-    if (op == "all") ops = kernel_ops();
+  for (const auto& name : o.ops)
+    if (name == "all") ops = op_names();
   if (ops.empty()) ops = o.ops;
   const bool have_openblas =
 #ifdef VKF_HAVE_OPENBLAS
@@ -207,21 +114,19 @@ int run_bench_ops(const ContextOptions& ctx_opts, const BenchOpsOptions& o) {
 #endif
 
   // What to run: the given shapes, else each op's standard ones.
+  const OpShape base = o.base.resolved();
   std::vector<KernelOptions> runs;
-  for (const auto& op : ops) {
-    std::vector<KernelOptions> shapes;
+  for (const auto& name : ops) {
+    std::vector<OpShape> shapes;
     if (!o.shapes.empty())
-      for (const auto& s : o.shapes) shapes.push_back(with(parse_shape(o.base, s), op, o.base.dtype));
-    else if (o.shape_given) shapes.push_back(with(o.base, op, o.base.dtype));
-    else shapes = standard_shapes(op, o.base);
+      for (const auto& s : o.shapes) shapes.push_back(parse_op_shape(s, base));
+    else if (o.shape_given) shapes.push_back(base);
+    else shapes = standard_shapes(op(name), base);
     for (auto& s : shapes) {
-      if (!o.precision.empty()) s.dtype = dtype_of(o.precision);
+      if (!o.precision.empty()) s.dtype = parse_storage_dtype(o.precision, "--precision");
       bool dup = false;
-      for (const auto& r : runs)
-        dup = dup || (r.op == s.op && r.dtype == s.dtype && r.m == s.m && r.n == s.n && r.k == s.k &&
-                      r.batch == s.batch && r.heads == s.heads && r.head_dim == s.head_dim &&
-                      r.q_len == s.q_len && r.kv_len == s.kv_len && r.mask == s.mask && r.topk == s.topk);
-      if (!dup) runs.push_back(s);
+      for (const auto& r : runs) dup = dup || (r.op == name && r.shape == s);
+      if (!dup) runs.push_back(run_of(o.base, name, s));
     }
   }
 
@@ -250,7 +155,7 @@ int run_bench_ops(const ContextOptions& ctx_opts, const BenchOpsOptions& o) {
       b.label = short_label(k, r);
       b.roofline_pct = roofline_pct(peak, r.flops, r.bytes, r.median_ms);
       b.openblas_ms = blas;
-      if (k.op == "gemm") b.gweights_per_s = double(k.n) * double(k.k) / (r.median_ms * 1e6);
+      if (k.op == "gemm") b.gweights_per_s = double(k.shape.n) * double(k.shape.k) / (r.median_ms * 1e6);
       if (!r.passed) status = 1;
       rows.push_back(b);
     }

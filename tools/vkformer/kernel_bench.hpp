@@ -1,28 +1,26 @@
-// `vkformer kernel`: runs one kernel on given shapes, checks it against its CPU
-// reference, and times it with timestamp queries. The seed of `vkformer bench`.
+// `vkformer kernel`: runs one registered op (src/ops/registry.hpp) on given
+// shapes, checks it against its CPU reference, and times it with timestamp
+// queries. The seed of `vkformer bench ops` and `vkformer pipelines`.
 #pragma once
 
 #include <string>
 #include <vector>
 
+#include "ops/registry.hpp"
 #include "vkformer/context.hpp"
 
 namespace vkf::tools {
 
 struct KernelOptions {
-  std::string op = "gemm";   ///< gemm, attention_scores, masked_softmax, attention_values,
-                             ///< flash_attention, attention (unfused chain), layernorm,
-                             ///< embedding, add, topk, copy_rows
-  std::string variant;       ///< "" (engine's pick), a name, or "all"
-  std::string dtype = "f32"; ///< storage of weights / tables / K,V
-  std::string act = "none";  ///< gemm: none, relu, gelu, gelu_tanh, silu
-  bool bias = true, residual = false;
-  int64_t m = 128, n = 768, k = 768;                  ///< gemm, add (m·n), layernorm (m rows of n)
-  uint32_t batch = 1, heads = 12, head_dim = 64, q_len = 128, kv_len = 128;  ///< attention
-  std::string mask = "none"; ///< none, padding, causal, both
-  uint32_t topk = 1;
+  std::string op = "gemm";    ///< a registered op (op_names())
+  std::string variant;        ///< "" (engine's pick), a name, or "all"
+  std::string dtype = "f32";  ///< storage of weights / tables / K,V (parsed into shape.dtype)
+  std::string act = "none";   ///< gemm: none, relu, gelu, gelu_tanh, silu, tanh
+  OpShape shape;              ///< sizes; dtype and act come from the strings above
   int warmup = 2, repeat = 10;
   bool check = true;
+  /// The shape with dtype and act parsed. @throws vkf::Error naming --dtype or --act.
+  OpShape resolved() const;
 };
 
 struct KernelResult {
@@ -39,10 +37,8 @@ struct KernelResult {
 std::vector<KernelResult> run_kernel(Context& ctx, const KernelOptions& o);
 /// Prints results as a table.
 void print_results(const std::vector<KernelResult>& r);
-/// Creates the pipelines of every kernel variant and runs each once on small
-/// shapes; returns how many pipelines were created.
+/// Creates the pipelines of every registered op's variants and runs each once
+/// on small shapes; returns how many pipelines were created.
 size_t create_all_pipelines(Context& ctx);
-/// The op names run_kernel() knows.
-std::vector<std::string> kernel_ops();
 
 }  // namespace vkf::tools

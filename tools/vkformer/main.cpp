@@ -57,28 +57,28 @@ int main(int argc, char** argv) {
   // Shape options shared by `kernel` and `bench ops`; returns them so bench can tell whether any was given.
   auto add_shape_options = [](CLI::App* c, vkf::tools::KernelOptions& k) {
     return std::vector<CLI::Option*>{
-        c->add_option("--m", k.m, "gemm M (tokens); rows for layernorm, add, topk"),
-        c->add_option("--n", k.n, "gemm N (outputs); row length for layernorm, add, topk; embedding vocab; copy_rows width"),
-        c->add_option("--k", k.k, "gemm K (inputs); embedding d"),
-        c->add_option("--batch", k.batch, "attention / embedding / copy_rows batch"),
-        c->add_option("--heads", k.heads, "attention heads"),
-        c->add_option("--head-dim", k.head_dim, "attention head dim"),
-        c->add_option("--q-len", k.q_len, "query length (embedding: sequence length; copy_rows: rows copied)"),
-        c->add_option("--kv-len", k.kv_len, "key/value length (copy_rows: rows of the destination cache)"),
-        c->add_option("--mask", k.mask, "attention mask: none, padding, causal, both"),
-        c->add_option("--topk", k.topk, "k for topk")};
+        c->add_option("--m", k.shape.m, "gemm M (tokens); rows for layernorm, add, topk"),
+        c->add_option("--n", k.shape.n, "gemm N (outputs); row length for layernorm, add, topk; embedding vocab; copy_rows width"),
+        c->add_option("--k", k.shape.k, "gemm K (inputs); embedding d"),
+        c->add_option("--batch", k.shape.batch, "attention / embedding / copy_rows batch"),
+        c->add_option("--heads", k.shape.heads, "attention heads"),
+        c->add_option("--head-dim", k.shape.head_dim, "attention head dim"),
+        c->add_option("--q-len", k.shape.q_len, "query length (embedding: sequence length; copy_rows: rows copied)"),
+        c->add_option("--kv-len", k.shape.kv_len, "key/value length (copy_rows: rows of the destination cache)"),
+        c->add_option("--mask", k.shape.mask, "attention mask: none, padding, causal, both"),
+        c->add_option("--topk", k.shape.topk, "k for topk")};
   };
 
   vkf::tools::KernelOptions ko;
   auto* kernel = app.add_subcommand(
       "kernel", "run one kernel on given shapes: checked against its CPU reference, timed with "
                 "timestamp queries");
-  kernel->add_option("op", ko.op, "kernel")->required()->check(CLI::IsMember(vkf::tools::kernel_ops()));
+  kernel->add_option("op", ko.op, "kernel")->required()->check(CLI::IsMember(vkf::op_names(true)));
   kernel->add_option("--variant", ko.variant, "variant name, or all (default: the engine's pick)");
   kernel->add_option("--dtype", ko.dtype, "storage of weights, tables or K/V: f32 or f16");
   kernel->add_option("--act", ko.act, "gemm activation: none, relu, gelu, gelu_tanh, silu, tanh");
-  kernel->add_option("--bias", ko.bias, "gemm: add a bias (default true)");
-  kernel->add_flag("--residual", ko.residual, "gemm, layernorm: fused residual add");
+  kernel->add_option("--bias", ko.shape.bias, "gemm: add a bias (default true)");
+  kernel->add_flag("--residual", ko.shape.residual, "gemm, layernorm: fused residual add");
   add_shape_options(kernel, ko);
   kernel->add_option("--warmup", ko.warmup, "untimed runs first");
   kernel->add_option("--repeat", ko.repeat, "timed runs");
@@ -90,7 +90,7 @@ int main(int argc, char** argv) {
   auto* bench = app.add_subcommand("bench", "benchmarks, reported against the device's measured roofline");
   bench->require_subcommand(1);
   vkf::tools::BenchOpsOptions bo;
-  bo.base.bias = false;  // plain Y = X·Wᵀ, the same product OpenBLAS computes
+  bo.base.shape.bias = false;  // plain Y = X·Wᵀ, the same product OpenBLAS computes
   auto* bench_ops = bench->add_subcommand(
       "ops", "time every kernel variant at the standard (or given) shapes, each checked against its "
              "CPU reference, as a % of the roofline; OpenBLAS as the GEMM baseline");

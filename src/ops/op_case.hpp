@@ -1,0 +1,94 @@
+// Helpers for the case factories of the op descriptors (registry.hpp): seeded
+// inputs, what fp16 storage holds, attention masks on the device and the host,
+// and the holder that keeps a case's data alive.
+#pragma once
+
+#include <cmath>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "ops/registry.hpp"
+#include "vkformer/reference.hpp"
+
+namespace vkf::cases {
+
+/// n values uniform in [lo, hi), seeded.
+inline std::vector<float> random(size_t n, uint32_t seed, float lo = -1.f, float hi = 1.f) {
+  std::mt19937 g(seed);
+  std::uniform_real_distribution<float> d(lo, hi);
+  std::vector<float> v(n);
+  for (auto& x : v) x = d(g);
+  return v;
+}
+
+/// What a tensor of `t` holds after uploading v: the reference uses these values.
+inline std::vector<float> stored(const std::vector<float>& v, DType t) {
+  return t == DType::F16 ? round_to_half(v) : v;
+}
+
+inline std::string dtype_str(DType t) { return dtype_name(t); }
+
+/// A case's data: host vectors and device tensors at stable addresses (the
+/// closures hold pointers into them), and the reference once computed.
+struct Data {
+  std::vector<std::unique_ptr<std::vector<float>>> host;
+  std::vector<std::unique_ptr<Tensor>> dev;
+  std::vector<int32_t> ids;
+  std::vector<double> want;
+  const std::vector<float>& h(std::vector<float> v) {
+    host.push_back(std::make_unique<std::vector<float>>(std::move(v)));
+    return *host.back();
+  }
+  Tensor& t(Tensor v) {
+    dev.push_back(std::make_unique<Tensor>(std::move(v)));
+    return *dev.back();
+  }
+};
+
+/// An attention mask from OpShape::mask: with padding, sequence b has its last
+/// 3·b keys masked (never all of them); causal hides keys after i + offset.
+struct Mask {
+  std::vector<int32_t> host;
+  Tensor dev;
+  AttentionMask dm;
+  ref::HostMask hm;
+  bool padding = false;
+};
+/// @throws vkf::Error for an unknown mask name.
+std::shared_ptr<Mask> make_mask(Context& ctx, const OpShape& s);
+
+/// Attention inputs: Q [B, Lq, d] and a packed [B, Lk, 2d] KV, as cross-attention
+/// has them (K in columns [0, d), V in [d, 2d)), in s.dtype for K and V.
+struct Heads {
+  HeadsView q, k, v;
+  ref::HostHeads hq, hk, hv;
+  AttentionShape shape;
+};
+Heads attention_inputs(Context& ctx, const OpShape& s, Data& d);
+
+/// "B=1 H=12 D=64 Lq=128 Lk=128 mask=padding kv f32".
+std::string attention_shape_text(const OpShape& s);
+/// "12h 128x128": the attention ops' chart label.
+std::string attention_label(const OpShape& s);
+/// m rows of n: the row-wise ops' shapes.
+inline OpShape rows_shape(int64_t m, int64_t n) {
+  OpShape s;
+  s.m = m, s.n = n;
+  return s;
+}
+
+/// The benchmark's attention shape: 12 heads × 64, 128 queries and keys, padding mask.
+OpShape attention_bench_shape(DType dt = DType::F32);
+
+/// A case whose closures share `data`.
+template <class D>
+OpCase with_data(std::shared_ptr<D> data, std::string shape) {
+  OpCase c;
+  c.shape = std::move(shape);
+  c.keep = data;
+  return c;
+}
+
+}  // namespace vkf::cases

@@ -1,0 +1,100 @@
+// The device-peak microbenchmarks (ops/peak.hpp): shaders/peak_fma.comp and
+// shaders/peak_bandwidth.comp, references in src/reference/peak.cpp.
+#include "ops/peak.hpp"
+
+#include "ops/op_case.hpp"
+#include "ops/op_util.hpp"
+
+namespace vkf {
+
+OpInfo peak_fma(Recorder& rec, const PeakFmaArgs& a) {
+  auto& r = rec.impl();
+  const char* op = "peak_fma";
+  require_tensor(a.y, op, "y", DType::F32);
+  require(a.chains >= 1 && a.chains <= 8, op, "chains must be 1..8");
+  require(uint64_t(a.y->numel()) >= uint64_t(a.groups) * a.wg, op, "y must hold groups·wg values");
+  const Pipeline& p = r.pipeline("peak_fma", {a.wg, a.chains}, 1, 16);
+  struct { uint32_t iters, total; float a, b; } push{a.iters, a.groups, a.a, a.b};
+  r.dispatch(p, {{a.y, true}}, &push, sizeof push, r.fold(a.groups), op);
+  const double n = double(a.groups) * a.wg;
+  return {op, "default", {{"WG", a.wg}, {"CHAINS", a.chains}}, n * a.iters * a.chains * 4 * 2, n * 4};
+}
+
+uint32_t peak_bandwidth_groups(const PeakBandwidthArgs& a) {
+  const uint64_t n_vec4 = uint64_t(a.x->numel()) / 4, per_group = uint64_t(a.wg) * a.items;
+  return uint32_t((n_vec4 + per_group - 1) / per_group);
+}
+
+OpInfo peak_bandwidth(Recorder& rec, const PeakBandwidthArgs& a) {
+  auto& r = rec.impl();
+  const char* op = "peak_bandwidth";
+  require_tensor(a.x, op, "x", DType::F32);
+  require_tensor(a.y, op, "y", DType::F32);
+  require(a.x->numel() % 4 == 0, op, "x must hold whole vec4s");
+  const uint32_t groups = peak_bandwidth_groups(a);
+  require(uint64_t(a.y->numel()) >= uint64_t(groups) * a.wg, op, "y must hold one value per invocation");
+  const Pipeline& p = r.pipeline("peak_bandwidth", {a.wg, a.items}, 2, 8);
+  struct { uint32_t n, total; } push{uint32_t(a.x->numel() / 4), groups};
+  r.dispatch(p, {{a.x, false}, {a.y, true}}, &push, sizeof push, r.fold(groups), op);
+  return {op, "default", {{"WG", a.wg}, {"ITEMS", a.items}}, double(a.x->numel()), double(a.x->bytes())};
+}
+
+// ---- descriptors: internal, for `vkformer kernel peak_fma` and the op test ----
+
+namespace {
+
+// n invocations (rounded up to whole workgroups of 64) run m steps.
+OpCase peak_fma_case(Context& ctx, const OpShape& o) {
+  auto D = std::make_shared<cases::Data>();
+  PeakFmaArgs a;
+  a.groups = uint32_t((o.n + a.wg - 1) / a.wg);
+  a.iters = uint32_t(o.m);
+  a.y = &D->t(ctx.tensor({int64_t(a.groups) * a.wg}));
+  OpCase c = cases::with_data(D, "invocations=" + std::to_string(int64_t(a.groups) * a.wg) + " steps=" +
+                                     std::to_string(o.m));
+  c.record = [a](Recorder& rec, const std::string&) { return peak_fma(rec, a); };
+  c.error = [ctx = &ctx, a]() { return ref::max_rel_error(ctx->read(*a.y), ref::peak_fma(a)); };
+  return c;
+}
+
+// n floats streamed (rounded up to whole vec4s).
+OpCase peak_bandwidth_case(Context& ctx, const OpShape& o) {
+  auto D = std::make_shared<cases::Data>();
+  const int64_t n = (o.n + 3) / 4 * 4;
+  const auto* x = &D->h(cases::random(size_t(n), 71));
+  PeakBandwidthArgs a;
+  a.x = &D->t(ctx.tensor({n}, *x));
+  a.y = &D->t(ctx.tensor({int64_t(peak_bandwidth_groups(a)) * a.wg}));
+  OpCase c = cases::with_data(D, "floats=" + std::to_string(n));
+  c.record = [a](Recorder& rec, const std::string&) { return peak_bandwidth(rec, a); };
+  c.error = [ctx = &ctx, a, x]() { return ref::max_rel_error(ctx->read(*a.y), ref::peak_bandwidth(*x, a)); };
+  return c;
+}
+
+}  // namespace
+
+VKF_OP_DESCRIPTOR(peak_fma) {
+  OpDescriptor d;
+  d.name = "peak_fma";
+  d.summary = "device peak, compute: independent vec4 FMA chains (m: steps, n: invocations)";
+  d.variants = {"default"};
+  d.knobs = {"WG", "CHAINS"};
+  d.dims = {"m", "n"};
+  d.make_case = peak_fma_case;
+  d.internal = true;
+  return d;
+}
+
+VKF_OP_DESCRIPTOR(peak_bandwidth) {
+  OpDescriptor d;
+  d.name = "peak_bandwidth";
+  d.summary = "device peak, memory: streams n floats with vec4 loads";
+  d.variants = {"default"};
+  d.knobs = {"WG", "ITEMS"};
+  d.dims = {"n"};
+  d.make_case = peak_bandwidth_case;
+  d.internal = true;
+  return d;
+}
+
+}  // namespace vkf

@@ -1,0 +1,37 @@
+// The device-peak microbenchmarks as internal ops (`bench ops` measures the
+// roofline with them, tools/vkformer/peak.cpp): not part of the public API,
+// not in `--op all` or the kernel table.
+#pragma once
+
+#include <vector>
+
+#include "vkformer/ops.hpp"
+
+namespace vkf {
+
+/// y[i] = sum of `chains` vec4 FMA chains x ← x·a + b run for `iters` steps,
+/// one per invocation of `groups` workgroups of `wg` (shaders/peak_fma.comp).
+struct PeakFmaArgs {
+  Tensor* y = nullptr;  ///< [≥ groups·wg] f32
+  uint32_t wg = 64, chains = 8, groups = 1, iters = 16;
+  float a = 0.999f, b = 1e-3f;
+};
+OpInfo peak_fma(Recorder& rec, const PeakFmaArgs& a);
+
+/// y[g·wg + l] = sum of the `items` vec4s invocation l of workgroup g reads
+/// from x (shaders/peak_bandwidth.comp); streams x once.
+struct PeakBandwidthArgs {
+  const Tensor* x = nullptr;  ///< [4·n_vec4] f32
+  Tensor* y = nullptr;        ///< [groups·wg] f32
+  uint32_t wg = 256, items = 16;
+};
+OpInfo peak_bandwidth(Recorder& rec, const PeakBandwidthArgs& a);
+/// Workgroups peak_bandwidth() dispatches over x.
+uint32_t peak_bandwidth_groups(const PeakBandwidthArgs& a);
+
+namespace ref {
+std::vector<double> peak_fma(const PeakFmaArgs& a);
+std::vector<double> peak_bandwidth(const std::vector<float>& x, const PeakBandwidthArgs& a);
+}  // namespace ref
+
+}  // namespace vkf
