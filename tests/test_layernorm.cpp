@@ -1,8 +1,7 @@
 #include <cstdio>
 #include <tuple>
 
-#include "test_util.hpp"
-#include "vk/context_impl.hpp"
+#include "op_test.hpp"
 
 namespace vkf::test {
 namespace {
@@ -46,6 +45,11 @@ double run_layernorm(Context& ctx, const LnCase& c, OpInfo* info = nullptr) {
 
 }  // namespace
 
+// Every row length class (1, odd, vec4-aligned, several vec4 per invocation)
+// against every row count, plain and with the residual, fp32 and fp16 weights.
+VKF_OP_SHAPES(layernorm, grid({{"m=1", "m=2", "m=37", "m=300"}, {"n=1", "n=3", "n=64", "n=127", "n=512", "n=768", "n=1000"},
+                               {"residual=0", "residual=1"}, {"dtype=f32", "dtype=f16"}}));
+
 // (variant, gamma/beta dtype, residual, sizes). Sizes "gpu" picks workgroup
 // sizes as for a discrete GPU (wide groups, few vec4 per invocation), so
 // lavapipe runs those configurations too.
@@ -55,34 +59,13 @@ class LayerNormTest
  protected:
   void SetUp() override {
     DeviceTest::SetUp();
-    saved_ = ctx().caps();  // before any skip: TearDown restores it either way
     auto [variant, dt, residual, sizes] = GetParam();
     if (dt == DType::F16 && !has_f16()) GTEST_SKIP() << "no 16-bit storage";
     if (variant == "subgroup" && !ctx().caps().subgroup_arithmetic) GTEST_SKIP() << "no subgroup arithmetic";
-    if (sizes == "gpu") ctx().impl().caps.device_type = "discrete";
+    if (sizes == "gpu") caps_->device_type = "discrete";
   }
-  void TearDown() override {
-    ctx().impl().caps = saved_;
-    DeviceTest::TearDown();
-  }
-  Capabilities saved_;
+  ScopedCaps caps_{ctx()};
 };
-
-TEST_P(LayerNormTest, MatchesReference) {
-  auto [variant, dt, residual, sizes] = GetParam();
-  double worst = 0;
-  for (int64_t d : {1, 3, 64, 127, 512, 768, 1000})
-    for (int64_t rows : {1, 2, 37, 300}) {
-      SCOPED_TRACE("rows " + std::to_string(rows) + " d " + std::to_string(d));
-      OpInfo info;
-      double err = run_layernorm(ctx(), {rows, d, residual, dt, variant}, &info);
-      EXPECT_LE(err, kF32Bound);
-      EXPECT_EQ(info.variant, variant);
-      worst = std::max(worst, err);
-    }
-  std::printf("[ max error ] %s %s %s %s sizes: %.3g\n", variant.c_str(), dtype_name(dt),
-              residual ? "residual" : "plain", sizes.c_str(), worst);
-}
 
 // Rows around 1000 with noise up to 10^5 times smaller. E[x²]−E[x]² in fp32
 // loses every digit of the variance here, and even an fp32 two-pass mean is
@@ -123,13 +106,10 @@ INSTANTIATE_TEST_SUITE_P(All, LayerNormTest,
 // More rows than one grid dimension holds: clamp the limit so a few hundred
 // rows fold into y and z.
 TEST_F(DeviceTest, LayerNormFoldsRowsIntoTheGrid) {
-  Capabilities saved = ctx().caps();
-  auto& caps = ctx().impl().caps;
-  caps.max_workgroup_count[0] = 7;
-  caps.max_workgroup_count[1] = 5;
-  double err = run_layernorm(ctx(), {203, 65, true, DType::F32, ""});
-  caps = saved;
-  EXPECT_LE(err, kF32Bound);
+  ScopedCaps caps(ctx());
+  caps->max_workgroup_count[0] = 7;
+  caps->max_workgroup_count[1] = 5;
+  EXPECT_LE(run_layernorm(ctx(), {203, 65, true, DType::F32, ""}), kF32Bound);
 }
 
 TEST_F(DeviceTest, LayerNormReportsWhatItDispatched) {

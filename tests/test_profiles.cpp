@@ -6,6 +6,7 @@
 #include <filesystem>
 
 #include "model/weights.hpp"
+#include "ops/registry.hpp"
 #include "model_writer.hpp"
 #include "vk/recorder_impl.hpp"
 #include "vk/shader_registry.hpp"
@@ -144,55 +145,35 @@ TEST_F(Profiles, PipelinesStayWithinTheProfile) {
   expect_clean(*min);
 }
 
-// Every kernel at transformer-sized shapes under "min" and "no-subgroup": the
-// variant and its constants follow the clamped limits (the pipeline guard
-// above would throw otherwise), and no subgroup variant is picked.
+// Every registered op at a transformer-sized shape under "min" and
+// "no-subgroup": the engine's pick and its constants follow the clamped limits
+// (the pipeline guard above would throw otherwise), no subgroup variant is
+// picked without subgroups, and the result is within the op's bound.
 TEST_F(Profiles, VariantsFollowTheProfile) {
+  OpShape s = parse_op_shape("m=33,n=256,k=256,batch=2,heads=4,head_dim=64,q_len=33,kv_len=33,topk=8,mask=both");
   for (const char* profile : {"min", "no-subgroup"}) {
     SCOPED_TRACE(profile);
     auto ctx = make(profile);
     Context& c = *ctx;
     const uint32_t limit = c.caps().max_workgroup_invocations;
-    std::vector<OpInfo> infos;
-    Recorder rec(c);
-    const uint32_t B = 1, L = 33, H = 4, D = 64, d = H * D;
-    Tensor x = c.tensor({B, L, d}, random_vector(B * L * d, 1));
-    Tensor w = c.tensor({3 * d, d}, random_vector(3 * d * d, 2));
-    Tensor qkv = c.tensor({B, L, 3 * d});
-    Tensor x1 = c.tensor({1, d}, random_vector(d, 3));
-    Tensor y1 = c.tensor({1, 3 * d});
-    infos.push_back(gemm(rec, {&x, &w, nullptr, nullptr, &qkv}));
-    infos.push_back(gemm(rec, {&x1, &w, nullptr, nullptr, &y1}));
-    infos.push_back(gemm(rec, {&x, &w, nullptr, nullptr, &qkv, Activation::None, "tiled"}));
-    AttentionShape s{B, H, D, L, L};
-    HeadsView q{&qkv, 0, 3 * d}, k{&qkv, d, 3 * d}, v{&qkv, 2 * d, 3 * d};
-    Tensor scores = c.tensor({B, H, L, L}), out = c.tensor({B, L, d}), out2 = c.tensor({B, L, d});
-    infos.push_back(attention_scores(rec, {q, k, s, 0.125f, &scores}));
-    infos.push_back(masked_softmax(rec, {&scores, s, {}}));
-    infos.push_back(attention_values(rec, {&scores, v, s, &out}));
-    infos.push_back(flash_attention(rec, {q, k, v, s, {}, 0.125f, &out2}));
-    Tensor g = c.tensor({d}, random_vector(d, 4)), b = c.tensor({d}, random_vector(d, 5));
-    Tensor n = c.tensor({B, L, d});
-    infos.push_back(layernorm(rec, {&out, &out2, &g, &b, &n}));
-    Tensor logits = c.tensor({4, 1000}, random_vector(4000, 6));
-    Tensor tv = c.tensor({4, 8}), ti = c.tensor({4, 8}, DType::I32);
-    infos.push_back(topk(rec, {&logits, 8, &tv, &ti}));
-    Tensor sum = c.tensor({B, L, d});
-    infos.push_back(add(rec, {&out, &out2, &sum}));
-    c.submit(rec);
     const bool subgroups = c.caps().subgroup_arithmetic;
-    for (const OpInfo& i : infos) {
-      SCOPED_TRACE(i.op + "/" + i.variant);
-      if (!subgroups) EXPECT_EQ(i.variant.find("subgroup"), std::string::npos);
-      for (const auto& [name, value] : i.spec)
+    for (const OpDescriptor* d : op_registry()) {
+      SCOPED_TRACE(d->name);
+      const OpCase oc = d->make_case(c, s);
+      Recorder rec(c);
+      const OpInfo info = oc.record(rec, "");
+      c.submit(rec);
+      EXPECT_LE(oc.error(), oc.bound) << oc.shape;
+      if (!subgroups) EXPECT_EQ(info.variant.find("subgroup"), std::string::npos) << info.variant;
+      for (const auto& [name, value] : info.spec)
         if (name == "WG") EXPECT_LE(value, limit);
     }
-    // Unfused and fused attention agree: the shared-memory paths compute.
-    const auto a = c.read(out), f = c.read(out2);
-    EXPECT_LE(ref::max_rel_error(a, std::vector<double>(f.begin(), f.end())), 1e-5);
-    Recorder rec2(c);
-    if (!subgroups)
-      expect_error([&] { masked_softmax(rec2, {&scores, s, {}, "subgroup"}); }, "needs subgroup arithmetic");
+    if (!subgroups) {
+      Tensor scores = c.tensor({1, 1, 4, 4});
+      Recorder rec(c);
+      expect_error([&] { masked_softmax(rec, {&scores, {1, 1, 1, 4, 4}, {}, "subgroup"}); },
+                   "needs subgroup arithmetic");
+    }
     expect_clean(c);
   }
 }

@@ -13,14 +13,15 @@
 #include "vkformer/context.hpp"
 #include "vkformer/ops.hpp"
 #include "vkformer/recorder.hpp"
+#include "vk/context_impl.hpp"
 #include "vkformer/reference.hpp"
 
 namespace vkf::test {
 
 /// Error bounds, as max|got − want| / max|want| against a double-precision
 /// reference computed from the same (fp16-rounded, where stored as fp16) inputs.
-/// Both bounds measure the kernel's fp32 arithmetic; fp16 storage only changes
-/// the inputs, and the fp16 bound leaves room for the longer sums those shapes have.
+/// The bounds are equal: both measure the kernel's fp32 arithmetic, and fp16
+/// storage only changes the inputs, which the reference rounds the same way.
 constexpr double kF32Bound = 1e-5;
 constexpr double kF16Bound = 1e-5;
 
@@ -66,6 +67,21 @@ class DeviceTest : public ::testing::Test {
 };
 
 inline std::unique_ptr<Context> DeviceTest::ctx_;
+
+/// Changes the shared context's capabilities for one scope and restores them
+/// after, even when the test fails or skips: `ScopedCaps caps(ctx()); caps->device_type = "discrete";`
+class ScopedCaps {
+ public:
+  explicit ScopedCaps(Context& ctx) : caps_(ctx.impl().caps), saved_(caps_) {}
+  ~ScopedCaps() { caps_ = saved_; }
+  ScopedCaps(const ScopedCaps&) = delete;
+  ScopedCaps& operator=(const ScopedCaps&) = delete;
+  Capabilities* operator->() { return &caps_; }
+
+ private:
+  Capabilities& caps_;
+  Capabilities saved_;
+};
 
 inline std::vector<DType> weight_dtypes() { return {DType::F32, DType::F16}; }
 

@@ -47,6 +47,7 @@ namespace {
 OpCase peak_fma_case(Context& ctx, const OpShape& o) {
   auto D = std::make_shared<cases::Data>();
   PeakFmaArgs a;
+  a.wg = workgroup_size(ctx.caps(), 64);
   a.groups = uint32_t((o.n + a.wg - 1) / a.wg);
   a.iters = uint32_t(o.m);
   a.y = &D->t(ctx.tensor({int64_t(a.groups) * a.wg}));
@@ -63,6 +64,7 @@ OpCase peak_bandwidth_case(Context& ctx, const OpShape& o) {
   const int64_t n = (o.n + 3) / 4 * 4;
   const auto* x = &D->h(cases::random(size_t(n), 71));
   PeakBandwidthArgs a;
+  a.wg = workgroup_size(ctx.caps(), 256);
   a.x = &D->t(ctx.tensor({n}, *x));
   a.y = &D->t(ctx.tensor({int64_t(peak_bandwidth_groups(a)) * a.wg}));
   OpCase c = cases::with_data(D, "floats=" + std::to_string(n));

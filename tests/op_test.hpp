@@ -1,0 +1,87 @@
+// The generic op test. An op's test file lists its shapes and edge cases,
+//   VKF_OP_SHAPES(layernorm, {"m=1,n=1", "m=37,n=127,residual=1,dtype=f16", ...})
+// (the syntax of `vkformer bench ops --shape`; grid() spans a cross product of
+// such parts), and each shape is checked
+// through the op's registered case (src/ops/registry.hpp) against its CPU
+// reference, within the bound the case states: for the engine's pick and every
+// variant the device can run, once with the device's own capabilities and once
+// choosing sizes as for a discrete GPU (wide workgroups), so that lavapipe runs
+// those configurations too. The op's special cases stay TESTs beside it.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "ops/registry.hpp"
+#include "test_util.hpp"
+
+namespace vkf::test {
+
+struct OpShapeParam {
+  std::string op, shape;
+};
+
+inline std::ostream& operator<<(std::ostream& os, const OpShapeParam& p) { return os << p.op << " " << p.shape; }
+
+/// Whether the device (under its profile) can run `variant` at `s`: fp16
+/// storage for f16 shapes, subgroup arithmetic for variants named for it
+/// (the naming rule Pipelines::check_limits enforces).
+inline bool device_runs(const Capabilities& c, const std::string& variant, const OpShape& s) {
+  if (s.dtype == DType::F16 && !c.storage_16bit) return false;
+  return variant.find("subgroup") == std::string::npos || c.subgroup_arithmetic;
+}
+
+class OpTest : public DeviceTest, public ::testing::WithParamInterface<OpShapeParam> {};
+GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(OpTest);  // test_op_registry uses the helpers only
+
+TEST_P(OpTest, MatchesReference) {
+  const OpDescriptor& d = op(GetParam().op);
+  const OpShape shape = parse_op_shape(GetParam().shape);
+  // Every named variant (the engine's pick is one of them; the ops' own tests check the pick).
+  std::vector<std::string> variants = d.variants;
+  if (variants.empty()) variants = {""};
+  int ran = 0;
+  for (const char* sizes : {"native", "gpu"}) {
+    ScopedCaps caps(ctx());
+    if (std::string(sizes) == "gpu") caps->device_type = "discrete";
+    for (const auto& v : variants) {
+      if (!device_runs(ctx().caps(), v, shape)) continue;
+      SCOPED_TRACE(std::string(sizes) + " sizes, variant \"" + v + "\"");
+      const OpCase c = d.make_case(ctx(), shape);
+      Recorder rec(ctx());
+      const OpInfo info = c.record(rec, v);
+      ctx().submit(rec);
+      const double err = c.error();
+      EXPECT_LE(err, c.bound) << c.shape;
+      EXPECT_EQ(info.op, d.name);
+      if (!v.empty() && v != "default") EXPECT_NE(info.variant.find(v), std::string::npos) << info.variant;
+      ++ran;
+    }
+  }
+  if (ran == 0) GTEST_SKIP() << "the device runs no variant at this shape";
+}
+
+/// The cross product of shape parts: grid({{"m=1", "m=37"}, {"n=3", "n=768"}})
+/// gives "m=1,n=3", "m=1,n=768", "m=37,n=3", "m=37,n=768".
+inline std::vector<std::string> grid(const std::vector<std::vector<std::string>>& parts) {
+  std::vector<std::string> out = {""};
+  for (const auto& options : parts) {
+    std::vector<std::string> next;
+    for (const auto& prefix : out)
+      for (const auto& o : options) next.push_back(prefix.empty() ? o : prefix + "," + o);
+    out = std::move(next);
+  }
+  return out;
+}
+
+inline std::vector<OpShapeParam> op_params(const std::string& op, const std::vector<std::string>& shapes) {
+  std::vector<OpShapeParam> v;
+  for (const auto& s : shapes) v.push_back({op, s});
+  return v;
+}
+
+}  // namespace vkf::test
+
+/// Instantiates the generic test of `op` over shapes (a vector of strings).
+#define VKF_OP_SHAPES(op, ...) \
+  INSTANTIATE_TEST_SUITE_P(op, OpTest, ::testing::ValuesIn(::vkf::test::op_params(#op, __VA_ARGS__)))
