@@ -103,6 +103,18 @@ std::vector<DeviceDescription> list_devices();
 
 class Recorder;
 
+/// Device memory as vkformer holds it now: for leak checks (`vkformer soak`)
+/// and for host applications that share the device.
+struct MemoryReport {
+  uint64_t bytes_in_use = 0;  ///< reserved by live tensors
+  uint64_t block_bytes = 0;   ///< device memory held in blocks (staging included)
+  uint32_t blocks = 0;        ///< live blocks, staging included
+  uint64_t allocations = 0;   ///< live tensors
+  /// VK_EXT_memory_budget's figures for the device-local heap, when the device has it.
+  bool budget = false;
+  uint64_t heap_usage = 0, heap_budget = 0;
+};
+
 /// The host application's own Vulkan objects, for a context that runs on them
 /// ("bring your own Vulkan"). vkformer creates no instance and no device then,
 /// and destroys none of these. Requirements (checked, with a clear error):
@@ -219,6 +231,17 @@ class Context {
   /// blocks plus what the device-local heap (or VK_EXT_memory_budget, when the
   /// device has it) and the memory limit leave.
   uint64_t available_memory() const;
+  /// What vkformer's memory pool holds now, and the device's budget figures.
+  MemoryReport memory_report() const;
+  /// True when tensors are read and written through mapped device memory
+  /// (integrated GPUs, lavapipe): uploads and downloads need no submission.
+  bool host_mapped() const;
+  /// True when vkformer enabled VK_LAYER_KHRONOS_validation on its own instance.
+  bool validation_enabled() const;
+  /// The on-disk pipeline cache file (keyed by the device's pipeline-cache
+  /// UUID and driver version); empty when caching is off. Other per-device
+  /// caches, such as `bench ops`'s measured peak, live beside it.
+  std::string pipeline_cache_file() const;
   /// True once a Vulkan call reported VK_ERROR_DEVICE_LOST. Every later call
   /// that would use the device throws a vkf::Error saying so; destroy the
   /// Context (and its Models and Sessions) and create a new one.

@@ -254,6 +254,28 @@ uint64_t Context::pipelines_created() const { return impl_->pipelines->created()
 uint64_t Context::submissions() const { return impl_->submissions; }
 uint64_t Context::available_memory() const { return impl_->memory->status().available(); }
 bool Context::device_lost() const { return impl_->lost; }
+bool Context::host_mapped() const { return impl_->memory->direct_mapped(); }
+bool Context::validation_enabled() const { return impl_->inst.validation; }
+std::string Context::pipeline_cache_file() const { return impl_->pipelines->cache_file(); }
+
+MemoryReport Context::memory_report() const {
+  const MemoryPool::Usage u = impl_->memory->usage();
+  MemoryReport r;
+  r.bytes_in_use = u.bytes_in_use;
+  r.block_bytes = u.block_bytes;
+  r.blocks = u.blocks;
+  r.allocations = u.allocations;
+  if (impl_->memory_budget) {
+    VkPhysicalDeviceMemoryBudgetPropertiesEXT b{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MEMORY_BUDGET_PROPERTIES_EXT};
+    VkPhysicalDeviceMemoryProperties2 p{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MEMORY_PROPERTIES_2};
+    p.pNext = &b;
+    vkGetPhysicalDeviceMemoryProperties2(impl_->phys, &p);
+    r.budget = true;
+    r.heap_usage = b.heapUsage[0];
+    r.heap_budget = b.heapBudget[0];
+  }
+  return r;
+}
 
 void Context::Impl::alive(const std::string& what) const {
   if (lost)

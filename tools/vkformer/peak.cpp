@@ -26,7 +26,7 @@ std::string today_utc() {
 // The peak file sits next to the pipeline cache, with its key:
 // pipelines-UUID-DRIVER.bin → peak-UUID-DRIVER.json.
 std::string peak_file(Context& ctx) {
-  std::string f = ctx.impl().pipelines->cache_file();
+  std::string f = ctx.pipeline_cache_file();
   size_t slash = f.rfind('/'), bin = f.rfind(".bin");
   if (f.empty() || slash == std::string::npos || bin == std::string::npos) return "";
   std::string name = f.substr(slash + 1, bin - slash - 1);

@@ -17,7 +17,6 @@
 #include <unistd.h>
 
 #include "model_commands.hpp"
-#include "vk/context_impl.hpp"
 #include "vkformer/session.hpp"
 
 namespace vkf::tools {
@@ -88,45 +87,19 @@ double rss_mib() {
 
 struct Reading {
   double rss_mib = 0;
-  MemoryPool::Usage pool;
-  bool budget = false;              ///< VK_EXT_memory_budget available
-  uint64_t heap_usage = 0, heap_budget = 0;  ///< of heap 0, from VK_EXT_memory_budget
+  MemoryReport pool;  ///< vkformer's blocks, and VK_EXT_memory_budget's heap 0 when the device has it
   nlohmann::json to_json() const {
     nlohmann::json j = {{"rss_mib", rss_mib},
                         {"device_bytes_in_use", pool.bytes_in_use},
                         {"device_allocations", pool.allocations},
                         {"device_blocks", pool.blocks},
                         {"device_block_bytes", pool.block_bytes}};
-    if (budget) j["memory_budget"] = {{"heap0_usage", heap_usage}, {"heap0_budget", heap_budget}};
+    if (pool.budget) j["memory_budget"] = {{"heap0_usage", pool.heap_usage}, {"heap0_budget", pool.heap_budget}};
     return j;
   }
 };
 
-bool has_memory_budget(VkPhysicalDevice phys) {
-  uint32_t n = 0;
-  vkEnumerateDeviceExtensionProperties(phys, nullptr, &n, nullptr);
-  std::vector<VkExtensionProperties> ext(n);
-  vkEnumerateDeviceExtensionProperties(phys, nullptr, &n, ext.data());
-  for (const auto& e : ext)
-    if (std::string(e.extensionName) == VK_EXT_MEMORY_BUDGET_EXTENSION_NAME) return true;
-  return false;
-}
-
-Reading read_now(Context& ctx, bool budget) {
-  Reading r;
-  r.rss_mib = rss_mib();
-  r.pool = ctx.impl().memory->usage();
-  if (budget) {
-    VkPhysicalDeviceMemoryBudgetPropertiesEXT b{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MEMORY_BUDGET_PROPERTIES_EXT};
-    VkPhysicalDeviceMemoryProperties2 p{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MEMORY_PROPERTIES_2};
-    p.pNext = &b;
-    vkGetPhysicalDeviceMemoryProperties2(ctx.impl().phys, &p);
-    r.budget = true;
-    r.heap_usage = b.heapUsage[0];
-    r.heap_budget = b.heapBudget[0];
-  }
-  return r;
-}
+Reading read_now(Context& ctx) { return {rss_mib(), ctx.memory_report()}; }
 
 }  // namespace
 
@@ -137,7 +110,6 @@ int run_soak(const ContextOptions& ctx_opts, const SoakOptions& o) {
   auto model = Model::load(ctx, o.model_dir, parse_precision(o.precision));
   Session session(model);
   const ModelConfig& cfg = model->config();
-  const bool budget = has_memory_budget(ctx.impl().phys);
 
   std::vector<Shape> shapes;
   for (unsigned k = 0; k < o.shapes; ++k) shapes.push_back(make_shape(cfg, k));
@@ -147,7 +119,7 @@ int run_soak(const ContextOptions& ctx_opts, const SoakOptions& o) {
   // exist before the start reading; its outputs are the references.
   const auto t0 = std::chrono::steady_clock::now();
   for (size_t k = 0; k < shapes.size(); ++k) first[k] = session.forward(shapes[k].src, shapes[k].tgt).data;
-  const Reading start = read_now(ctx, budget);
+  const Reading start = read_now(ctx);
 
   std::mt19937 order(42);
   std::uniform_int_distribution<size_t> pick(0, shapes.size() - 1);
@@ -174,7 +146,7 @@ int run_soak(const ContextOptions& ctx_opts, const SoakOptions& o) {
     }
   }
   const auto t2 = std::chrono::steady_clock::now();
-  const Reading end = read_now(ctx, budget);
+  const Reading end = read_now(ctx);
   const uint64_t messages = ctx.validation_messages();
 
   const double rss_growth = end.rss_mib - start.rss_mib;
@@ -197,7 +169,7 @@ int run_soak(const ContextOptions& ctx_opts, const SoakOptions& o) {
                         {"compared", compared},
                         {"mismatches", mismatches},
                         {"submissions", ctx.submissions()},
-                        {"validation_layer", ctx.impl().inst.validation},
+                        {"validation_layer", ctx.validation_enabled()},
                         {"validation_messages", messages},
                         {"start", start.to_json()},
                         {"end", end.to_json()},
@@ -205,7 +177,7 @@ int run_soak(const ContextOptions& ctx_opts, const SoakOptions& o) {
                         {"rss_mib_each_tenth", rss_trace},
                         {"rss_checked", !kAsan},
                         {"device_memory_grew", device_grew},
-                        {"memory_budget_extension", budget},
+                        {"memory_budget_extension", start.pool.budget},
                         {"ok", ok}};
     std::printf("%s\n", j.dump(2).c_str());
   } else {
@@ -215,16 +187,16 @@ int run_soak(const ContextOptions& ctx_opts, const SoakOptions& o) {
       std::printf("  %-5s RSS %.1f MiB; device: %llu bytes in %llu allocations, %u blocks of %llu bytes",
                   when, r.rss_mib, (unsigned long long)r.pool.bytes_in_use,
                   (unsigned long long)r.pool.allocations, r.pool.blocks, (unsigned long long)r.pool.block_bytes);
-      if (r.budget)
-        std::printf("; heap 0 usage %llu of budget %llu", (unsigned long long)r.heap_usage,
-                    (unsigned long long)r.heap_budget);
+      if (r.pool.budget)
+        std::printf("; heap 0 usage %llu of budget %llu", (unsigned long long)r.pool.heap_usage,
+                    (unsigned long long)r.pool.heap_budget);
       std::printf("\n");
     };
     line("start", start);
     line("end", end);
-    if (!budget) std::printf("  (the device has no VK_EXT_memory_budget)\n");
+    if (!start.pool.budget) std::printf("  (the device has no VK_EXT_memory_budget)\n");
     if (kAsan) std::printf("  RSS growth not checked: AddressSanitizer's quarantine holds freed memory\n");
-    std::printf("  validation layer %s\n", ctx.impl().inst.validation ? "on" : "off");
+    std::printf("  validation layer %s\n", ctx.validation_enabled() ? "on" : "off");
     std::printf("  outputs compared %llu, mismatches %llu; validation messages %llu\n",
                 (unsigned long long)compared, (unsigned long long)mismatches, (unsigned long long)messages);
   }
