@@ -1,5 +1,5 @@
 #!/bin/sh
-# Writes the random 6+6-layer model the README's model figures are measured on
+# Writes the random 6+6-layer model the figures in docs/performance.md are measured on
 # (d_model 512, 8 heads, d_ff 2048, ReLU, post-LN, vocabularies of 1000, fp32):
 #   tools/make_bench_model.sh /tmp/m6
 #   build/vkformer bench model --model /tmp/m6 --src-len 64 --tgt-len 64
