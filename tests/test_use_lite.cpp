@@ -11,6 +11,7 @@
 #include <unistd.h>
 #include <tuple>
 
+#include "families/use_lite/config.hpp"
 #include "test_util.hpp"
 #include "vkformer/model.hpp"
 #include "vkformer/session.hpp"
@@ -224,11 +225,11 @@ TEST_F(DeviceTest, UseLiteConfigErrors) {
   const std::string src = std::string(VKF_MODELS_DIR) + "/use_lite_tiny/config.json";
   const json base = json::parse(std::ifstream(src));
   ModelConfig c = load_config(src);
-  EXPECT_TRUE(c.use_lite());
-  EXPECT_EQ(c.embed_dim, 8u);
+  EXPECT_EQ(c.model_type, "use_lite");
+  EXPECT_EQ(use_lite_config(c).embed_dim, 8u);
   EXPECT_EQ(c.encoder_layers, 2u);
   EXPECT_EQ(c.src_vocab_size, 17u);
-  EXPECT_FLOAT_EQ(c.embedding_scale, 2.0f);
+  EXPECT_FLOAT_EQ(use_lite_config(c).embedding_scale, 2.0f);
   const fs::path dir = fs::temp_directory_path() / ("vkf_use_lite_cfg_" + std::to_string(::getpid()));
   fs::create_directories(dir);
   auto expect_bad = [&](const char* key, const json& value, const std::string& needle) {
