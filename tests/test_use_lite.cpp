@@ -181,8 +181,15 @@ TEST_F(UseLite, RejectsWhatItCannotRun) {
   expect_error([&] { s.embed({}); }, "no sequences");
   expect_error([&] { s.forward({{1, 2}}); }, "use Session::embed");
   expect_error([&] { s.generate({{1, 2}}); }, "use Session::embed");
-  Session t(Model::load(ctx(), VKF_MODELS_DIR "/encoder_learned"));
-  expect_error([&] { t.embed({{1, 2}}); }, "use_lite");
+  EXPECT_TRUE(model->supports(Task::Embed));
+  EXPECT_FALSE(model->supports(Task::Forward));
+  EXPECT_FALSE(model->supports(Task::Generate));
+  auto encoder = Model::load(ctx(), VKF_MODELS_DIR "/encoder_learned");
+  EXPECT_FALSE(encoder->supports(Task::Embed));
+  EXPECT_TRUE(encoder->supports(Task::Forward));
+  Session t(encoder);
+  expect_error([&] { t.embed({{1, 2}}); },
+               "embed: the model is a \"transformer\" model; embed() needs a sentence encoder (\"use_lite\")");
 }
 
 // Small random models against NumPy in float64 (tools/use_lite/make_tiny_models.py):
