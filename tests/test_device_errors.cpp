@@ -87,6 +87,39 @@ TEST_F(DeviceErrors, DeviceLostInForwardThenEveryCallSaysSo) {
   Recorder rec(ctx);
   expect_error_all([&] { add(rec, {&kept, &kept, &kept, ""}); }, {lost});
   expect_error_all([&] { ctx.submit(rec); }, {lost});
+  expect_error_all([&] { s.record_forward(rec, kSrc, kTgt); }, {"Session::record_forward: " + lost});
+}
+
+// Context is a list of tags, outermost first; a tag already there is not
+// added again; what() reads as the tags and the detail joined by ": ".
+TEST(VulkanErrorContext, TagsReadOutermostFirstOnce) {
+  VulkanError e(VK_ERROR_DEVICE_LOST, "vkQueueSubmit failed: VK_ERROR_DEVICE_LOST");
+  e.add_context("submitting the forward pass of 119 dispatches");
+  e.add_context("Session::forward (2 sequences)");
+  e.add_context("submitting the forward pass of 119 dispatches");
+  EXPECT_STREQ(e.what(), "Session::forward (2 sequences): submitting the forward pass of 119 dispatches: "
+                         "vkQueueSubmit failed: VK_ERROR_DEVICE_LOST");
+  EXPECT_EQ(e.context(), (std::vector<std::string>{"Session::forward (2 sequences)",
+                                                   "submitting the forward pass of 119 dispatches"}));
+  EXPECT_EQ(e.detail(), "vkQueueSubmit failed: VK_ERROR_DEVICE_LOST");
+  EXPECT_EQ(e.result(), VK_ERROR_DEVICE_LOST);
+
+  int described = 0;
+  auto tag = [&] {
+    ++described;
+    return std::string("outer");
+  };
+  EXPECT_EQ(with_context(tag, [] { return 7; }), 7);
+  EXPECT_EQ(described, 0);  // only a failure is described
+  try {
+    with_context(tag, [&] { rethrow_with_context(e, "inner"); });
+    ADD_FAILURE() << "expected a VulkanError";
+  } catch (const VulkanError& x) {
+    EXPECT_EQ(x.context(), (std::vector<std::string>{"outer", "inner", "Session::forward (2 sequences)",
+                                                     "submitting the forward pass of 119 dispatches"}));
+    EXPECT_EQ(x.result(), VK_ERROR_DEVICE_LOST);
+  }
+  EXPECT_EQ(e.context().size(), 2u);  // rethrow_with_context added to a copy
 }
 
 TEST_F(DeviceErrors, DeviceLostInEmbed) {

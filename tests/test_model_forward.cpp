@@ -1,6 +1,7 @@
 // Whole stacks against PyTorch: padded batches of unequal lengths, every model
 // kind, fp32 and fp16 weight storage.
 #include "model_util.hpp"
+#include "run/plan_cache.hpp"
 
 namespace vkf::test {
 
@@ -56,5 +57,30 @@ TEST_P(ForwardTest, BatchEqualsEachSequenceAlone) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Models, ForwardTest, ::testing::ValuesIn(all_models()));
+
+// A Session keeps 16 shapes recorded; past that it drops the least recently used.
+TEST(PlanCache, DropsTheLeastRecentlyUsed) {
+  PlanCache cache(2);
+  int made = 0;
+  auto get = [&](Task task, uint32_t batch) {
+    return &cache.get({task, batch, 5, 0}, [&] {
+      ++made;
+      return std::make_unique<Plan>();
+    });
+  };
+  auto has = [&](Task task, uint32_t batch) { return cache.contains({task, batch, 5, 0}); };
+  Plan* one = get(Task::Forward, 1);
+  get(Task::Forward, 2);
+  EXPECT_EQ(get(Task::Forward, 1), one);  // a hit, now the most recently used
+  get(Task::Embed, 1);                    // another task is another plan; 2 is dropped
+  EXPECT_EQ(made, 3);
+  EXPECT_EQ(cache.size(), 2u);
+  EXPECT_TRUE(has(Task::Forward, 1));
+  EXPECT_FALSE(has(Task::Forward, 2));
+  EXPECT_TRUE(has(Task::Embed, 1));
+  get(Task::Forward, 2);  // made again; now Forward 1 is the least recently used
+  EXPECT_EQ(made, 4);
+  EXPECT_FALSE(has(Task::Forward, 1));
+}
 
 }  // namespace vkf::test

@@ -6,8 +6,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "families/transformer/weights.hpp"
 #include "model/safetensors.hpp"
-#include "model/weights.hpp"
 #include "model_writer.hpp"
 #include "vkformer/model.hpp"
 
@@ -18,7 +18,7 @@ class ModelLoading : public DeviceTest {};
 
 /// The device tensor each state_dict() name became (the cross-attention
 /// in_proj, which is split, is checked separately).
-std::map<std::string, const Tensor*> named_tensors(const ModelConfig& c, const ModelWeights& w) {
+std::map<std::string, const Tensor*> named_tensors(const ModelConfig& c, const TransformerWeights& w) {
   std::map<std::string, const Tensor*> m;
   auto linear = [&](const std::string& p, const LinearWeights& l) {
     m[p + ".weight"] = &l.w;
@@ -74,7 +74,7 @@ std::vector<float> slice(const std::vector<float>& v, size_t begin, size_t end) 
 /// file's values (rounded to fp16 for F16).
 void expect_loaded(Context& ctx, const Model& model, const TensorMap& file, DType dtype) {
   const ModelConfig& c = model.config();
-  const ModelWeights& w = model.weights();
+  const TransformerWeights& w = transformer_weights(model);
   auto want = [&](const FileTensor& t) {
     auto v = file_values(t);
     return dtype == DType::F16 ? round_to_half(v) : v;
@@ -157,7 +157,7 @@ TEST_F(ModelLoading, EveryKindReadsBack) {
           const ModelConfig& c = model->config();
           EXPECT_EQ(model->precision(), prec);
           EXPECT_EQ(&model->context(), &ctx());
-          const ModelWeights& w = model->weights();
+          const TransformerWeights& w = transformer_weights(*model);
           EXPECT_EQ(w.encoder.size(), 2u);
           EXPECT_EQ(w.decoder.size(), kind == Kind::EncDec ? 1u : 0u);
           EXPECT_EQ(w.encoder_norm.has_value(), extras);
@@ -177,7 +177,7 @@ TEST_F(ModelLoading, CrossAttentionSplit) {
   for (size_t i = 0; i < w.data.size(); ++i) w.data[i] = float(i);  // row r holds 8r .. 8r+7
   for (size_t i = 0; i < b.data.size(); ++i) b.data[i] = float(1000 + i);
   auto model = Model::load(ctx(), write_model("cross", cfg, file));
-  const auto& l = model->weights().decoder[0];
+  const auto& l = transformer_weights(*model).decoder[0];
   const auto q = ctx().read(l.cross_q.w), kv = ctx().read(l.cross_kv.w);
   ASSERT_EQ(q.size(), 64u);
   ASSERT_EQ(kv.size(), 128u);
@@ -293,7 +293,7 @@ TEST_F(ModelLoading, UnexpectedTensorsWarn) {
   EXPECT_EQ(warning_with(w, "norm1"),
             prefix + "unexpected tensor \"transformer.decoder.layers.0.norm1.weight\" [8] F16 is ignored");
   // Loading went on: the sinusoidal table, not the file's tensor.
-  EXPECT_EQ(ctx().read(model->weights().src_pos), sinusoidal_table(16, 8));
+  EXPECT_EQ(ctx().read(transformer_weights(*model).src_pos), sinusoidal_table(16, 8));
 }
 
 TEST_F(ModelLoading, NonFiniteValuesWarn) {
@@ -321,7 +321,7 @@ TEST_F(ModelLoading, NonFiniteValuesWarn) {
       EXPECT_EQ(w.size(), 1u);
     }
     // Loading went on with the values as they are.
-    const auto got = ctx().read(model->weights().encoder[1].ff1.w);
+    const auto got = ctx().read(transformer_weights(*model).encoder[1].ff1.w);
     EXPECT_TRUE(std::isnan(got[3]) && std::isnan(got[9]));
     EXPECT_EQ(got[100], -INFINITY);
   }

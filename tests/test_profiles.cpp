@@ -5,7 +5,7 @@
 #include <cstdlib>
 #include <filesystem>
 
-#include "model/weights.hpp"
+#include "families/transformer/weights.hpp"
 #include "ops/registry.hpp"
 #include "model_writer.hpp"
 #include "vk/recorder_impl.hpp"
@@ -188,8 +188,8 @@ TEST_F(Profiles, NoFp16RefusesOrConverts) {
   // A model stored in F16 loads as fp32; fp16 precision is refused.
   const std::string dir = std::string(VKF_MODELS_DIR) + "/encdec_fp16";
   auto model = Model::load(c, dir);
-  EXPECT_EQ(model->weights().src_embed.dtype(), DType::F32);
-  EXPECT_EQ(model->weights().encoder[0].ff1.w.dtype(), DType::F32);
+  EXPECT_EQ(transformer_weights(*model).src_embed.dtype(), DType::F32);
+  EXPECT_EQ(transformer_weights(*model).encoder[0].ff1.w.dtype(), DType::F32);
   expect_error([&] { Model::load(c, dir, Precision::F16); },
                "fp16 precision was requested but the device (" + c.caps().device_name +
                    ", profile no-fp16) has no 16-bit storage");

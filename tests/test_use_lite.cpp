@@ -11,6 +11,7 @@
 #include <unistd.h>
 #include <tuple>
 
+#include "families/use_lite/config.hpp"
 #include "test_util.hpp"
 #include "vkformer/model.hpp"
 #include "vkformer/session.hpp"
@@ -180,8 +181,15 @@ TEST_F(UseLite, RejectsWhatItCannotRun) {
   expect_error([&] { s.embed({}); }, "no sequences");
   expect_error([&] { s.forward({{1, 2}}); }, "use Session::embed");
   expect_error([&] { s.generate({{1, 2}}); }, "use Session::embed");
-  Session t(Model::load(ctx(), VKF_MODELS_DIR "/encoder_learned"));
-  expect_error([&] { t.embed({{1, 2}}); }, "use_lite");
+  EXPECT_TRUE(model->supports(Task::Embed));
+  EXPECT_FALSE(model->supports(Task::Forward));
+  EXPECT_FALSE(model->supports(Task::Generate));
+  auto encoder = Model::load(ctx(), VKF_MODELS_DIR "/encoder_learned");
+  EXPECT_FALSE(encoder->supports(Task::Embed));
+  EXPECT_TRUE(encoder->supports(Task::Forward));
+  Session t(encoder);
+  expect_error([&] { t.embed({{1, 2}}); },
+               "embed: the model is a \"transformer\" model; embed() needs a sentence encoder (\"use_lite\")");
 }
 
 // Small random models against NumPy in float64 (tools/use_lite/make_tiny_models.py):
@@ -224,11 +232,11 @@ TEST_F(DeviceTest, UseLiteConfigErrors) {
   const std::string src = std::string(VKF_MODELS_DIR) + "/use_lite_tiny/config.json";
   const json base = json::parse(std::ifstream(src));
   ModelConfig c = load_config(src);
-  EXPECT_TRUE(c.use_lite());
-  EXPECT_EQ(c.embed_dim, 8u);
+  EXPECT_EQ(c.model_type, "use_lite");
+  EXPECT_EQ(use_lite_config(c).embed_dim, 8u);
   EXPECT_EQ(c.encoder_layers, 2u);
   EXPECT_EQ(c.src_vocab_size, 17u);
-  EXPECT_FLOAT_EQ(c.embedding_scale, 2.0f);
+  EXPECT_FLOAT_EQ(use_lite_config(c).embedding_scale, 2.0f);
   const fs::path dir = fs::temp_directory_path() / ("vkf_use_lite_cfg_" + std::to_string(::getpid()));
   fs::create_directories(dir);
   auto expect_bad = [&](const char* key, const json& value, const std::string& needle) {

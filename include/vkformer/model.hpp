@@ -14,11 +14,15 @@ namespace vkf {
 
 enum class PositionalEncoding { Sinusoidal, Learned, None };
 
-/// config.json of a model directory. `model_type` names the family:
-/// "transformer" (torch.nn.Transformer stacks) or "use_lite" (Universal
-/// Sentence Encoder lite, docs/model-format.md), which reads the fields marked
-/// use_lite and sets the shared ones from its own keys (vocab_size ->
-/// src_vocab_size, layers -> encoder_layers; always pre-LN, no decoder).
+/// A family's own config.json settings (internal: src/families/family.hpp).
+struct FamilyConfig;
+
+/// config.json of a model directory. `model_type` names the family
+/// (known_model_types()): "transformer" (torch.nn.Transformer stacks) or
+/// "use_lite" (Universal Sentence Encoder lite, docs/model-format.md), which
+/// sets the fields below from its own keys (vocab_size -> src_vocab_size,
+/// layers -> encoder_layers; always pre-LN, no decoder) and keeps the rest
+/// (embed_dim, embedding_scale, l2_eps) in family_config.
 struct ModelConfig {
   std::string model_type = "transformer";
   uint32_t d_model = 0, n_heads = 0, d_ff = 0;
@@ -31,19 +35,16 @@ struct ModelConfig {
   bool scale_embeddings = false;                    ///< token embeddings × √d_model
   bool causal = false;                              ///< encoder-only stack as a decoder-only LM
   int32_t pad_id = 0, bos_id = 1, eos_id = 2;
-  uint32_t embed_dim = 0;         ///< use_lite: embedding width, the first layer's input width
-  float embedding_scale = 1.0f;   ///< use_lite: token embeddings × this before the timing signal
-  float l2_eps = 1e-12f;          ///< use_lite: ε of the final L2 normalization
-
-  bool use_lite() const { return model_type == "use_lite"; }
+  /// Internal: the family's own settings, when it has any.
+  std::shared_ptr<const FamilyConfig> family_config;
 
   bool encoder_decoder() const { return decoder_layers > 0; }
   /// Output vocabulary of the generator: tgt for enc–dec, src otherwise.
   uint32_t out_vocab() const { return encoder_decoder() ? tgt_vocab_size : src_vocab_size; }
 };
 
-/// The "model_type" values load_config accepts; the one list every message and
-/// check uses (add a model family here).
+/// The "model_type" values load_config accepts, one per registered family
+/// (src/families/families.cmake); the one list every message and check uses.
 const std::vector<std::string>& known_model_types();
 
 /// Reads and checks config.json.
@@ -53,7 +54,11 @@ ModelConfig load_config(const std::string& path);
 /// Storage precision of the weights on the device. Arithmetic is fp32 either way.
 enum class Precision { F32, F16 };
 
+/// What a Session can be asked to do with a model; each family supports some.
+enum class Task { Forward, Generate, Embed };
+
 struct ModelWeights;  // internal: the device tensors, layer by layer (src/model/weights.hpp)
+class Family;         // internal: what the model_type means (src/families/family.hpp)
 
 /// A model on the device. Weights are uploaded once, at load.
 class Model {
@@ -71,8 +76,12 @@ class Model {
   /// Width of forward()'s output: the output vocabulary with a generator, else
   /// d_model (for "use_lite", the width of embed()'s vectors).
   uint32_t output_dim() const;
+  /// Whether Session::forward, generate or embed can run this model (by its family).
+  bool supports(Task task) const;
   /// Internal: the weights.
   const ModelWeights& weights() const { return *weights_; }
+  /// Internal: the model's family.
+  const Family& family() const { return *family_; }
   /// What loading went on despite, one line each, naming the file and tensor:
   /// tensors the config does not use (ignored), NaN or Inf values (with their
   /// count), values beyond the fp16 range in fp16 precision. The library does
@@ -84,6 +93,7 @@ class Model {
  private:
   Context* ctx_;
   ModelConfig config_;
+  const Family* family_;
   Precision precision_;
   std::unique_ptr<ModelWeights> weights_;
 };

@@ -3,7 +3,6 @@
 #pragma once
 
 #include <cstdint>
-#include <map>
 #include <memory>
 #include <vector>
 
@@ -38,7 +37,8 @@ struct GenerateOptions {
   bool stop_at_eos = true;        ///< false: always generate max_new_tokens (for benchmarks)
 };
 
-/// Counters of the last forward() or generate() call.
+/// Counters of the last call: forward(), generate(), embed() or record_forward()
+/// (which submits nothing; its dispatches are those it recorded).
 struct RunStats {
   uint64_t submissions = 0;       ///< queue submissions in all
   uint64_t steps = 0;             ///< decode steps after the first token's pass
@@ -50,7 +50,8 @@ struct RunStats {
 };
 
 /// Runs one model. Plans (buffers + recorded command buffers) are cached by
-/// shape. A Session is used from one thread at a time.
+/// shape; past 16 shapes the least recently used one is dropped. A Session is
+/// used from one thread at a time.
 class Session {
  public:
   explicit Session(std::shared_ptr<Model> model);

@@ -1,7 +1,9 @@
-// A model's tensors on the device, named for what they do in the layer.
+// A model's tensors on the device: what every family's weights are made of,
+// and the generic loading sequence (check everything, check that it fits,
+// upload) that each family's build_weights runs through (src/families).
 #pragma once
 
-#include <optional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -21,51 +23,10 @@ struct NormWeights {
   Tensor gamma, beta;  ///< [d]
 };
 
-struct EncoderLayerWeights {
-  LinearWeights qkv;        ///< self_attn.in_proj_{weight,bias}: [3d, d]
-  LinearWeights attn_out;   ///< self_attn.out_proj
-  LinearWeights ff1, ff2;   ///< linear1 [d_ff, d], linear2 [d, d_ff]
-  NormWeights norm1, norm2;
-};
-
-struct DecoderLayerWeights {
-  LinearWeights self_qkv, self_out;  ///< self_attn
-  LinearWeights cross_q;             ///< multihead_attn.in_proj rows [0, d)
-  LinearWeights cross_kv;            ///< multihead_attn.in_proj rows [d, 3d)
-  LinearWeights cross_out;           ///< multihead_attn.out_proj
-  LinearWeights ff1, ff2;
-  NormWeights norm1, norm2, norm3;
-};
-
-/// A use_lite layer (docs/model-format.md, tensors "layers.{i}.*").
-struct UseLiteLayerWeights {
-  NormWeights attn_norm, ffn_norm;
-  LinearWeights qkv;                      ///< [3w, w], w the layer's input width
-  LinearWeights attn_out;                 ///< [d_model, w]
-  std::optional<LinearWeights> residual;  ///< [d_model, w] when w != d_model
-  LinearWeights ff1, ff2;
-};
-
-/// The use_lite family's tensors.
-struct UseLiteWeights {
-  Tensor embed;    ///< [vocab_size, embed_dim]
-  Tensor timing;   ///< [max_positions, embed_dim] f32: concat_sinusoidal_table(timing.inv_timescales)
-  std::vector<UseLiteLayerWeights> layers;
-  LinearWeights pooler;  ///< pooler.dense [d_model, d_model], tanh
-};
-
-/// A transformer model's tensors, or (`use_lite` set) a use_lite model's.
+/// A family's tensors derive from this (e.g. TransformerWeights,
+/// src/families/transformer/weights.hpp).
 struct ModelWeights {
-  Tensor src_embed;   ///< [src_vocab, d]
-  Tensor tgt_embed;   ///< [tgt_vocab, d], enc–dec only
-  Tensor src_pos;     ///< [max_positions, d]: learned table or sinusoidal_table(); empty for "none"
-  Tensor tgt_pos;     ///< the same for the decoder (enc–dec only)
-  std::vector<EncoderLayerWeights> encoder;
-  std::optional<NormWeights> encoder_norm;
-  std::vector<DecoderLayerWeights> decoder;
-  std::optional<NormWeights> decoder_norm;
-  std::optional<LinearWeights> generator;
-  std::optional<UseLiteWeights> use_lite;
+  virtual ~ModelWeights() = default;
   /// Loading went on despite these (Model::warnings()).
   std::vector<std::string> warnings;
 };

@@ -1,4 +1,4 @@
-// Greedy and beam search over next-token logits (run/decoder_state.hpp). The
+// Greedy and beam search over next-token logits (run/logits_source.hpp). The
 // choices are made on the host in double precision; the beam search follows
 // tools/vkformer_torch.py's reference step for step.
 #include <algorithm>
@@ -6,8 +6,7 @@
 #include <cmath>
 #include <limits>
 
-#include "run/decoder_state.hpp"
-#include "vk/context_impl.hpp"
+#include "run/search.hpp"
 
 namespace vkf {
 namespace {
@@ -144,40 +143,12 @@ std::vector<Ids> beam_search(LogitsSource& src, uint32_t batch, uint32_t vocab, 
 
 }  // namespace
 
-std::vector<Ids> Session::generate(const std::vector<Ids>& src, const GenerateOptions& o) {
-  auto run = [&]() -> std::vector<Ids> {
-    Impl& s = *impl_;
-    if (s.cfg.use_lite())
-      throw Error("a \"use_lite\" model is a sentence encoder: it cannot generate; use Session::embed");
-    if (o.beam < 1) throw Error("beam width must be at least 1");
-    if (src.empty()) throw Error("no source sequences were given");
-    stats_ = {};
-    if (o.max_new_tokens == 0) return std::vector<Ids>(src.size());
-    const uint64_t before = s.ctx.submissions();
-    std::unique_ptr<LogitsSource> logits = o.use_cache
-                                               ? make_cached_source(s, src, o.beam, o.max_new_tokens)
-                                               : make_recompute_source(s, src, o.beam);
-    const uint32_t batch = uint32_t(src.size()), vocab = s.cfg.out_vocab();
-    const int32_t eos = o.stop_at_eos ? s.cfg.eos_id : -1;
-    std::vector<Ids> out =
-        o.beam == 1 ? greedy(*logits, batch, vocab, o.max_new_tokens, eos, stats_)
-                    : beam_search(*logits, batch, vocab, o.beam, o.max_new_tokens, eos,
-                                  o.length_penalty, s.cfg.pad_id, stats_);
-    stats_.submissions = s.ctx.submissions() - before;
-    stats_.dispatches = s.last_dispatches;
-    stats_.timings = s.last_timings;
-    return out;
-  };
-  try {
-    impl_->ctx.impl().alive("Session::generate");
-    return run();
-  } catch (const VulkanError& e) {
-    if (std::string(e.what()).rfind("Session::generate", 0) == 0) throw;
-    const size_t n = src.size();
-    rethrow_with_context(e, "Session::generate (" + std::to_string(n) + (n == 1 ? " sequence" : " sequences") +
-                                ", beam " + std::to_string(o.beam) + ", after " + std::to_string(stats_.steps) +
-                                " decode steps)");
-  }
+std::vector<Ids> search(LogitsSource& logits, uint32_t batch, const ModelConfig& cfg,
+                        const GenerateOptions& o, RunStats& stats) {
+  const int32_t eos = o.stop_at_eos ? cfg.eos_id : -1;
+  if (o.beam == 1) return greedy(logits, batch, cfg.out_vocab(), o.max_new_tokens, eos, stats);
+  return beam_search(logits, batch, cfg.out_vocab(), o.beam, o.max_new_tokens, eos, o.length_penalty,
+                     cfg.pad_id, stats);
 }
 
 }  // namespace vkf

@@ -1,5 +1,6 @@
 #include "vk/check.hpp"
 
+#include <algorithm>
 #include <cctype>
 #include <cstdlib>
 #include <cstring>
@@ -162,8 +163,16 @@ void vk_fail(VkResult r, const char* call) {
   throw VulkanError(r, msg);
 }
 
-void rethrow_with_context(const VulkanError& e, const std::string& context) {
-  throw VulkanError(e.result(), context + ": " + e.what());
+void VulkanError::add_context(const std::string& tag) {
+  if (std::find(context_.begin(), context_.end(), tag) != context_.end()) return;
+  context_.insert(context_.begin(), tag);
+  text_ = tag + ": " + text_;
+}
+
+void rethrow_with_context(const VulkanError& e, const std::string& tag) {
+  VulkanError copy(e);
+  copy.add_context(tag);
+  throw copy;
 }
 
 }  // namespace vkf

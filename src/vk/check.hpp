@@ -7,24 +7,51 @@
 
 #include <atomic>
 #include <string>
+#include <vector>
 
 #include "vkformer/tensor.hpp"
 
 namespace vkf {
 
 /// A failed Vulkan call: a vkf::Error that also carries the VkResult, so the
-/// layers above can add what they were doing and notice a lost device.
+/// layers above can notice a lost device, and the context tags they add on the
+/// way up. what() reads "tag: tag: detail", outermost tag first, e.g.
+/// "Session::forward (2 sequences): submitting the forward pass of 119
+/// dispatches: vkQueueSubmit failed: ...".
 class VulkanError : public Error {
  public:
-  VulkanError(VkResult r, const std::string& what) : Error(what), result_(r) {}
+  VulkanError(VkResult r, const std::string& detail) : Error(detail), result_(r), detail_(detail), text_(detail) {}
   VkResult result() const { return result_; }
+  /// The failure itself, without context.
+  const std::string& detail() const { return detail_; }
+  /// What was being done when it failed, outermost first.
+  const std::vector<std::string>& context() const { return context_; }
+  /// Adds `tag` as the outermost context. A tag already there is not added
+  /// again, so a call that passes through the same wrapper twice names it once.
+  void add_context(const std::string& tag);
+  const char* what() const noexcept override { return text_.c_str(); }
 
  private:
   VkResult result_;
+  std::string detail_;
+  std::vector<std::string> context_;
+  std::string text_;  ///< context and detail joined with ": "
 };
 
-/// Rethrows `e` with "context: " in front of its message, keeping its type.
-[[noreturn]] void rethrow_with_context(const VulkanError& e, const std::string& context);
+/// Throws a copy of `e` with `tag` added to its context.
+[[noreturn]] void rethrow_with_context(const VulkanError& e, const std::string& tag);
+
+/// Runs f(); a VulkanError leaving it gets tag() added to its context (tag()
+/// is only called then, so it may describe how far f got).
+template <class Tag, class F>
+auto with_context(Tag&& tag, F&& f) -> decltype(f()) {
+  try {
+    return f();
+  } catch (VulkanError& e) {
+    e.add_context(tag());
+    throw;
+  }
+}
 
 const char* vk_result_name(VkResult r);
 /// Throws VulkanError: "<function> failed: <RESULT> (<what it means>)". `call`

@@ -104,7 +104,7 @@ int run_embed(const ContextOptions& ctx_opts, const EmbedOptions& o) {
 
   Context ctx(ctx_opts);
   auto model = Model::load(ctx, o.model_dir, precision);
-  if (!model->config().use_lite())
+  if (!model->supports(Task::Embed))
     throw Error(o.model_dir + ": model_type is \"" + model->config().model_type +
                 "\"; vkformer embed needs a sentence encoder (\"use_lite\")");
   Session session(model);

@@ -1,6 +1,13 @@
-#include "run/decoder_state.hpp"
-
+// Where generate() gets next-token logits from for a transformer model: the
+// KV-cached decoder (one submission per step), or the whole forward pass
+// recomputed over each hypothesis (the reference the cache is checked against).
 #include <algorithm>
+
+#include "families/padding.hpp"
+#include "families/transformer/family.hpp"
+#include "families/transformer/stack.hpp"
+#include "run/logits_source.hpp"
+#include "run/session_impl.hpp"
 
 namespace vkf {
 namespace {
@@ -11,11 +18,13 @@ std::vector<int32_t> iota_i32(size_t n) {
   return v;
 }
 
+/// The encoder once, then one submission per step: each decoder layer keeps
+/// its self-attention K/V in a cache (double-buffered so beams can be
+/// reordered by gathering), and cross-attention K/V are computed once.
 class CachedSource : public LogitsSource {
  public:
   CachedSource(Session::Impl& s, const std::vector<Ids>& src, uint32_t beam, uint32_t max_new)
-      : s_(s), cfg_(s.cfg), w_(s.w), ctx_(s.ctx), beam_(beam) {
-    if (!w_.generator) throw Error("generation needs a generator (the model has no generator.weight)");
+      : s_(s), cfg_(s.model.config()), w_(transformer_weights(s.model)), ctx_(s.ctx), beam_(beam) {
     const bool encdec = cfg_.encoder_decoder();
     prompt_ = pad_batch(src, cfg_.pad_id, cfg_.src_vocab_size, cfg_.max_positions, "source");
     batch_ = prompt_.batch;
@@ -82,32 +91,17 @@ class CachedSource : public LogitsSource {
   /// Feeds one token per slot at row `filled_` of the caches.
   void record_step(Recorder& rec, const std::vector<int32_t>& tokens) {
     ctx_.write_bytes(ids_, tokens.data(), tokens.size() * 4);
-    const bool encdec = cfg_.encoder_decoder();
-    if (encdec) {
-      rec.set_scope("decoder.embed");
-      record_embedding(rec, cfg_, w_.tgt_embed, w_.tgt_pos, ids_, nullptr, filled_, step_);
-      for (size_t l = 0; l < w_.decoder.size(); ++l) {
-        rec.set_scope("decoder." + std::to_string(l));
-        SelfAttentionSpec self{nullptr, 0, true, &caches_[cur_][l], filled_, 0};
-        record_decoder_layer(rec, cfg_, w_.decoder[l], step_, self,
-                             {&cross_kv_[l], prompt_.len, &src_pad_});
-      }
-      rec.set_scope("decoder.norm");
-      if (w_.decoder_norm) record_final_norm(rec, cfg_, *w_.decoder_norm, step_);
+    if (cfg_.encoder_decoder()) {
+      record_decoder_stack(rec, cfg_, w_, "decoder", {&ids_, nullptr, filled_}, step_,
+                           {{nullptr, 0, true, nullptr, filled_, 0}, &caches_[cur_]},
+                           {nullptr, nullptr, &cross_kv_, prompt_.len, &src_pad_});
     } else {
       std::vector<int32_t> pos(slots_);
       for (uint32_t i = 0; i < slots_; ++i)  // each prompt continues at its own length
         pos[i] = int32_t(prompt_.lengths[i / beam_] + (filled_ - prompt_.len));
       ctx_.write_bytes(positions_, pos.data(), pos.size() * 4);
-      rec.set_scope("decoder.embed");
-      record_embedding(rec, cfg_, w_.src_embed, w_.src_pos, ids_, &positions_, 0, step_);
-      for (size_t l = 0; l < w_.encoder.size(); ++l) {
-        rec.set_scope("decoder." + std::to_string(l));
-        SelfAttentionSpec self{&holes_, max_len_, true, &caches_[cur_][l], filled_, 0};
-        record_encoder_layer(rec, cfg_, w_.encoder[l], step_, self);
-      }
-      rec.set_scope("decoder.norm");
-      if (w_.encoder_norm) record_final_norm(rec, cfg_, *w_.encoder_norm, step_);
+      record_encoder_stack(rec, cfg_, w_, "decoder", {&ids_, &positions_, 0}, step_,
+                           {{&holes_, max_len_, true, nullptr, filled_, 0}, &caches_[cur_]});
     }
     rec.set_scope("generator");
     record_generator(rec, *w_.generator, step_, logits_);
@@ -127,18 +121,11 @@ class CachedSource : public LogitsSource {
       std::copy_n(prompt_.pad.begin() + size_t(i / beam_) * S, S, slot_pad.begin() + size_t(i) * S);
     src_pad_ = ctx_.tensor_i32({slots_, S}, slot_pad);
 
-    rec.set_scope("encoder.embed");
-    record_embedding(rec, cfg_, w_.src_embed, w_.src_pos, src_ids, nullptr, 0, enc);
-    for (size_t l = 0; l < w_.encoder.size(); ++l) {
-      rec.set_scope("encoder." + std::to_string(l));
-      record_encoder_layer(rec, cfg_, w_.encoder[l], enc, {&src_pad, S, false});
-    }
-    rec.set_scope("encoder.norm");
-    if (w_.encoder_norm) record_final_norm(rec, cfg_, *w_.encoder_norm, enc);
+    record_encoder_stack(rec, cfg_, w_, "encoder", {&src_ids}, enc, {{&src_pad, S, false}});
     Tensor kv = ctx_.tensor({batch_, S, 2 * int64_t(d)});
     for (size_t l = 0; l < w_.decoder.size(); ++l) {
       rec.set_scope("decoder." + std::to_string(l) + ".cross_kv");
-      record_cross_kv(rec, w_.decoder[l], enc.x, kv);
+      record_cross_kv(rec, w_.decoder[l], enc.x(), kv);
       cross_kv_.push_back(ctx_.tensor({slots_, S, 2 * int64_t(d)}));
       CopyRowsArgs c;
       c.src = &kv;
@@ -167,15 +154,8 @@ class CachedSource : public LogitsSource {
       for (uint32_t r = 0; r < P; ++r) holes[size_t(i) * max_len_ + r] = prompt_.pad[size_t(i / beam_) * P + r];
     holes_ = ctx_.tensor_i32({slots_, max_len_}, holes);
 
-    rec.set_scope("prompt.embed");
-    record_embedding(rec, cfg_, w_.src_embed, w_.src_pos, ids, nullptr, 0, pre);
-    const uint32_t stride = beam_ * max_len_ * 2 * cfg_.d_model;
-    for (size_t l = 0; l < w_.encoder.size(); ++l) {
-      rec.set_scope("prompt." + std::to_string(l));
-      record_encoder_layer(rec, cfg_, w_.encoder[l], pre, {&pad, P, true, &caches_[cur_][l], 0, stride});
-    }
-    rec.set_scope("prompt.norm");
-    if (w_.encoder_norm) record_final_norm(rec, cfg_, *w_.encoder_norm, pre);
+    const uint32_t stride = beam_ * max_len_ * 2 * cfg_.d_model;  // each source's first slot
+    record_encoder_stack(rec, cfg_, w_, "prompt", {&ids}, pre, {{&pad, P, true, nullptr, 0, stride}, &caches_[cur_]});
     rec.set_scope("generator");
     Tensor logits = ctx_.tensor({batch_, P, int64_t(V)});
     record_generator(rec, *w_.generator, pre, logits);
@@ -193,7 +173,7 @@ class CachedSource : public LogitsSource {
 
   Session::Impl& s_;
   const ModelConfig& cfg_;
-  const ModelWeights& w_;
+  const TransformerWeights& w_;
   Context& ctx_;
   uint32_t beam_, batch_ = 0, slots_ = 0, max_len_ = 0, filled_ = 0;
   PaddedIds prompt_;
@@ -205,15 +185,15 @@ class CachedSource : public LogitsSource {
   Tensor ids_, positions_, parents_, logits_, owner_, first_slot_;
 };
 
+/// Every step runs the whole forward pass on each slot's full history.
 class RecomputeSource : public LogitsSource {
  public:
   RecomputeSource(Session::Impl& s, const std::vector<Ids>& src, uint32_t beam)
-      : s_(s), encdec_(s.cfg.encoder_decoder()) {
-    if (!s.w.generator) throw Error("generation needs a generator (the model has no generator.weight)");
+      : s_(s), encdec_(s.model.config().encoder_decoder()) {
     for (const Ids& x : src)
       for (uint32_t j = 0; j < beam; ++j) {
         src_.push_back(x);
-        hist_.push_back(encdec_ ? Ids{s.cfg.bos_id} : x);
+        hist_.push_back(encdec_ ? Ids{s.model.config().bos_id} : x);
       }
   }
   std::vector<float> start() override { return last_logits(); }
@@ -244,14 +224,12 @@ class RecomputeSource : public LogitsSource {
 
 }  // namespace
 
-std::unique_ptr<LogitsSource> make_cached_source(Session::Impl& s, const std::vector<Ids>& src,
-                                                 uint32_t beam, uint32_t max_new_tokens) {
-  return std::make_unique<CachedSource>(s, src, beam, max_new_tokens);
-}
-
-std::unique_ptr<LogitsSource> make_recompute_source(Session::Impl& s, const std::vector<Ids>& src,
-                                                    uint32_t beam) {
-  return std::make_unique<RecomputeSource>(s, src, beam);
+std::unique_ptr<LogitsSource> TransformerFamily::logits_source(Session::Impl& s, const std::vector<Ids>& src,
+                                                               const GenerateOptions& o) const {
+  if (!transformer_weights(s.model).generator)
+    throw Error("generation needs a generator (the model has no generator.weight)");
+  if (o.use_cache) return std::make_unique<CachedSource>(s, src, o.beam, o.max_new_tokens);
+  return std::make_unique<RecomputeSource>(s, src, o.beam);
 }
 
 }  // namespace vkf

@@ -1,0 +1,56 @@
+// What is the same for every family: finding one by model_type, and the
+// answers a family gives unless it says otherwise.
+#include "families/family.hpp"
+
+#include "model/json_text.hpp"
+
+namespace vkf {
+namespace {
+
+/// "\"a\", \"b\"": the names of the families `keep` accepts, quoted.
+std::string quoted_names(bool (*keep)(const Family&)) {
+  std::string list;
+  for (const Family* f : families())
+    if (keep(*f)) list += (list.empty() ? "\"" : ", \"") + std::string(f->name()) + "\"";
+  return list;
+}
+
+}  // namespace
+
+std::string Family::refusal(Task task) const {
+  const std::string type = std::string("a \"") + name() + "\" model";
+  switch (task) {
+    case Task::Forward:
+      return type + " has no forward pass over tokens";
+    case Task::Generate:
+      return type + " cannot generate";
+    case Task::Embed:
+      return "embed: the model is " + type + "; embed() needs a sentence encoder (" +
+             quoted_names([](const Family& f) { return f.supports(Task::Embed); }) + ")";
+  }
+  return type + " cannot do that";
+}
+
+std::unique_ptr<LogitsSource> Family::logits_source(Session::Impl&, const std::vector<Ids>&,
+                                                    const GenerateOptions&) const {
+  throw Error(refusal(Task::Generate));
+}
+
+const Family* find_family(const std::string& model_type) {
+  for (const Family* f : families())
+    if (model_type == f->name()) return f;
+  return nullptr;
+}
+
+std::string unknown_model_type(const std::string& model_type) {
+  return "unknown \"model_type\" \"" + printable(model_type) + "\" (known: " +
+         quoted_names([](const Family&) { return true; }) + ")";
+}
+
+const Family& family_of(const ModelConfig& c) {
+  const Family* f = find_family(c.model_type);
+  if (!f) throw Error(unknown_model_type(c.model_type));
+  return *f;
+}
+
+}  // namespace vkf

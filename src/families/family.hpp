@@ -1,0 +1,105 @@
+// A model family: what a "model_type" means, from config.json to the
+// dispatches of a pass. Session and Model::load are generic; everything that
+// depends on the architecture is a Family's answer (docs/adding-a-family.md).
+//
+// A family lives in src/families/<name>/, defines `const Family&
+// <name>_family()`, and is registered by one line vkf_add_family(<name>) in
+// src/families/families.cmake, which generates the table families() returns.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "model/config_reader.hpp"
+#include "model/loader.hpp"
+#include "vkformer/recorder.hpp"
+#include "vkformer/session.hpp"
+
+namespace vkf {
+
+class LogitsSource;
+
+/// A family's own config.json settings, beyond ModelConfig's generic fields
+/// (ModelConfig::family_config); e.g. UseLiteConfig.
+struct FamilyConfig {
+  virtual ~FamilyConfig() = default;
+};
+
+/// The shape a plan is made and recorded for.
+struct PlanKey {
+  Task task = Task::Forward;
+  uint32_t batch = 0;
+  uint32_t len = 0;   ///< padded length of the source (or only) side
+  uint32_t len2 = 0;  ///< padded length of the target side; 0 without one
+  bool operator==(const PlanKey& o) const {
+    return task == o.task && batch == o.batch && len == o.len && len2 == o.len2;
+  }
+};
+
+/// One call's ids, checked and padded: the plan they need and what to write into it.
+struct Batch {
+  PlanKey key;
+  std::vector<std::vector<int32_t>> inputs;  ///< written, in order, into Plan::inputs
+  std::vector<uint32_t> lengths;             ///< valid rows of each sequence of the output
+};
+
+/// Buffers for one PlanKey, and the command buffer recorded on them once and
+/// resubmitted. A family derives its own (its activations, scratch, outputs).
+struct Plan {
+  virtual ~Plan() = default;
+  std::vector<Tensor> inputs;  ///< i32 tensors holding Batch::inputs
+  /// The result, set by Family::record: [batch, len, dim] for forward, [batch, dim] for embed.
+  Tensor out;
+  /// How a failed submission names it ("submitting <what> of N dispatches").
+  const char* what = "a command buffer";
+  std::unique_ptr<Recorder> rec;  ///< made by the Session (with or without timestamps)
+  bool recorded = false;
+};
+
+class Family {
+ public:
+  virtual ~Family() = default;
+  /// config.json's "model_type".
+  virtual const char* name() const = 0;
+
+  /// Reads the family's keys (model_type is already read): the generic
+  /// fields into `c`, its own into c.family_config. @throws through r.fail().
+  virtual void read_config(const ConfigReader& r, ModelConfig& c) const = 0;
+  /// Every tensor the config implies, through `L`, which is a dry run, a check
+  /// without a device, or the upload (model/weights.cpp runs the sequence).
+  virtual std::unique_ptr<ModelWeights> build_weights(Loader& L, const ModelConfig& c) const = 0;
+
+  /// What a Session may ask of this family's models.
+  virtual bool supports(Task task) const = 0;
+  /// The error for a task it does not support.
+  virtual std::string refusal(Task task) const;
+  /// Width of forward()'s rows, or of embed()'s vectors.
+  virtual uint32_t output_dim(const Model& m) const = 0;
+
+  /// Checks and pads a forward (src, tgt) or embed (src) call's ids.
+  /// @throws vkf::Error naming the sequence and the id or length that is wrong.
+  virtual Batch prepare(Task task, const Model& m, const std::vector<Ids>& src,
+                        const std::vector<Ids>& tgt) const = 0;
+  /// The buffers of one shape (the Session adds the Recorder).
+  virtual std::unique_ptr<Plan> make_plan(const Model& m, const PlanKey& key) const = 0;
+  /// Records the pass on the plan's buffers into `rec` and sets p.out. Each
+  /// recording must leave the output in the same place (it may be recorded
+  /// again into a host's recorder by Session::record_forward).
+  virtual void record(Recorder& rec, const Model& m, Plan& p) const = 0;
+
+  /// Next-token logits for Session::generate (only asked if supports(Task::Generate)).
+  virtual std::unique_ptr<LogitsSource> logits_source(Session::Impl& s, const std::vector<Ids>& src,
+                                                      const GenerateOptions& o) const;
+};
+
+/// Every registered family, in registration order (generated from families.cmake).
+const std::vector<const Family*>& families();
+/// The family whose name() is `model_type`; nullptr if none.
+const Family* find_family(const std::string& model_type);
+/// The family of a config. @throws vkf::Error for an unknown model_type.
+const Family& family_of(const ModelConfig& c);
+/// "unknown "model_type" "x" (known: "a", "b")".
+std::string unknown_model_type(const std::string& model_type);
+
+}  // namespace vkf

@@ -1,0 +1,21 @@
+#include "families/layers.hpp"
+
+namespace vkf {
+
+OpInfo linear(Recorder& rec, const Tensor& x, const LinearWeights& w, Tensor& y, Activation act,
+              const Tensor* residual) {
+  GemmArgs g;
+  g.x = &x;
+  g.w = &w.w;
+  g.bias = &w.b;
+  g.residual = residual;
+  g.y = &y;
+  g.act = act;
+  return gemm(rec, g);
+}
+
+void layer_norm(Recorder& rec, const ModelConfig& cfg, const NormWeights& w, const Tensor& x, Tensor& y) {
+  layernorm(rec, {&x, nullptr, &w.gamma, &w.beta, &y, cfg.layer_norm_eps, ""});
+}
+
+}  // namespace vkf

@@ -1,0 +1,37 @@
+#include "families/padding.hpp"
+
+#include <algorithm>
+#include <string>
+
+namespace vkf {
+
+PaddedIds pad_batch(const std::vector<Ids>& seqs, int32_t pad_id, uint32_t vocab,
+                    uint32_t max_positions, const char* side) {
+  if (seqs.empty()) throw Error(std::string("no ") + side + " sequences were given");
+  PaddedIds p;
+  p.batch = uint32_t(seqs.size());
+  for (size_t b = 0; b < seqs.size(); ++b) {
+    const Ids& s = seqs[b];
+    const std::string which = std::string(side) + " sequence " + std::to_string(b + 1);
+    if (s.empty()) throw Error(which + " is empty");
+    if (s.size() > max_positions)
+      throw Error(which + " has " + std::to_string(s.size()) + " tokens, more than max_positions " +
+                  std::to_string(max_positions));
+    for (size_t i = 0; i < s.size(); ++i)
+      if (s[i] < 0 || uint32_t(s[i]) >= vocab)
+        throw Error(which + ": id " + std::to_string(s[i]) + " at position " + std::to_string(i) +
+                    " is outside the vocabulary [0, " + std::to_string(vocab) + ")");
+    p.len = std::max<uint32_t>(p.len, uint32_t(s.size()));
+    p.lengths.push_back(uint32_t(s.size()));
+  }
+  p.ids.assign(size_t(p.batch) * p.len, pad_id);
+  p.pad.assign(p.ids.size(), 1);
+  for (uint32_t b = 0; b < p.batch; ++b)
+    for (uint32_t i = 0; i < p.lengths[b]; ++i) {
+      p.ids[size_t(b) * p.len + i] = seqs[b][i];
+      p.pad[size_t(b) * p.len + i] = seqs[b][i] == pad_id;
+    }
+  return p;
+}
+
+}  // namespace vkf

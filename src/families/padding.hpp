@@ -1,0 +1,25 @@
+// Batches of token ids of different lengths, padded into one [batch, len] block.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "vkformer/session.hpp"
+
+namespace vkf {
+
+/// Ids padded with pad_id into [batch, len], and the key padding mask
+/// (1 where the id is pad_id, as PyTorch's `ids == pad_id`).
+struct PaddedIds {
+  uint32_t batch = 0, len = 0;
+  std::vector<int32_t> ids, pad;
+  std::vector<uint32_t> lengths;
+};
+
+/// Checks every id against the vocabulary and every length against
+/// max_positions; `side` names the input in errors ("source", "target").
+/// @throws vkf::Error naming the sequence (from 1) and the id or length.
+PaddedIds pad_batch(const std::vector<Ids>& seqs, int32_t pad_id, uint32_t vocab,
+                    uint32_t max_positions, const char* side);
+
+}  // namespace vkf

@@ -1,0 +1,46 @@
+// Reading config.json's keys: every family reads its own through this, so a
+// missing or mistyped key reads the same whatever the model_type.
+#pragma once
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "vkformer/model.hpp"
+
+namespace vkf {
+
+/// One config.json object; every read names the file and the key when it fails.
+class ConfigReader {
+ public:
+  ConfigReader(const std::string& path, const nlohmann::json& j) : path_(path), j_(j) {}
+
+  /// @throws vkf::Error "<path>: <what>".
+  [[noreturn]] void fail(const std::string& what) const;
+  /// The key's value. @throws vkf::Error when it is missing.
+  const nlohmann::json& need(const char* key) const;
+  bool has(const char* key) const { return j_.contains(key); }
+
+  /// An integer in [min, 2^32).
+  uint32_t uint(const char* key, uint32_t min) const;
+  int32_t int32(const char* key) const;
+  bool boolean(const char* key) const;
+  std::string string(const char* key) const;
+  /// A finite number > 0, as a double (which may still be outside the fp32 range).
+  double positive_number(const char* key) const;
+  /// "activation": relu, gelu, gelu_tanh or silu.
+  Activation activation() const;
+  /// "positional_encoding": sinusoidal, learned or none.
+  PositionalEncoding positional_encoding() const;
+  /// Attention heads of width `width` (the value of `key`) split in n_heads:
+  /// it must divide, and a head may be 256 wide at most (the flash-attention kernel's limit).
+  void check_heads(const char* key, uint32_t width, uint32_t n_heads) const;
+
+ private:
+  [[noreturn]] void wrong(const char* key, const char* expected, const nlohmann::json& got) const;
+
+  const std::string& path_;
+  const nlohmann::json& j_;
+};
+
+}  // namespace vkf

@@ -1,0 +1,104 @@
+#include "model/loader.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "model/safetensors.hpp"
+#include "vk/context_impl.hpp"
+
+namespace vkf {
+namespace {
+
+std::string shape_string(const std::vector<int64_t>& shape) {
+  std::string s = "[";
+  for (size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
+  return s + "]";
+}
+
+std::string tensor_what(const std::string& name, const std::vector<int64_t>& shape, DType dtype) {
+  return "tensor \"" + name + "\" " + shape_string(shape) + " " + dtype_name(dtype);
+}
+
+}  // namespace
+
+std::vector<float> Loader::fetch(const std::string& name, const std::vector<int64_t>& shape,
+                                 const std::string& dims, const std::string& why) {
+  used_.insert(name);
+  if (!file_.has(name))
+    throw Error(file_.path() + ": missing tensor \"" + name + "\" " + shape_string(shape) + " = " + dims +
+                " (expected because " + why + ")");
+  const SafeTensor& t = file_.get(name);
+  if (t.shape != shape)
+    throw Error(file_.path() + ": tensor \"" + name + "\" has shape " + shape_string(t.shape) +
+                ", expected " + shape_string(shape) + " = " + dims);
+  if (dry_) return {};
+  std::vector<float> v = file_.to_f32(name);
+  size_t nan = 0, inf = 0, overflow = 0;
+  for (float x : v) {
+    if (std::isnan(x))
+      ++nan;
+    else if (std::isinf(x))
+      ++inf;
+    else if (dtype_ == DType::F16 && std::fabs(x) > 65504.f)
+      ++overflow;  // rounds to ±inf in fp16
+  }
+  if (nan || inf)
+    warn("tensor \"" + name + "\" holds " + std::to_string(nan) + " NaN and " + std::to_string(inf) +
+         " Inf values");
+  if (overflow)
+    warn("tensor \"" + name + "\" has " + std::to_string(overflow) +
+         " values beyond the fp16 range; they become Inf in fp16 precision");
+  return v;
+}
+
+Tensor Loader::upload(const std::vector<int64_t>& shape, const std::vector<float>& v, const std::string& name,
+                      DType dtype) {
+  if (dry_) {
+    // Saturating: a config can ask for absurd sizes (the sinusoidal table is not in the file).
+    constexpr uint64_t kCap = uint64_t(1) << 62;
+    uint64_t n = dtype_size(dtype);
+    for (int64_t d : shape) n = d > 0 && n > kCap / uint64_t(d) ? kCap : n * uint64_t(d);
+    planned_ = std::min(kCap, planned_ + (ctx_ ? ctx_->impl().memory->footprint(n) : n));
+    return {};
+  }
+  if (!ctx_) return {};  // checking only
+  return with_context([&] { return "uploading " + tensor_what(name, shape, dtype); },
+                      [&] { return ctx_->tensor(shape, v, dtype); });
+}
+
+Tensor Loader::upload_part(const std::vector<int64_t>& shape, const std::vector<float>& v, size_t begin,
+                           size_t end, const std::string& name) {
+  if (dry_) return upload(shape, {}, name);
+  return upload(shape, {v.begin() + std::ptrdiff_t(begin), v.begin() + std::ptrdiff_t(end)}, name);
+}
+
+LinearWeights Loader::linear(const std::string& prefix, int64_t out, int64_t in, const std::string& out_name,
+                             const std::string& in_name, const std::string& why) {
+  return {load(prefix + ".weight", {out, in}, "[" + out_name + ", " + in_name + "]", why),
+          load(prefix + ".bias", {out}, "[" + out_name + "]", why)};
+}
+
+NormWeights Loader::norm(const std::string& prefix, int64_t d, const std::string& why) {
+  return {load(prefix + ".weight", {d}, "[d_model]", why), load(prefix + ".bias", {d}, "[d_model]", why)};
+}
+
+bool Loader::present(const std::string& prefix, std::string& why) const {
+  for (const char* s : {".weight", ".bias"})
+    if (file_.has(prefix + s)) {
+      why = "\"" + prefix + s + "\" is present";
+      return true;
+    }
+  return false;
+}
+
+void Loader::warn(const std::string& what) const {
+  if (warnings_) warnings_->push_back(file_.path() + ": " + what);
+}
+
+void Loader::warn_unused() const {
+  for (const auto& [name, t] : file_.tensors())
+    if (!used_.count(name))
+      warn("unexpected tensor \"" + name + "\" " + shape_string(t.shape) + " " + t.dtype + " is ignored");
+}
+
+}  // namespace vkf

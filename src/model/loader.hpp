@@ -1,0 +1,74 @@
+// How a family's build_weights gets its tensors out of model.safetensors:
+// checked by name and shape, counted in a dry run, then uploaded.
+#pragma once
+
+#include <cstdint>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "model/weights.hpp"
+
+namespace vkf {
+
+class SafeTensorsFile;
+
+/// Checks and uploads. A dry run checks names and shapes and adds up the device
+/// memory the uploads will take, without converting or uploading anything, so
+/// a bad file or a model too large for the device fails before any upload.
+class Loader {
+ public:
+  /// ctx null: check names, shapes and values only (check_weights), upload nothing.
+  Loader(Context* ctx, const SafeTensorsFile& file, DType dtype, bool dry, std::vector<std::string>* warnings)
+      : ctx_(ctx), file_(file), dtype_(dtype), dry_(dry), warnings_(warnings) {}
+
+  bool dry() const { return dry_; }
+  /// False in a dry run and when only checking: tables computed on the host are not needed.
+  bool uploads() const { return ctx_ && !dry_; }
+  /// Device bytes the uploads of a dry run would take.
+  uint64_t planned() const { return planned_; }
+
+  /// The tensor's values, after checking its shape (empty in a dry run). `dims`
+  /// names the shape's config fields; `why` says what makes the config expect this tensor.
+  std::vector<float> fetch(const std::string& name, const std::vector<int64_t>& shape,
+                           const std::string& dims, const std::string& why);
+  /// Uploads `v` (in a dry run: counts its bytes). `name` says what it is in errors.
+  Tensor upload(const std::vector<int64_t>& shape, const std::vector<float>& v, const std::string& name) {
+    return upload(shape, v, name, dtype_);
+  }
+  /// The same in `dtype`, whatever the model's precision.
+  Tensor upload(const std::vector<int64_t>& shape, const std::vector<float>& v, const std::string& name,
+                DType dtype);
+  /// Uploads v[begin, end) as `shape`: one part of a packed tensor.
+  Tensor upload_part(const std::vector<int64_t>& shape, const std::vector<float>& v, size_t begin, size_t end,
+                     const std::string& name);
+  /// fetch, then upload.
+  Tensor load(const std::string& name, const std::vector<int64_t>& shape, const std::string& dims,
+              const std::string& why) {
+    return upload(shape, fetch(name, shape, dims, why), name);
+  }
+  /// PREFIX.weight [out, in] and PREFIX.bias [out]; out_name and in_name name the config fields.
+  LinearWeights linear(const std::string& prefix, int64_t out, int64_t in, const std::string& out_name,
+                       const std::string& in_name, const std::string& why);
+  /// PREFIX.weight and PREFIX.bias, [d_model] each.
+  NormWeights norm(const std::string& prefix, int64_t d, const std::string& why);
+  /// Optional modules come with both tensors or neither: if one is there, the
+  /// other is expected. `why` then says which one is there.
+  bool present(const std::string& prefix, std::string& why) const;
+
+  /// Adds "<file>: what" to the warnings.
+  void warn(const std::string& what) const;
+  /// Warns about every tensor of the file that no fetch asked for.
+  void warn_unused() const;
+
+ private:
+  Context* ctx_;
+  const SafeTensorsFile& file_;
+  DType dtype_;
+  bool dry_;
+  std::vector<std::string>* warnings_;
+  std::set<std::string> used_;
+  uint64_t planned_ = 0;
+};
+
+}  // namespace vkf

@@ -1,0 +1,170 @@
+// Session: every call goes through one wrapper (the device must be alive,
+// device errors name the call, stats() say what it did) and asks the model's
+// family what the architecture needs; plans are cached by shape.
+#include <algorithm>
+
+#include "run/search.hpp"
+#include "run/session_impl.hpp"
+#include "vk/context_impl.hpp"
+#include "vk/recorder_impl.hpp"
+
+namespace vkf {
+namespace {
+
+std::string count(size_t n, const char* one, const char* many) {
+  return std::to_string(n) + " " + (n == 1 ? one : many);
+}
+
+/// Runs body(stats of this call) as Session call `call`. A device lost before
+/// says so naming the call; a VulkanError from the body gets the tag
+/// "<call> (<describe(stats so far)>)"; on success `stats` are this call's.
+template <class Describe, class Body>
+auto guarded(Session::Impl& s, RunStats& stats, const char* call, Describe&& describe, Body&& body) {
+  s.ctx.impl().alive(call);
+  s.last_dispatches = 0;
+  s.last_timings.clear();
+  RunStats run;
+  const uint64_t before = s.ctx.submissions();
+  auto result = with_context([&] { return std::string(call) + " (" + describe(run) + ")"; },
+                             [&] { return body(run); });
+  run.submissions = s.ctx.submissions() - before;
+  run.dispatches = s.last_dispatches;
+  run.timings = std::move(s.last_timings);
+  stats = std::move(run);
+  return result;
+}
+
+}  // namespace
+
+void Session::Impl::submit(Recorder& rec, const char* what) {
+  with_context([&] { return std::string("submitting ") + what + " of " + std::to_string(rec.dispatches()) +
+                            " dispatches"; },
+               [&] { ctx.submit(rec); });
+  last_dispatches = rec.dispatches();
+  last_timings = rec.timings();
+}
+
+Batch Session::Impl::prepare(Task task, const std::vector<Ids>& src, const std::vector<Ids>& tgt) const {
+  if (!family.supports(task)) throw Error(family.refusal(task));
+  return family.prepare(task, model, src, tgt);
+}
+
+Plan& Session::Impl::plan(const Batch& b) {
+  return plans.get(b.key, [&] {
+    auto p = family.make_plan(model, b.key);
+    p->rec = std::make_unique<Recorder>(ctx, profiling);
+    return p;
+  });
+}
+
+Plan& Session::Impl::run(const Batch& b) {
+  Plan& p = plan(b);
+  if (!p.recorded) {  // once per shape; later calls resubmit the same command buffer
+    family.record(*p.rec, model, p);
+    p.recorded = true;
+  }
+  for (size_t i = 0; i < b.inputs.size(); ++i)
+    ctx.write_bytes(p.inputs[i], b.inputs[i].data(), b.inputs[i].size() * 4);
+  submit(*p.rec, p.what);
+  return p;
+}
+
+ForwardOutput Session::Impl::forward(const std::vector<Ids>& src, const std::vector<Ids>& tgt) {
+  const Batch b = prepare(Task::Forward, src, tgt);
+  const Plan& p = run(b);
+  ForwardOutput o;
+  o.batch = b.key.batch;
+  o.len = uint32_t(p.out.dim(1));
+  o.dim = uint32_t(p.out.dim(-1));
+  o.lengths = b.lengths;
+  o.data = ctx.read(p.out);
+  for (uint32_t i = 0; i < o.batch; ++i)  // positions past a sequence's end are zero
+    std::fill(o.data.begin() + (size_t(i) * o.len + o.lengths[i]) * o.dim,
+              o.data.begin() + size_t(i + 1) * o.len * o.dim, 0.0f);
+  return o;
+}
+
+EmbedOutput Session::Impl::embed(const std::vector<Ids>& seqs) {
+  const Batch b = prepare(Task::Embed, seqs, {});
+  const Plan& p = run(b);
+  EmbedOutput o;
+  o.batch = b.key.batch;
+  o.dim = uint32_t(p.out.dim(-1));
+  o.lengths = b.lengths;
+  o.data = ctx.read(p.out);
+  return o;
+}
+
+std::vector<Ids> Session::Impl::generate(const std::vector<Ids>& src, const GenerateOptions& o, RunStats& stats) {
+  if (!family.supports(Task::Generate)) throw Error(family.refusal(Task::Generate));
+  if (o.beam < 1) throw Error("beam width must be at least 1");
+  if (src.empty()) throw Error("no source sequences were given");
+  if (o.max_new_tokens == 0) return std::vector<Ids>(src.size());
+  std::unique_ptr<LogitsSource> logits = family.logits_source(*this, src, o);
+  return search(*logits, uint32_t(src.size()), model.config(), o, stats);
+}
+
+Tensor Session::Impl::record_forward(Recorder& rec, const std::vector<Ids>& src, const std::vector<Ids>& tgt,
+                                     Tensor* out) {
+  const Batch b = prepare(Task::Forward, src, tgt);
+  Plan& p = plan(b);
+  const uint64_t before = rec.dispatches();
+  for (size_t i = 0; i < b.inputs.size(); ++i)  // the ids travel inside the command buffer
+    rec.impl().update(p.inputs[i], b.inputs[i].data(), b.inputs[i].size() * 4);
+  family.record(rec, model, p);
+  if (out) {
+    if (out->numel() != p.out.numel() || out->dtype() != DType::F32)
+      throw Error("record_forward: out " + out->describe() + " must hold " + std::to_string(p.out.numel()) +
+                  " f32 values like " + p.out.describe());
+    CopyRowsArgs c;
+    c.src = &p.out;
+    c.dst = out;
+    c.width = uint32_t(p.out.numel());
+    c.src_row_stride = c.dst_row_stride = c.width;
+    copy_rows(rec, c);
+  }
+  last_dispatches = rec.dispatches() - before;
+  return p.out;
+}
+
+Session::Session(std::shared_ptr<Model> model)
+    : model_(std::move(model)), impl_(std::make_unique<Impl>(*model_)) {}
+Session::~Session() = default;
+
+ForwardOutput Session::forward(const std::vector<Ids>& src, const std::vector<Ids>& tgt) {
+  return guarded(
+      *impl_, stats_, "Session::forward", [&](const RunStats&) { return count(src.size(), "sequence", "sequences"); },
+      [&](RunStats&) { return impl_->forward(src, tgt); });
+}
+
+std::vector<Ids> Session::generate(const std::vector<Ids>& src, const GenerateOptions& o) {
+  return guarded(
+      *impl_, stats_, "Session::generate",
+      [&](const RunStats& r) {
+        return count(src.size(), "sequence", "sequences") + ", beam " + std::to_string(o.beam) + ", after " +
+               std::to_string(r.steps) + " decode steps";
+      },
+      [&](RunStats& r) { return impl_->generate(src, o, r); });
+}
+
+EmbedOutput Session::embed(const std::vector<Ids>& seqs) {
+  return guarded(
+      *impl_, stats_, "Session::embed", [&](const RunStats&) { return count(seqs.size(), "sentence", "sentences"); },
+      [&](RunStats&) { return impl_->embed(seqs); });
+}
+
+Tensor Session::record_forward(Recorder& rec, const std::vector<Ids>& src, const std::vector<Ids>& tgt,
+                               Tensor* out) {
+  return guarded(
+      *impl_, stats_, "Session::record_forward",
+      [&](const RunStats&) { return count(src.size(), "sequence", "sequences"); },
+      [&](RunStats&) { return impl_->record_forward(rec, src, tgt, out); });
+}
+
+void Session::set_profiling(bool on) {
+  if (impl_->profiling == on) return;
+  impl_->profiling = on;
+  impl_->plans.clear();  // recorded with or without timestamps
+}
+
+}  // namespace vkf
