@@ -42,8 +42,10 @@ void check_topk(Context& ctx, const std::vector<float>& x, int64_t rows, int64_t
 std::vector<std::string> topk_shapes() {
   std::vector<std::string> out;
   for (const auto& s : grid({{"m=1,n=1", "m=3,n=7", "m=2,n=33", "m=37,n=100", "m=5,n=1001", "m=300,n=64", "m=2,n=32000"},
-                             {"topk=1", "topk=2", "topk=5", "topk=16", "topk=32"}}))
-    if (parse_op_shape(s).topk <= parse_op_shape(s).n) out.push_back(s);
+                             {"topk=1", "topk=2", "topk=5", "topk=16", "topk=32"}})) {
+    const OpShape o = parse_op_shape(s);
+    if (o.topk <= o.n) out.push_back(s);
+  }
   return out;
 }
 VKF_OP_SHAPES(topk, topk_shapes());
