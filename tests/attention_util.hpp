@@ -8,7 +8,7 @@
 #include <limits>
 #include <sstream>
 
-#include "test_util.hpp"
+#include "op_test.hpp"
 
 namespace vkf::test {
 
@@ -159,8 +159,6 @@ struct AttnInputs {
   }
 };
 
-/// An error for RecordProperty ("1.2e-07"; std::to_string would print 0.000000).
-
 /// Every output element of a fully masked row (b, h, i) of a [B, Lq, H·D] output is exactly 0.
 inline void expect_zero_rows(const std::vector<float>& out, const AttnInputs& in) {
   const auto& s = in.shape;
@@ -169,6 +167,37 @@ inline void expect_zero_rows(const std::vector<float>& out, const AttnInputs& in
     const float* o = &out[(b * s.q_len + i) * s.heads * s.head_dim + h * s.head_dim];
     for (uint32_t c = 0; c < s.head_dim; ++c) ASSERT_EQ(o[c], 0.0f) << "fully masked row " << r;
   }
+}
+
+/// The case as a row of the generic op test (op_test.hpp), whose registered
+/// case (src/ops/op_case.hpp) reads Q and a packed KV memory, pads the last 3·b
+/// keys of sequence b and offsets a causal mask by kv_len − q_len when positive.
+inline std::string op_shape(const AttnCase& c) {
+  static const char* masks[] = {"none", "padding", "causal", "both"};
+  std::ostringstream s;
+  s << "batch=" << c.batch << ",heads=" << c.heads << ",head_dim=" << c.head_dim << ",q_len=" << c.q_len
+    << ",kv_len=" << c.kv_len << ",mask=" << masks[int(c.mask)] << ",dtype=" << dtype_name(c.kv);
+  return s.str();
+}
+inline std::vector<std::string> op_shapes(const std::vector<AttnCase>& cases) {
+  std::vector<std::string> out;
+  for (const auto& c : cases) out.push_back(op_shape(c));
+  return out;
+}
+
+/// The cases the registered case cannot stand for, which an op's own test runs
+/// on AttnInputs: another layout (when the op reads Q, K or V), a row whose
+/// every key is masked, or a causal offset other than kv_len − q_len.
+inline std::vector<AttnCase> own_input_cases(const std::vector<AttnCase>& cases, bool layout_matters = true) {
+  std::vector<AttnCase> out;
+  for (const auto& c : cases) {
+    const bool pad = c.mask == MaskKind::Padding || c.mask == MaskKind::Both;
+    const bool causal = c.mask == MaskKind::Causal || c.mask == MaskKind::Both;
+    const bool fully_masked = (pad && c.batch == 3) || (c.mask == MaskKind::Both && c.causal_offset == 0);
+    const bool other_offset = causal && c.causal_offset != (c.kv_len > c.q_len ? c.kv_len - c.q_len : 0);
+    if ((layout_matters && c.layout != Layout::PackedKV) || fully_masked || other_offset) out.push_back(c);
+  }
+  return out;
 }
 
 // For the scores and values kernels: every head dim (and 24, 40, and 30: not a

@@ -1,11 +1,17 @@
-// attention_values: O = P·V with heads written concatenated.
+// attention_values: O = P·V with heads written concatenated: a table of
+// shapes, every layout models use, and bad arguments.
 #include "attention_util.hpp"
 
 namespace vkf::test {
 
+VKF_OP_SHAPES(attention_values, op_shapes(view_cases()));
+
+// V as models lay it out (separate, a packed QKV projection, a KV cache with
+// NaN past the filled keys), which the table's packed KV memory is not; and
+// what the op reports.
 class ValuesTest : public DeviceTest, public ::testing::WithParamInterface<AttnCase> {};
 
-TEST_P(ValuesTest, MatchesReference) {
+TEST_P(ValuesTest, ReadsEveryLayout) {
   const AttnCase c = GetParam();
   if (c.kv == DType::F16 && !has_f16()) GTEST_SKIP() << "no 16-bit storage";
   AttnInputs in(ctx(), c, 21);
@@ -24,7 +30,7 @@ TEST_P(ValuesTest, MatchesReference) {
   EXPECT_EQ(info.flops, 2.0 * s.batch * s.heads * s.q_len * s.kv_len * s.head_dim);
 }
 
-INSTANTIATE_TEST_SUITE_P(Shapes, ValuesTest, ::testing::ValuesIn(view_cases()),
+INSTANTIATE_TEST_SUITE_P(Layouts, ValuesTest, ::testing::ValuesIn(own_input_cases(view_cases())),
                          [](const auto& i) { return case_name(i.param); });
 
 TEST_F(DeviceTest, AttentionValuesRejectsBadArguments) {

@@ -1,10 +1,9 @@
-// copy_rows: KV-cache appends, beam gathers, odd layouts, grid folding and
-// argument checks. A copy is exact, so every check asks for zero error.
-#include <cstdio>
+// copy_rows: a table of sizes, KV-cache appends, beam gathers, column offsets
+// and strides, grid folding and argument checks. A copy is exact, so every
+// check asks for zero error.
 #include <numeric>
 
-#include "test_util.hpp"
-#include "vk/context_impl.hpp"
+#include "op_test.hpp"
 
 namespace vkf::test {
 namespace {
@@ -41,6 +40,16 @@ Copied run_copy(Context& ctx, const std::vector<int64_t>& src_shape, const std::
 double error(const Copied& c) { return ref::max_rel_error(c.got, std::vector<double>(c.want.begin(), c.want.end())); }
 
 }  // namespace
+
+// The registered case appends q_len rows of width n to a cache of kv_len rows,
+// gathering batches in reverse: width 1, odd (scalar) and vec4, narrow rows
+// (several per workgroup), wide rows (several workgroups per row), one row, and
+// contiguous blocks (one long row: kv_len = q_len).
+VKF_OP_SHAPES(copy_rows, {"batch=1,q_len=1,kv_len=1,n=1", "batch=2,q_len=1,kv_len=4,n=7",
+                          "batch=3,q_len=37,kv_len=40,n=3", "batch=2,q_len=100,kv_len=101,n=5",
+                          "batch=2,q_len=9,kv_len=9,n=33", "batch=1,q_len=3,kv_len=4,n=1000",
+                          "batch=2,q_len=2,kv_len=3,n=1001", "batch=4,q_len=1,kv_len=1,n=12",
+                          "batch=2,q_len=50,kv_len=50,n=16", "batch=2,q_len=2,kv_len=2,n=6"});
 
 // A decoder step: K and V of the new token, columns [d, 3d) of a packed QKV
 // projection [B, 1, 3d], go to row t of a [B, max_len, 2d] cache.
@@ -118,8 +127,8 @@ TEST_F(DeviceTest, CopyRowsClampsIndexValues) {
   EXPECT_EQ(error(run_copy(ctx(), {3, 4, 8}, {5, 3, 8}, a, &far)), 0.0);
 }
 
-// Layouts: odd widths (scalar), explicit strides, narrow rows (several rows per
-// workgroup), wide rows (several workgroups per row), one row.
+// What the table's case does not vary: column offsets, first rows, and
+// explicit strides into flat tensors.
 struct Layout {
   uint32_t batch, rows, width, src_col, dst_col, src_row0, dst_row0;
   std::vector<int64_t> src_shape, dst_shape;
@@ -128,16 +137,12 @@ struct Layout {
 
 std::vector<Layout> layouts() {
   return {
-      {1, 1, 1, 0, 0, 0, 0, {1, 1, 1}, {1, 1, 1}},
       {2, 1, 7, 3, 1, 0, 2, {2, 1, 11}, {2, 4, 9}},
       {3, 37, 3, 2, 0, 1, 0, {3, 40, 5}, {3, 37, 3}},      // narrow: several rows side by side
       {2, 100, 5, 0, 3, 0, 0, {2, 100, 6}, {2, 101, 9}},
       {2, 9, 33, 1, 0, 0, 0, {2, 9, 34}, {2, 9, 33}},
       {1, 3, 1000, 0, 4, 0, 1, {1, 3, 1000}, {1, 4, 1008}},  // wide, vec4
       {2, 2, 1001, 2, 0, 1, 0, {2, 3, 1003}, {2, 2, 1001}},  // wide, scalar
-      {4, 1, 12, 0, 0, 0, 0, {4, 1, 12}, {4, 1, 12}},        // contiguous: one long row
-      {2, 50, 16, 0, 0, 0, 0, {2, 50, 16}, {2, 50, 16}},     // contiguous, vec4
-      {2, 2, 6, 0, 0, 0, 0, {2, 2, 6}, {2, 2, 6}},           // contiguous rows of 6: one vec4 row of 12
       // explicit strides into flat tensors, batch strides past the default
       {3, 4, 6, 1, 2, 1, 0, {3 * 50}, {3 * 40 + 8}, 10, 50, 9, 40},
       {2, 5, 8, 4, 0, 0, 3, {2 * 72}, {2 * 100}, 12, 72, 8, 100},
@@ -165,33 +170,24 @@ double run_layout(Context& ctx, const Layout& l) {
   return error(run_copy(ctx, l.src_shape, l.dst_shape, a));
 }
 
+// With the device's own workgroup sizes and as for a discrete GPU (wide groups, few units per lane).
 TEST_F(DeviceTest, CopyRowsLayouts) {
-  for (const Layout& l : layouts()) {
-    SCOPED_TRACE(describe(l));
-    EXPECT_EQ(run_layout(ctx(), l), 0.0);
+  for (const char* sizes : {"native", "gpu"}) {
+    ScopedCaps caps(ctx());
+    if (std::string(sizes) == "gpu") caps->device_type = "discrete";
+    for (const Layout& l : layouts()) {
+      SCOPED_TRACE(std::string(sizes) + " sizes, " + describe(l));
+      EXPECT_EQ(run_layout(ctx(), l), 0.0);
+    }
   }
 }
 
-// Workgroup sizes as for a discrete GPU (wide groups, few units per lane).
-TEST_F(DeviceTest, CopyRowsWithGpuSizes) {
-  Capabilities saved = ctx().caps();
-  ctx().impl().caps.device_type = "discrete";
-  std::vector<double> errs;
-  for (const Layout& l : layouts()) errs.push_back(run_layout(ctx(), l));
-  ctx().impl().caps = saved;
-  for (size_t i = 0; i < errs.size(); ++i) EXPECT_EQ(errs[i], 0.0) << describe(layouts()[i]);
-}
-
 TEST_F(DeviceTest, CopyRowsFoldsTheGrid) {
-  Capabilities saved = ctx().caps();
-  auto& caps = ctx().impl().caps;
-  caps.max_workgroup_count[0] = 4;
-  caps.max_workgroup_count[1] = 3;
-  double e1 = run_layout(ctx(), {5, 300, 3, 0, 1, 0, 0, {5, 300, 3}, {5, 301, 4}});  // 50 groups: x, y and z
-  double e2 = run_layout(ctx(), {3, 2, 1001, 2, 0, 1, 0, {3, 3, 1003}, {3, 2, 1001}});
-  caps = saved;
-  EXPECT_EQ(e1, 0.0);
-  EXPECT_EQ(e2, 0.0);
+  ScopedCaps caps(ctx());
+  caps->max_workgroup_count[0] = 4;
+  caps->max_workgroup_count[1] = 3;
+  EXPECT_EQ(run_layout(ctx(), {5, 300, 3, 0, 1, 0, 0, {5, 300, 3}, {5, 301, 4}}), 0.0);  // 50 groups: x, y and z
+  EXPECT_EQ(run_layout(ctx(), {3, 2, 1001, 2, 0, 1, 0, {3, 3, 1003}, {3, 2, 1001}}), 0.0);
 }
 
 // rows = 0 is an empty copy: checked, nothing recorded, no cost.

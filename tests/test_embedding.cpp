@@ -1,9 +1,10 @@
+// vkf::embedding: a table of shapes; positions none, learned, stored unlike the
+// table and offset; position ids; clamped ids; folding; bad arguments.
 #include <cmath>
 #include <cstdio>
 #include <tuple>
 
-#include "test_util.hpp"
-#include "vk/context_impl.hpp"
+#include "op_test.hpp"
 
 namespace vkf::test {
 namespace {
@@ -53,51 +54,58 @@ double run_embedding(Context& ctx, const EmbCase& c, OpInfo* info = nullptr) {
 
 }  // namespace
 
-// (table dtype, positions dtype, positions kind)
-class EmbeddingTest : public DeviceTest,
-                      public ::testing::WithParamInterface<std::tuple<DType, DType, Pos>> {
- protected:
-  void SetUp() override {
-    DeviceTest::SetUp();
-    auto [tdt, pdt, pos] = GetParam();
-    if ((tdt == DType::F16 || pdt == DType::F16) && !has_f16()) GTEST_SKIP() << "no 16-bit storage";
-  }
+// Lengths and vocabularies from 1, d 1, odd, vec4-aligned and wider than a
+// workgroup (scalar and vec4), with a position offset for the tests below.
+struct Shape {
+  uint32_t batch, len, d, vocab, pos_offset;
 };
+const std::vector<Shape> kShapes = {{1, 1, 1, 1, 0},      {2, 3, 5, 11, 0},  {3, 7, 64, 50, 4},
+                                    {1, 17, 127, 33, 1},  {2, 5, 768, 40, 9}, {5, 3, 1000, 7, 2},
+                                    {3, 4, 1001, 9, 0},   {1, 2, 3000, 5, 0}};
 
-TEST_P(EmbeddingTest, MatchesReference) {
-  auto [tdt, pdt, pos] = GetParam();
-  double worst = 0;
-  struct Shape { uint32_t batch, len, d, vocab, pos_offset; };
-  for (Shape s : {Shape{1, 1, 1, 1, 0}, Shape{2, 3, 5, 11, 0}, Shape{3, 7, 64, 50, 4}, Shape{1, 17, 127, 33, 1},
-                  Shape{2, 5, 768, 40, 9}, Shape{5, 3, 1000, 7, 2}}) {
-    SCOPED_TRACE("batch " + std::to_string(s.batch) + " len " + std::to_string(s.len) + " d " +
-                 std::to_string(s.d) + " pos_offset " + std::to_string(s.pos_offset));
-    OpInfo info;
-    double err = run_embedding(ctx(), {s.batch, s.len, s.d, s.vocab, tdt, pdt, pos, s.pos_offset}, &info);
-    EXPECT_LE(err, kF32Bound);
-    worst = std::max(worst, err);
-  }
-  std::printf("[ max error ] table %s, positions %s %s: %.3g\n", dtype_name(tdt), dtype_name(pdt),
-              pos == Pos::None ? "none" : pos == Pos::Learned ? "learned" : "sinusoidal", worst);
+std::vector<std::string> table_rows() {
+  std::vector<std::string> rows;
+  for (const Shape& s : kShapes)
+    rows.push_back("batch=" + std::to_string(s.batch) + ",q_len=" + std::to_string(s.len) +
+                   ",k=" + std::to_string(s.d) + ",n=" + std::to_string(s.vocab));
+  return rows;
 }
 
-INSTANTIATE_TEST_SUITE_P(All, EmbeddingTest,
-                         ::testing::Combine(::testing::Values(DType::F32, DType::F16),
-                                            ::testing::Values(DType::F32, DType::F16),
-                                            ::testing::Values(Pos::None, Pos::Learned, Pos::Sinusoidal)));
+// The registered case: sinusoidal positions from 0, stored like the table.
+VKF_OP_SHAPES(embedding, grid({table_rows(), {"dtype=f32", "dtype=f16"}}));
 
-// Workgroup sizes as for a discrete GPU (wide groups, several per row).
+// What the table does not vary: no positions, learned ones, positions stored
+// unlike the table (the four shader variants), and a position offset.
+class EmbeddingTest : public DeviceTest,
+                      public ::testing::WithParamInterface<std::tuple<DType, DType, Pos>> {};
+
+TEST_P(EmbeddingTest, PositionKindsAndStorage) {
+  auto [tdt, pdt, pos] = GetParam();
+  if ((tdt == DType::F16 || pdt == DType::F16) && !has_f16()) GTEST_SKIP() << "no 16-bit storage";
+  for (const Shape& s : kShapes) {
+    SCOPED_TRACE("batch " + std::to_string(s.batch) + " len " + std::to_string(s.len) + " d " +
+                 std::to_string(s.d) + " pos_offset " + std::to_string(s.pos_offset));
+    EXPECT_LE(run_embedding(ctx(), {s.batch, s.len, s.d, s.vocab, tdt, pdt, pos, s.pos_offset}), kF32Bound);
+  }
+}
+
+std::vector<std::tuple<DType, DType, Pos>> position_kinds() {
+  std::vector<std::tuple<DType, DType, Pos>> out;
+  for (DType t : weight_dtypes())
+    for (DType p : weight_dtypes())
+      for (Pos pos : {Pos::None, Pos::Learned, Pos::Sinusoidal})
+        if (t != p || pos != Pos::Sinusoidal) out.push_back({t, p, pos});  // else the table's
+  return out;
+}
+INSTANTIATE_TEST_SUITE_P(All, EmbeddingTest, ::testing::ValuesIn(position_kinds()));
+
+// Workgroup sizes as for a discrete GPU: wide groups, several per row.
 TEST_F(DeviceTest, EmbeddingWithGpuSizes) {
-  Capabilities saved = ctx().caps();
-  ctx().impl().caps.device_type = "discrete";
+  ScopedCaps caps(ctx());
+  caps->device_type = "discrete";
   OpInfo info;
-  double e1 = run_embedding(ctx(), {2, 5, 768, 40, DType::F32, DType::F32, Pos::Learned, 3}, &info);
-  double e2 = run_embedding(ctx(), {3, 4, 1001, 9, DType::F32, DType::F32, Pos::Sinusoidal, 0});
-  double e3 = run_embedding(ctx(), {1, 2, 3000, 5, DType::F32, DType::F32, Pos::None, 0});
-  ctx().impl().caps = saved;
-  EXPECT_LE(e1, kF32Bound);
-  EXPECT_LE(e2, kF32Bound);
-  EXPECT_LE(e3, kF32Bound);
+  EXPECT_LE(run_embedding(ctx(), {2, 5, 768, 40, DType::F32, DType::F32, Pos::Learned, 3}, &info), kF32Bound);
+  EXPECT_LE(run_embedding(ctx(), {1, 2, 3000, 5, DType::F32, DType::F32, Pos::None, 0}), kF32Bound);
   EXPECT_GT(info.spec[0].second, ctx().caps().subgroup_size);
 }
 
@@ -109,13 +117,10 @@ TEST_F(DeviceTest, EmbeddingClampsOutOfRangeIds) {
 }
 
 TEST_F(DeviceTest, EmbeddingFoldsRowsIntoTheGrid) {
-  Capabilities saved = ctx().caps();
-  auto& caps = ctx().impl().caps;
-  caps.max_workgroup_count[0] = 4;
-  caps.max_workgroup_count[1] = 3;
-  double err = run_embedding(ctx(), {3, 29, 36, 20, DType::F32, DType::F32, Pos::Sinusoidal, 5});
-  caps = saved;
-  EXPECT_LE(err, kF32Bound);
+  ScopedCaps caps(ctx());
+  caps->max_workgroup_count[0] = 4;
+  caps->max_workgroup_count[1] = 3;
+  EXPECT_LE(run_embedding(ctx(), {3, 29, 36, 20, DType::F32, DType::F32, Pos::Sinusoidal, 5}), kF32Bound);
 }
 
 // Values of PyTorch's usual formula, div_term = exp(arange(0, d, 2)·−ln(10000)/d),

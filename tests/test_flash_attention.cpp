@@ -4,9 +4,46 @@
 
 namespace vkf::test {
 
+// Every head dim (and 24, 30, 40), f32 and f16 K/V, every mask kind, lengths
+// off the tiles, cross attention, packed QKV/KV views, decode steps (Lq = 1 or
+// a few rows against a KV cache, causal_offset = keys before them), long keys
+// (several tiles, keys split across the invocations of a row), fully masked rows.
+// Padding comes with two sequences or more: the table's mask pads none of the first.
+std::vector<AttnCase> flash_cases() {
+  const std::vector<AttnCase> base = {
+      {1, 1, 32, 1, 1, Layout::Separate, MaskKind::None},
+      {2, 3, 64, 17, 33, Layout::Separate, MaskKind::Padding},
+      {3, 2, 80, 33, 33, Layout::PackedQKV, MaskKind::Causal},
+      {3, 1, 128, 33, 33, Layout::Separate, MaskKind::Both},
+      {1, 3, 24, 64, 64, Layout::PackedQKV, MaskKind::Both},
+      {2, 2, 40, 5, 70, Layout::PackedKV, MaskKind::Padding},
+      {1, 2, 64, 70, 17, Layout::PackedKV, MaskKind::None},
+      {2, 2, 64, 1, 33, Layout::Cache, MaskKind::Causal, 32},
+      {3, 3, 128, 1, 65, Layout::Cache, MaskKind::Both, 64},
+      {2, 2, 80, 1, 300, Layout::Cache, MaskKind::Padding},
+      {2, 1, 32, 4, 130, Layout::Cache, MaskKind::Causal, 126},
+      {1, 1, 128, 5, 5, Layout::Separate, MaskKind::Causal},
+      {2, 3, 30, 17, 1, Layout::Separate, MaskKind::Both},
+  };
+  // fp16 K/V on every shape but packed QKV (Q is f32) and the last two (compile time).
+  std::vector<AttnCase> out;
+  for (size_t n = 0; n < base.size(); ++n)
+    for (DType dt : weight_dtypes()) {
+      AttnCase c = base[n];
+      if (dt == DType::F16 && (c.layout == Layout::PackedQKV || n + 2 >= base.size())) continue;
+      c.kv = dt;
+      out.push_back(c);
+    }
+  return out;
+}
+VKF_OP_SHAPES(flash_attention, op_shapes(flash_cases()));
+
+// The cases the table's packed KV memory cannot stand for (other layouts, a KV
+// cache with NaN past the filled keys, rows whose every key is masked, decode
+// offsets), against the reference and against the unfused path on the device.
 class FlashTest : public DeviceTest, public ::testing::WithParamInterface<AttnCase> {};
 
-TEST_P(FlashTest, MatchesReferenceAndUnfused) {
+TEST_P(FlashTest, MatchesUnfusedOnEveryLayout) {
   const AttnCase c = GetParam();
   if (c.kv == DType::F16 && !has_f16()) GTEST_SKIP() << "no 16-bit storage";
   AttnInputs in(ctx(), c, 51);
@@ -31,38 +68,7 @@ TEST_P(FlashTest, MatchesReferenceAndUnfused) {
   EXPECT_EQ(info.flops, 4.0 * s.batch * s.heads * s.q_len * s.kv_len * s.head_dim);
 }
 
-// Every head dim (and 24, 30, 40), f32 and f16 K/V, every mask kind, lengths
-// off the tiles, cross attention, packed QKV/KV views, decode steps (Lq = 1 or
-// a few rows against a KV cache, causal_offset = keys before them), long keys
-// (several tiles, keys split across the invocations of a row), fully masked rows.
-std::vector<AttnCase> flash_cases() {
-  const std::vector<AttnCase> base = {
-      {1, 1, 32, 1, 1, Layout::Separate, MaskKind::None},
-      {2, 3, 64, 17, 33, Layout::Separate, MaskKind::Padding},
-      {3, 2, 80, 33, 33, Layout::PackedQKV, MaskKind::Causal},
-      {3, 1, 128, 33, 33, Layout::Separate, MaskKind::Both},
-      {1, 3, 24, 64, 64, Layout::PackedQKV, MaskKind::Both},
-      {2, 2, 40, 5, 70, Layout::PackedKV, MaskKind::Padding},
-      {1, 2, 64, 70, 17, Layout::PackedKV, MaskKind::None},
-      {2, 2, 64, 1, 33, Layout::Cache, MaskKind::Causal, 32},
-      {3, 3, 128, 1, 65, Layout::Cache, MaskKind::Both, 64},
-      {1, 2, 80, 1, 300, Layout::Cache, MaskKind::Padding},
-      {2, 1, 32, 4, 130, Layout::Cache, MaskKind::Causal, 126},
-      {1, 1, 128, 5, 5, Layout::Separate, MaskKind::Causal},
-      {2, 3, 30, 17, 1, Layout::Separate, MaskKind::Both},
-  };
-  // fp16 K/V on every shape but packed QKV (Q is f32) and the last two (compile time).
-  std::vector<AttnCase> out;
-  for (size_t n = 0; n < base.size(); ++n)
-    for (DType dt : weight_dtypes()) {
-      AttnCase c = base[n];
-      if (dt == DType::F16 && (c.layout == Layout::PackedQKV || n + 2 >= base.size())) continue;
-      c.kv = dt;
-      out.push_back(c);
-    }
-  return out;
-}
-INSTANTIATE_TEST_SUITE_P(Shapes, FlashTest, ::testing::ValuesIn(flash_cases()),
+INSTANTIATE_TEST_SUITE_P(Layouts, FlashTest, ::testing::ValuesIn(own_input_cases(flash_cases())),
                          [](const auto& i) { return case_name(i.param); });
 
 TEST_F(DeviceTest, FlashAttentionRejectsBadArguments) {

@@ -1,8 +1,9 @@
-// vkf::gemm: every variant over a grid of awkward shapes, every activation,
-// bias and residual on and off, fp32 and fp16 weights, and bad arguments.
+// vkf::gemm: every variant over a table of awkward shapes, every activation,
+// bias and residual on and off, fp32 and fp16 weights; huge inputs, the pick by
+// rows, folding, what fp16 storage costs, and bad arguments.
 #include <cstdio>
 
-#include "test_util.hpp"
+#include "op_test.hpp"
 
 namespace vkf::test {
 namespace {
@@ -50,60 +51,27 @@ std::string describe(const Case& c) {
 
 }  // namespace
 
-class GemmVariantTest : public DeviceTest,
-                        public ::testing::WithParamInterface<std::tuple<std::string, DType>> {};
-
-// Shapes that are not tile multiples, a single row or column, K = 1 and K not a
-// multiple of 4, for every variant (gemv on many rows, tiled on one row too).
-TEST_P(GemmVariantTest, MatchesReferenceOnShapeGrid) {
-  const auto [variant, dtype] = GetParam();
-  if (dtype == DType::F16 && !has_f16()) GTEST_SKIP() << "no 16-bit storage";
-  if (variant == "gemv_subgroup" && !ctx().caps().subgroup_arithmetic) GTEST_SKIP() << "no subgroup arithmetic";
-  double worst = 0;
-  int i = 0;
-  for (int64_t M : {1, 2, 3, 17, 64, 130})
-    for (int64_t N : {1, 5, 64, 257})
-      for (int64_t K : {1, 3, 4, 63}) {
-        // Bias and residual take turns being present.
-        Case c{M, N, K, dtype, Activation::None, i % 2 == 1, i % 4 >= 2, variant};
-        ++i;
-        Result r = run(ctx(), c, uint32_t(i));
-        EXPECT_LE(r.err, kF32Bound) << describe(c);
-        EXPECT_EQ(r.info.variant, variant);
-        worst = std::max(worst, r.err);
-      }
-  // Transformer-sized K (vec4 loop over many tiles), cheap row counts only.
-  for (int64_t M : {1, 17})
-    for (int64_t K : {768, 766}) {
-      Case c{M, 64, K, dtype, Activation::None, true, true, variant};
-      Result r = run(ctx(), c, uint32_t(++i));
-      EXPECT_LE(r.err, kF32Bound) << describe(c);
-      worst = std::max(worst, r.err);
-    }
-  std::printf("[ gemm %s %s ] max rel error %.2e\n", variant.c_str(), dtype_name(dtype), worst);
+// Shapes off the tiles (gemv's 4-row groups, 16- to 64-wide tiles): one row or
+// column, exact and one-past tiles, K = 1 and K not a multiple of 4, with bias
+// and residual taking turns; transformer-sized K (the vec4 loop over many
+// tiles) on few rows; every activation with bias and residual, pre-activations
+// spread over about [-12, 12] (both GELU tails, SiLU's saturating side) by
+// k = 1024 inputs. All in fp32 and with fp16 weights.
+std::vector<std::string> gemm_shapes() {
+  static const char* turns[] = {"bias=0,residual=0", "bias=1,residual=0", "bias=0,residual=1", "bias=1,residual=1"};
+  std::vector<std::string> grid_shapes = grid({{"m=1", "m=3", "m=17", "m=64", "m=66"},
+                                               {"n=1", "n=5", "n=64", "n=129"}, {"k=1", "k=3", "k=4", "k=63"}});
+  for (size_t i = 0; i < grid_shapes.size(); ++i) grid_shapes[i] += std::string(",") + turns[(i + i / 4) % 4];
+  const std::vector<std::string> dtypes = {"dtype=f32", "dtype=f16"};
+  std::vector<std::string> shapes = grid({grid_shapes, dtypes});
+  for (const auto& more :
+       {grid({{"m=1", "m=17"}, {"n=64,bias=1,residual=1"}, {"k=768", "k=766"}, dtypes}),
+        grid({{"m=5,n=33,k=1024,bias=1,residual=1"},
+              {"act=none", "act=relu", "act=gelu", "act=gelu_tanh", "act=silu", "act=tanh"}, dtypes})})
+    shapes.insert(shapes.end(), more.begin(), more.end());
+  return shapes;
 }
-
-// Every activation in every variant, pre-activations spread over [-12, 12] or
-// so (both GELU tails, SiLU's exp overflow side) plus a bias and residual.
-TEST_P(GemmVariantTest, Activations) {
-  const auto [variant, dtype] = GetParam();
-  if (dtype == DType::F16 && !has_f16()) GTEST_SKIP() << "no 16-bit storage";
-  if (variant == "gemv_subgroup" && !ctx().caps().subgroup_arithmetic) GTEST_SKIP() << "no subgroup arithmetic";
-  for (Activation act : {Activation::None, Activation::ReLU, Activation::GeluErf, Activation::GeluTanh,
-                         Activation::SiLU, Activation::Tanh})
-    for (int64_t M : {1, 17}) {
-      Case c{M, 33, 64, dtype, act, true, true, variant, 4.f};
-      Result r = run(ctx(), c, 7);
-      EXPECT_LE(r.err, kF32Bound) << describe(c);
-    }
-}
-
-INSTANTIATE_TEST_SUITE_P(Variants, GemmVariantTest,
-                         ::testing::Combine(::testing::ValuesIn(gemm_variants()),
-                                            ::testing::ValuesIn(weight_dtypes())),
-                         [](const auto& info) {
-                           return std::get<0>(info.param) + "_" + dtype_name(std::get<1>(info.param));
-                         });
+VKF_OP_SHAPES(gemm, gemm_shapes());
 
 // Large |x|: exp() overflows inside SiLU and the GELUs; the result must stay
 // finite (max_rel_error treats NaN and inf as failures) and accurate.

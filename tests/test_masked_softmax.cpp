@@ -2,16 +2,34 @@
 // every mask kind; and the unfused pipeline scores → softmax → values against
 // ref::attention.
 #include "attention_util.hpp"
-#include "vk/context_impl.hpp"
 
 namespace vkf::test {
 
-struct SoftmaxCase {
-  AttnCase c;
-  std::string variant;
-};
-
-class SoftmaxTest : public DeviceTest, public ::testing::WithParamInterface<SoftmaxCase> {};
+// Row lengths from 1 to past one workgroup's 256 lanes; every mask kind,
+// causal with an offset (decoding after a prefix), Lq ≠ Lk, fully masked rows
+// (three batches: the last masks every key; "both": row 0 of batch 0).
+// Padding comes with two sequences or more: the table's mask pads none of the first.
+std::vector<AttnCase> softmax_cases() {
+  return {
+      {1, 1, 1, 1, 1, Layout::Separate, MaskKind::None},
+      {2, 3, 1, 5, 5, Layout::Separate, MaskKind::Causal},
+      {3, 2, 1, 17, 33, Layout::Separate, MaskKind::Padding},
+      {3, 1, 1, 33, 33, Layout::Separate, MaskKind::Both},
+      {1, 2, 1, 64, 64, Layout::Separate, MaskKind::Both},
+      {2, 1, 1, 1, 70, Layout::Separate, MaskKind::Causal, 69},
+      {2, 2, 1, 4, 300, Layout::Separate, MaskKind::Both, 296},
+      {2, 3, 1, 17, 1000, Layout::Separate, MaskKind::Padding},
+      {3, 3, 1, 33, 17, Layout::Separate, MaskKind::Causal},
+      {2, 2, 1, 5, 257, Layout::Separate, MaskKind::None},
+      // kv_len a multiple of 4: rows kept in registers as vec4s, masks read as ivec4s.
+      {2, 2, 1, 20, 128, Layout::Separate, MaskKind::Padding},
+      {3, 2, 1, 8, 64, Layout::Separate, MaskKind::Both},
+      {2, 2, 1, 9, 96, Layout::Separate, MaskKind::Causal, 3},
+      {1, 1, 1, 3, 4, Layout::Separate, MaskKind::None},
+      {1, 2, 1, 5, 768, Layout::Separate, MaskKind::Both, 700},  // 24 vec4 per lane on CPU devices
+  };
+}
+VKF_OP_SHAPES(masked_softmax, op_shapes(softmax_cases()));
 
 // Runs the softmax on random scores in [-8, 8] and checks it against the reference.
 void check_softmax(Context& ctx, const AttnCase& c, const std::string& variant) {
@@ -32,41 +50,21 @@ void check_softmax(Context& ctx, const AttnCase& c, const std::string& variant) 
     for (uint32_t j = 0; j < s.kv_len; ++j) ASSERT_EQ(got[r * s.kv_len + j], 0.0f) << "row " << r;
 }
 
-TEST_P(SoftmaxTest, MatchesReference) {
-  const auto& p = GetParam();
-  if (p.variant == "subgroup" && !ctx().caps().subgroup_arithmetic) GTEST_SKIP() << "no subgroup arithmetic";
-  check_softmax(ctx(), p.c, p.variant);
+// Masks the table's rows cannot have (scattered padding, rows whose every key is
+// masked, other causal offsets), on scores in [-8, 8], with each variant.
+class SoftmaxTest : public DeviceTest,
+                    public ::testing::WithParamInterface<std::tuple<AttnCase, std::string>> {};
+
+TEST_P(SoftmaxTest, MasksRowsAndOffsets) {
+  const auto& [c, variant] = GetParam();
+  if (variant == "subgroup" && !ctx().caps().subgroup_arithmetic) GTEST_SKIP() << "no subgroup arithmetic";
+  check_softmax(ctx(), c, variant);
 }
 
-// Row lengths from 1 to past one workgroup's 256 lanes; every mask kind,
-// causal with an offset (decoding after a prefix), Lq ≠ Lk, fully masked rows
-// (three batches: the last masks every key; "both": row 0 of batch 0).
-std::vector<SoftmaxCase> softmax_cases() {
-  const std::vector<AttnCase> base = {
-      {1, 1, 1, 1, 1, Layout::Separate, MaskKind::None},
-      {2, 3, 1, 5, 5, Layout::Separate, MaskKind::Causal},
-      {3, 2, 1, 17, 33, Layout::Separate, MaskKind::Padding},
-      {3, 1, 1, 33, 33, Layout::Separate, MaskKind::Both},
-      {1, 2, 1, 64, 64, Layout::Separate, MaskKind::Both},
-      {2, 1, 1, 1, 70, Layout::Separate, MaskKind::Causal, 69},
-      {2, 2, 1, 4, 300, Layout::Separate, MaskKind::Both, 296},
-      {1, 3, 1, 17, 1000, Layout::Separate, MaskKind::Padding},
-      {3, 3, 1, 33, 17, Layout::Separate, MaskKind::Causal},
-      {2, 2, 1, 5, 257, Layout::Separate, MaskKind::None},
-      // kv_len a multiple of 4: rows kept in registers as vec4s, masks read as ivec4s.
-      {1, 2, 1, 20, 128, Layout::Separate, MaskKind::Padding},
-      {3, 2, 1, 8, 64, Layout::Separate, MaskKind::Both},
-      {2, 2, 1, 9, 96, Layout::Separate, MaskKind::Causal, 3},
-      {1, 1, 1, 3, 4, Layout::Separate, MaskKind::None},
-      {1, 2, 1, 5, 768, Layout::Separate, MaskKind::Both, 700},  // 24 vec4 per lane on CPU devices
-  };
-  std::vector<SoftmaxCase> out;
-  for (const auto& c : base)
-    for (const char* v : {"subgroup", "shared"}) out.push_back({c, v});
-  return out;
-}
-INSTANTIATE_TEST_SUITE_P(Shapes, SoftmaxTest, ::testing::ValuesIn(softmax_cases()),
-                         [](const auto& i) { return case_name(i.param.c) + "_" + i.param.variant; });
+INSTANTIATE_TEST_SUITE_P(Masks, SoftmaxTest,
+                         ::testing::Combine(::testing::ValuesIn(own_input_cases(softmax_cases(), false)),
+                                            ::testing::Values("subgroup", "shared")),
+                         [](const auto& i) { return case_name(std::get<0>(i.param)) + "_" + std::get<1>(i.param); });
 
 // More rows than one grid dimension holds (65535 on most devices).
 TEST_F(DeviceTest, MaskedSoftmaxManyRows) {
@@ -78,15 +76,13 @@ TEST_F(DeviceTest, MaskedSoftmaxManyRows) {
 
 // With the workgroup-count limit clamped the rows fold into y and z.
 TEST_F(DeviceTest, MaskedSoftmaxFoldsRows) {
-  auto& caps = ctx().impl().caps;
-  const auto saved = caps;
-  caps.max_workgroup_count[0] = 5;
-  caps.max_workgroup_count[1] = 3;
+  ScopedCaps caps(ctx());
+  caps->max_workgroup_count[0] = 5;
+  caps->max_workgroup_count[1] = 3;
   for (const char* v : {"subgroup", "shared"}) {
-    if (std::string(v) == "subgroup" && !caps.subgroup_arithmetic) continue;
+    if (std::string(v) == "subgroup" && !ctx().caps().subgroup_arithmetic) continue;
     check_softmax(ctx(), {2, 3, 1, 7, 9, Layout::Separate, MaskKind::Both}, v);  // 42 rows: 5 × 3 × 3
   }
-  caps = saved;
 }
 
 // scores → softmax → values with f32 and f16 K/V equals ref::attention.

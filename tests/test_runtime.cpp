@@ -112,17 +112,15 @@ TEST_F(DeviceTest, TimestampsTimeEveryDispatch) {
 // With the workgroup-count limit clamped, a grid folds into y and z and
 // every workgroup still finds its own elements.
 TEST_F(DeviceTest, LargeGridsFoldIntoYAndZ) {
-  Capabilities saved = ctx().caps();
-  auto& caps = ctx().impl().caps;
-  caps.max_workgroup_count[0] = 5;
-  caps.max_workgroup_count[1] = 3;
+  ScopedCaps caps(ctx());
+  caps->max_workgroup_count[0] = 5;
+  caps->max_workgroup_count[1] = 3;
   const int64_t n = 1024 * 40 + 17;  // 41 workgroups of 1024 elements: 5 × 3 × 3
   auto a = random_vector(size_t(n), 5), b = random_vector(size_t(n), 6);
   Tensor ta = ctx().tensor({n}, a), tb = ctx().tensor({n}, b), ty = ctx().tensor({n});
   Recorder rec(ctx());
   add(rec, {&ta, &tb, &ty});
   ctx().submit(rec);
-  caps = saved;
   EXPECT_LE(ref::max_rel_error(ctx().read(ty), ref::add(a, b)), kF32Bound);
 }
 

@@ -1,9 +1,10 @@
+// vkf::topk: a table of shapes and k; ties, infinities, zeros and NaN ranked as
+// torch ranks them; folding; what it reports; bad arguments.
 #include <cmath>
 #include <limits>
 #include <tuple>
 
-#include "test_util.hpp"
-#include "vk/context_impl.hpp"
+#include "op_test.hpp"
 
 namespace vkf::test {
 namespace {
@@ -36,37 +37,34 @@ void check_topk(Context& ctx, const std::vector<float>& x, int64_t rows, int64_t
 
 }  // namespace
 
-// (variant, k, sizes). Sizes "gpu" picks workgroup sizes as for a discrete
-// GPU (wide groups of several subgroups), so that lavapipe also runs the
-// cross-subgroup merge that its own one-subgroup choice never needs.
+// Rows of 1 to 32000 values (one vocabulary), many short rows, every k that
+// fits the row, on random values.
+std::vector<std::string> topk_shapes() {
+  std::vector<std::string> out;
+  for (const auto& s : grid({{"m=1,n=1", "m=3,n=7", "m=2,n=33", "m=37,n=100", "m=5,n=1001", "m=300,n=64", "m=2,n=32000"},
+                             {"topk=1", "topk=2", "topk=5", "topk=16", "topk=32"}})) {
+    const OpShape o = parse_op_shape(s);
+    if (o.topk <= o.n) out.push_back(s);
+  }
+  return out;
+}
+VKF_OP_SHAPES(topk, topk_shapes());
+
+// The rules for ties, infinities and zeros, per (variant, k, sizes). Sizes
+// "gpu" picks workgroup sizes as for a discrete GPU (wide groups of several
+// subgroups), so that lavapipe also runs the cross-subgroup merge that its own
+// one-subgroup choice never needs.
 class TopKTest : public DeviceTest,
                  public ::testing::WithParamInterface<std::tuple<std::string, uint32_t, std::string>> {
  protected:
   void SetUp() override {
     DeviceTest::SetUp();
-    saved_ = ctx().caps();  // before any skip: TearDown restores it either way
     if (std::get<0>(GetParam()) == "subgroup" && !ctx().caps().subgroup_arithmetic)
       GTEST_SKIP() << "no subgroup arithmetic";
-    if (std::get<2>(GetParam()) == "gpu") ctx().impl().caps.device_type = "discrete";
+    if (std::get<2>(GetParam()) == "gpu") caps_->device_type = "discrete";
   }
-  void TearDown() override {
-    ctx().impl().caps = saved_;
-    DeviceTest::TearDown();
-  }
-  Capabilities saved_;
+  ScopedCaps caps_{ctx()};
 };
-
-TEST_P(TopKTest, RandomRows) {
-  auto [variant, k, sizes] = GetParam();
-  struct Shape { int64_t rows, n; };
-  for (Shape s : {Shape{1, 1}, Shape{3, 7}, Shape{2, 33}, Shape{37, 100}, Shape{5, 1001}, Shape{300, 64},
-                  Shape{2, 32000}}) {
-    if (s.n < k) continue;
-    SCOPED_TRACE("rows " + std::to_string(s.rows) + " n " + std::to_string(s.n));
-    check_topk(ctx(), random_vector(size_t(s.rows * s.n), uint32_t(s.n + k), -10.f, 10.f), s.rows, s.n, k,
-               variant);
-  }
-}
 
 // Few distinct values: most of the top k are ties, resolved to the lower index.
 TEST_P(TopKTest, TiesGoToTheLowerIndex) {
@@ -96,7 +94,7 @@ TEST_P(TopKTest, NegativeInfinityAndZeros) {
   check_topk(ctx(), x, 4, n, k, variant);
 }
 
-INSTANTIATE_TEST_SUITE_P(All, TopKTest,
+INSTANTIATE_TEST_SUITE_P(Rules, TopKTest,
                          ::testing::Combine(::testing::Values("subgroup", "shared"),
                                             ::testing::Values(1u, 2u, 5u, 16u, 32u),
                                             ::testing::Values("native", "gpu")));
@@ -110,12 +108,10 @@ TEST_F(DeviceTest, TopKRanksNaNFirstLikeTorch) {
 }
 
 TEST_F(DeviceTest, TopKFoldsRowsIntoTheGrid) {
-  Capabilities saved = ctx().caps();
-  auto& caps = ctx().impl().caps;
-  caps.max_workgroup_count[0] = 6;
-  caps.max_workgroup_count[1] = 4;
+  ScopedCaps caps(ctx());
+  caps->max_workgroup_count[0] = 6;
+  caps->max_workgroup_count[1] = 4;
   check_topk(ctx(), random_vector(101 * 77, 9), 101, 77, 3, "");
-  caps = saved;
 }
 
 TEST_F(DeviceTest, TopKReportsWhatItDispatched) {

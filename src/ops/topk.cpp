@@ -60,7 +60,7 @@ OpInfo topk(Recorder& rec, const TopKArgs& a) {
 
 namespace {
 
-// Exact: the error is 0 when every index equals the reference's, else 1.
+// Exact: the error is 0 when every index and value equals the reference's, else 1.
 OpCase topk_case(Context& ctx, const OpShape& o) {
   auto D = std::make_shared<cases::Data>();
   const auto* x = &D->h(cases::random(size_t(o.m * o.n), 51));
@@ -81,7 +81,7 @@ OpCase topk_case(Context& ctx, const OpShape& o) {
     std::vector<float> vals;
     std::vector<int32_t> idx;
     ref::topk(*x, o.m, o.n, o.topk, vals, idx);
-    return ctx->read_i32(*a.indices) == idx ? 0.0 : 1.0;
+    return ctx->read_i32(*a.indices) == idx && ctx->read(*a.values) == vals ? 0.0 : 1.0;
   };
   return c;
 }
