@@ -3,7 +3,9 @@
 # checks it with spirv-val, and embeds it in the library under NAME.
 set(VKF_SHADER_NAMES "" CACHE INTERNAL "")
 set(VKF_SHADER_SOURCES "" CACHE INTERNAL "")
-file(GLOB VKF_SHADER_INCLUDES CONFIGURE_DEPENDS "${CMAKE_SOURCE_DIR}/shaders/*.glsl")
+# Every shader depends on the whole library and every push-constant header.
+file(GLOB VKF_SHADER_INCLUDES CONFIGURE_DEPENDS "${CMAKE_SOURCE_DIR}/shaders/lib/*.glsl"
+     "${CMAKE_SOURCE_DIR}/shaders/push/*.h")
 
 function(vkf_shader name source)
   set(src "${CMAKE_SOURCE_DIR}/shaders/${source}")

@@ -8,6 +8,8 @@
 #include <nlohmann/json.hpp>
 
 #include "ops/op_util.hpp"
+#include "push/peak_bandwidth.h"
+#include "push/peak_fma.h"
 #include "vk/context_impl.hpp"
 #include "vkformer/recorder.hpp"
 
@@ -59,9 +61,9 @@ void measure_fma(Context& ctx, DevicePeak& out) {
   auto time = [&](uint32_t iters, int runs) {
     Recorder rec(ctx, true);
     auto& r = rec.impl();
-    const Pipeline& p = r.pipeline("peak_fma", {wg, chains}, 1, 16);
-    struct { uint32_t iters, total; float a, b; } push{iters, groups, 0.999f, 1e-3f};
-    r.dispatch(p, {{&y, true}}, &push, sizeof push, r.fold(groups), "peak_fma");
+    const Pipeline& p = r.pipeline("peak_fma", {wg, chains});
+    const PeakFmaPush push{iters, groups, 0.999f, 1e-3f};
+    r.dispatch(p, {{&y, true}}, push, r.fold(groups), "peak_fma");
     return best_ms(ctx, rec, runs);
   };
   // Grow the loop until one run takes long enough to time, then aim at ~15 ms
@@ -97,10 +99,10 @@ void measure_bandwidth(Context& ctx, DevicePeak& out) {
   for (size_t i = 0; i < bufs.size(); ++i) outs.push_back(ctx.tensor({int64_t(groups * wg)}));
   Recorder rec(ctx, true);
   auto& r = rec.impl();
-  const Pipeline& p = r.pipeline("peak_bandwidth", {wg, items}, 2, 8);
-  struct { uint32_t n, total; } push{uint32_t(n_vec4), uint32_t(groups)};
+  const Pipeline& p = r.pipeline("peak_bandwidth", {wg, items});
+  const PeakBandwidthPush push{uint32_t(n_vec4), uint32_t(groups)};
   for (size_t i = 0; i < bufs.size(); ++i)
-    r.dispatch(p, {{&bufs[i], false}, {&outs[i], true}}, &push, sizeof push, r.fold(groups), "peak_bandwidth");
+    r.dispatch(p, {{&bufs[i], false}, {&outs[i], true}}, push, r.fold(groups), "peak_bandwidth");
   double first = best_ms(ctx, rec, 1);  // also the warm-up
   int runs = int(std::clamp(400.0 / std::max(first, 1e-3), 2.0, 10.0));
   double ms = best_ms(ctx, rec, runs);
