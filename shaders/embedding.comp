@@ -22,9 +22,9 @@ const uint WG = gl_WorkGroupSize.x;
 
 layout(std430, binding = 0) readonly buffer Ids { int ids[]; };
 layout(std430, binding = 1) readonly buffer T { STORAGE(T_F16) table[]; };
-layout(std430, binding = 1) readonly buffer T4 { STORAGE4(T_F16) table4[]; };
+layout(std430, binding = 1) readonly buffer T4 { QUAD(T_F16) table4[]; };
 layout(std430, binding = 2) readonly buffer Pos { STORAGE(P_F16) pos[]; };
-layout(std430, binding = 2) readonly buffer Pos4 { STORAGE4(P_F16) pos4[]; };
+layout(std430, binding = 2) readonly buffer Pos4 { QUAD(P_F16) pos4[]; };
 layout(std430, binding = 3) writeonly buffer O { float o[]; };
 layout(std430, binding = 3) writeonly buffer O4 { vec4 o4[]; };
 layout(std430, binding = 4) readonly buffer PosIds { int pos_ids[]; };

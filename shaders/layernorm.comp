@@ -26,9 +26,9 @@ layout(std430, binding = 0) readonly buffer X4 { vec4 x4[]; };
 layout(std430, binding = 1) readonly buffer R { float res[]; };
 layout(std430, binding = 1) readonly buffer R4 { vec4 res4[]; };
 layout(std430, binding = 2) readonly buffer G { WTYPE gamma[]; };
-layout(std430, binding = 2) readonly buffer G4 { WTYPE4 gamma4[]; };
+layout(std430, binding = 2) readonly buffer G4 { WQUAD gamma4[]; };
 layout(std430, binding = 3) readonly buffer B { WTYPE beta[]; };
-layout(std430, binding = 3) readonly buffer B4 { WTYPE4 beta4[]; };
+layout(std430, binding = 3) readonly buffer B4 { WQUAD beta4[]; };
 layout(std430, binding = 4) writeonly buffer Y { float y[]; };
 layout(std430, binding = 4) writeonly buffer Y4 { vec4 y4[]; };
 #include "push/layernorm.h"

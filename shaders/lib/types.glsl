@@ -28,30 +28,24 @@
 #endif
 
 // Storage type of an operand by its fp16 switch: fp16 or fp32 in memory, fp32
-// in registers (convert with float() / as_vec4()).
+// in registers (convert with float()).
 #define STORAGE(f16) STORAGE_(f16)
 #define STORAGE_(f16) STORAGE_##f16
 #define STORAGE_0 float
 #define STORAGE_1 float16_t
-#define STORAGE4(f16) STORAGE4_(f16)
-#define STORAGE4_(f16) STORAGE4_##f16
-#define STORAGE4_0 vec4
-#define STORAGE4_1 f16vec4
-// Four fp16 are read as two 32-bit words (QUAD): half the per-lane load work
-// of four 16-bit loads on a CPU device, the same bytes anywhere else.
+// Its vec4 view (convert with as_vec4()). Four fp16 are read as two 32-bit
+// words: half the per-lane load work of four 16-bit loads on a CPU device, the
+// same bytes anywhere else; and no fp16 value outside a buffer, which would
+// need the Float16 capability (arithmetic), not only 16-bit storage.
 #define QUAD(f16) QUAD_(f16)
 #define QUAD_(f16) QUAD_##f16
 #define QUAD_0 vec4
 #define QUAD_1 uvec2
 
 #define WTYPE STORAGE(W_F16)
-#define WTYPE4 STORAGE4(W_F16)
 #define WQUAD QUAD(W_F16)
 
 vec4 as_vec4(vec4 v) { return v; }
 vec4 as_vec4(uvec2 q) { return vec4(unpackHalf2x16(q.x), unpackHalf2x16(q.y)); }
-#if ANY_F16
-vec4 as_vec4(f16vec4 v) { return vec4(v); }
-#endif
 
 #endif

@@ -10,7 +10,7 @@
 //   STORE4(store_o, o)                      void store_o(uint base, uint k, uint n, vec4 v)
 //   STORE4_VIEW(store_y, y, y4, ALIGNED)    the same, one vec4 write to y4
 // ARR is a scalar array of any storage type (STORAGE(), lib/types.glsl);
-// ARR4 a vec4, f16vec4 or QUAD view of the same binding. ALIGNED (a
+// ARR4 its QUAD view (vec4, or uvec2 for fp16) of the same binding. ALIGNED (a
 // specialization constant of the kernel) promises base + k and n are
 // multiples of 4, so that the vec4 lies inside the row.
 #ifndef VKF_VEC_GLSL
