@@ -196,7 +196,8 @@ TEST_F(Profiles, PipelinesStayWithinTheProfile) {
     const Pipeline& p = rec.impl().pipeline("add", {64, 4});
     expect_error([&] { rec.impl().dispatch(p, {{&t, false}, {&u, true}}, AddPush{4}, {}, "t"); },
                  "internal: add: t binds 2 tensors, the shader declares 3");
-    expect_error([&] { rec.impl().dispatch(p, {{&t, false}, {&t, false}, {&u, true}, {&u, true}}, AddPush{4}, {}, "t"); },
+    expect_error([&] { rec.impl().dispatch(p, {{&t, false}, {&t, false}, {&u, true}, {&u, true}}, AddPush{4}, {},
+                                           "t"); },
                  "internal: add: t binds 4 tensors, the shader declares 3");
     expect_error([&] { rec.impl().dispatch(p, {{&t, false}, {&t, false}, {&u, true}}, TopkPush{1, 4}, {}, "t"); },
                  "internal: add: t pushes 8 bytes of constants, the shader's block AddPush has 4");

@@ -23,13 +23,14 @@
 #endif
 
 const uint RED_WG = gl_WorkGroupSize.x;
-
-// Half of the tree's width: the largest power of two below RED_WG.
-uint red_tree_start() {
-  uint h = 1;
-  while (2 * h < RED_WG) h *= 2;
-  return h;
-}
+// The tree's first stride, half the next power of two >= RED_WG (0 for one
+// invocation): a constant once specialized, so the compiler can unroll the tree.
+const uint RED_S0 = RED_WG - 1u;
+const uint RED_S1 = RED_S0 | (RED_S0 >> 1u);
+const uint RED_S2 = RED_S1 | (RED_S1 >> 2u);
+const uint RED_S3 = RED_S2 | (RED_S2 >> 4u);
+const uint RED_S4 = RED_S3 | (RED_S3 >> 8u);
+const uint RED_TREE = ((RED_S4 | (RED_S4 >> 16u)) + 1u) >> 1u;
 
 #if REDUCE_FLOAT
 shared float red_f[2 * RED_WG];
@@ -54,7 +55,7 @@ float workgroup_reduce(float v, bool is_max) {
   red_f_half ^= 1u;
   red_f[base + t] = v;
   barrier();
-  for (uint h = red_tree_start(); h > 0; h /= 2) {
+  for (uint h = RED_TREE; h > 0; h >>= 1) {
     if (t < h && t + h < RED_WG) red_f[base + t] = red_combine(red_f[base + t], red_f[base + t + h], is_max);
     barrier();
   }
@@ -101,7 +102,7 @@ void workgroup_argmax(inout uint key, inout uint idx) {
   red_key[base + t] = key;
   red_idx[base + t] = idx;
   barrier();
-  for (uint h = red_tree_start(); h > 0; h /= 2) {
+  for (uint h = RED_TREE; h > 0; h >>= 1) {
     if (t < h && t + h < RED_WG &&
         argmax_better(red_key[base + t + h], red_idx[base + t + h], red_key[base + t], red_idx[base + t])) {
       red_key[base + t] = red_key[base + t + h];

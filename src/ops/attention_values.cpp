@@ -28,7 +28,8 @@ OpInfo attention_values(Recorder& rec, const AttentionValuesArgs& a) {
   const uint32_t q_blocks = ceil_div(s.q_len, wg);
   const uint64_t total = uint64_t(s.batch) * s.heads * q_blocks;
   require(total < (1ull << 32), op, "too many tiles");
-  const AttentionValuesPush push{s.heads, s.head_dim, s.q_len, s.kv_len, v.off, v.row, v.batch, q_blocks, uint32_t(total)};
+  const AttentionValuesPush push{s.heads, s.head_dim, s.q_len,  s.kv_len,       v.off,
+                                 v.row,   v.batch,    q_blocks, uint32_t(total)};
   const std::string shader = std::string(op) + kv_suffix(a.v.t);
   const Pipeline& p = r.pipeline(shader, {wg, d4, bk});
   r.dispatch(p, {{a.probs, false}, {a.v.t, false}, {a.out, true}}, push, r.fold(total),

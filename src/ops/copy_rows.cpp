@@ -120,10 +120,10 @@ OpInfo copy_rows(Recorder& rec, const CopyRowsArgs& a) {
   require(total < (1ull << 32), op, "more than 2^32 workgroups");
 
   const Pipeline& p = r.pipeline("copy_rows", {wg, ir, ic, uint32_t(aligned)});
-  const CopyRowsPush push{uint32_t(src.off),  uint32_t(src.row), uint32_t(src.batch), uint32_t(src_batches),
-         uint32_t(dst.off),  uint32_t(dst.row), uint32_t(dst.batch), uint32_t(rows),
-         uint32_t(units),    lpr,               rpg,                  uint32_t(segs),
-         uint32_t(gpb),      uint32_t(total),   a.index ? 1u : 0u};
+  const CopyRowsPush push{uint32_t(src.off), uint32_t(src.row), uint32_t(src.batch), uint32_t(src_batches),
+                          uint32_t(dst.off), uint32_t(dst.row), uint32_t(dst.batch), uint32_t(rows),
+                          uint32_t(units),   lpr,               rpg,                 uint32_t(segs),
+                          uint32_t(gpb),     uint32_t(total),   a.index ? 1u : 0u};
   const Tensor* index = a.index ? a.index : a.src;  // unread when absent
   r.dispatch(p, {{a.src, false}, {index, false}, {a.dst, true}}, push, r.fold(total),
              aligned ? "copy_rows/vec4" : "copy_rows/scalar");

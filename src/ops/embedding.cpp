@@ -76,19 +76,19 @@ OpInfo embedding(Recorder& rec, const EmbeddingArgs& a) {
   const std::string variant = std::string(t16 ? "f16" : "f32") + (p16 ? "_f16" : "_f32");
   const Pipeline& p = r.pipeline("embedding_" + variant, {wg, items, aligned});
   EmbeddingPush push{uint32_t(rows),
-         uint32_t(len),
-         uint32_t(d),
-         uint32_t(d4),
-         uint32_t(vocab),
-         a.pos_offset,
-         a.positions ? 1u : 0u,
-         per_row,
-         a.scale,
-         a.position_ids ? 1u : 0u,
-         a.positions ? uint32_t(a.positions->dim(0)) : 0u,
-         0,
-         uint32_t(vocab),
-         0};
+                     uint32_t(len),
+                     uint32_t(d),
+                     uint32_t(d4),
+                     uint32_t(vocab),
+                     a.pos_offset,
+                     a.positions ? 1u : 0u,
+                     per_row,
+                     a.scale,
+                     a.position_ids ? 1u : 0u,
+                     a.positions ? uint32_t(a.positions->dim(0)) : 0u,
+                     0,
+                     uint32_t(vocab),
+                     0};
   // A table larger than one binding (a big vocabulary under a small
   // maxStorageBufferRange) is bound in blocks of rows, one dispatch each; a
   // token is written by the dispatch whose block holds its id.

@@ -53,9 +53,9 @@ OpInfo flash_attention(Recorder& rec, const FlashAttentionArgs& a) {
   const uint32_t bq = wg / tpr, q_blocks = ceil_div(s.q_len, bq);
   const uint64_t total = uint64_t(s.batch) * s.heads * q_blocks;
   require(total < (1ull << 32), op, "too many query blocks");
-  const FlashAttentionPush push{s.heads, s.head_dim, s.q_len, s.kv_len, q.off, q.row, q.batch, k.off, k.row, k.batch,
-         v.off, v.row, v.batch, pad_stride, a.mask.key_padding ? 1u : 0u, a.mask.causal ? 1u : 0u,
-         a.mask.causal_offset, a.scale, q_blocks, uint32_t(total)};
+  const FlashAttentionPush push{s.heads, s.head_dim, s.q_len, s.kv_len, q.off, q.row, q.batch, k.off, k.row,
+                                k.batch, v.off, v.row, v.batch, pad_stride, a.mask.key_padding ? 1u : 0u,
+                                a.mask.causal ? 1u : 0u, a.mask.causal_offset, a.scale, q_blocks, uint32_t(total)};
   const std::string shader = std::string(op) + kv_suffix(a.k.t);
   const Pipeline& p = r.pipeline(shader, {wg, d4, bk, tpr, sh});
   const Tensor* pad = a.mask.key_padding ? a.mask.key_padding : a.q.t;

@@ -150,7 +150,8 @@ OpInfo gemm(Recorder& rec, const GemmArgs& a) {
   const uint32_t vec4 = d.K % 4 == 0;
   // M, N: this piece's; ldy: Y's (and R's) row length; n0: the piece's first
   // column (bias index); *_off: where the piece starts in its binding.
-  GemmPush push{d.M, d.N, d.K, 0, 0, uint32_t(a.act), uint32_t(has_bias) | uint32_t(has_res) << 1, d.N, 0, 0, 0, 0, 0};
+  GemmPush push{d.M, d.N, d.K, 0, 0, uint32_t(a.act), uint32_t(has_bias) | uint32_t(has_res) << 1,
+                d.N, 0,   0,   0, 0, 0};
   OpInfo info{kOp, variant, {}, 2.0 * d.M * d.N * d.K, 0};
   const double wbytes = double(dtype_size(a.w->dtype()));
   info.bytes = 4.0 * d.M * d.K + wbytes * d.N * d.K + (has_bias ? wbytes * d.N : 0) +

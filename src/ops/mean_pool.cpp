@@ -38,7 +38,8 @@ OpInfo mean_pool(Recorder& rec, const MeanPoolArgs& a) {
   const uint32_t per_row = ceil_div(d4, wg);
   const uint32_t aligned = d % 4 == 0;
   const Pipeline& p = r.pipeline("mean_pool", {wg, aligned});
-  const MeanPoolPush push{uint32_t(batch), uint32_t(len), uint32_t(d), uint32_t(d4), per_row, a.key_padding ? 1u : 0u, stride};
+  const MeanPoolPush push{uint32_t(batch), uint32_t(len), uint32_t(d), uint32_t(d4),
+                          per_row, a.key_padding ? 1u : 0u, stride};
   const Tensor* mask = a.key_padding ? a.key_padding : a.x;  // unread when absent
   r.dispatch(p, {{a.x, false}, {mask, false}, {a.out, true}}, push, r.fold(batch * per_row),
              "mean_pool/default");

@@ -52,7 +52,7 @@ struct Recorder::Impl {
     dispatch_bytes(p, uses, &push, uint32_t(sizeof push), grid, label);
   }
   /// `total` workgroups laid out within the device's per-dimension limits:
-  /// shaders recover the linear index with linear_group_id() (common.glsl).
+  /// shaders recover the linear index with linear_group_id() (shaders/lib/grid.glsl).
   Grid fold(uint64_t total) const;
 
   /// Records a copy of host data into a tensor (≤ 64 KiB per command), with
