@@ -5,7 +5,9 @@
 set(VKF_SHADER_NAMES "" CACHE INTERNAL "")
 set(VKF_SHADER_SOURCES "" CACHE INTERNAL "")
 set(VKF_SHADER_ROWS "" CACHE INTERNAL "")
-file(GLOB VKF_SHADER_INCLUDES CONFIGURE_DEPENDS "${CMAKE_SOURCE_DIR}/shaders/*.glsl")
+# Every shader depends on the whole library and every push-constant header.
+file(GLOB VKF_SHADER_INCLUDES CONFIGURE_DEPENDS "${CMAKE_SOURCE_DIR}/shaders/lib/*.glsl"
+     "${CMAKE_SOURCE_DIR}/shaders/push/*.h")
 
 function(vkf_shader name source)
   set(src "${CMAKE_SOURCE_DIR}/shaders/${source}")

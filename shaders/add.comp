@@ -2,7 +2,8 @@
 // y = a + b, elementwise. Each workgroup covers ITEMS·WG elements, lanes
 // reading neighbouring elements.
 #extension GL_GOOGLE_include_directive : require
-#include "common.glsl"
+#include "lib/types.glsl"
+#include "lib/grid.glsl"
 
 layout(local_size_x_id = 0) in;
 layout(constant_id = 1) const uint ITEMS = 4;
@@ -10,7 +11,7 @@ layout(constant_id = 1) const uint ITEMS = 4;
 layout(std430, binding = 0) readonly buffer A { float a[]; };
 layout(std430, binding = 1) readonly buffer B { float b[]; };
 layout(std430, binding = 2) writeonly buffer Y { float y[]; };
-layout(push_constant) uniform P { uint n; } p;
+#include "push/add.h"
 
 void main() {
   uint base = linear_group_id() * ITEMS * gl_WorkGroupSize.x + gl_LocalInvocationID.x;

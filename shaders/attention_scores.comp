@@ -7,8 +7,9 @@
 // write neighbouring scores. The query loop is not unrolled (compile time); the
 // head-dim loops are, so the key row stays in registers.
 #extension GL_GOOGLE_include_directive : require
-#extension GL_EXT_control_flow_attributes : require
-#include "common.glsl"
+#include "lib/types.glsl"
+#include "lib/grid.glsl"
+#include "lib/vec.glsl"
 
 layout(local_size_x_id = 0) in;
 layout(constant_id = 1) const uint D4 = 16;  // head dim in vec4s, rounded up
@@ -19,12 +20,10 @@ const uint WG = gl_WorkGroupSize.x;
 layout(std430, binding = 0) readonly buffer Qb { float q[]; };
 layout(std430, binding = 1) readonly buffer Kb { WTYPE k[]; };
 layout(std430, binding = 2) writeonly buffer Sb { float s[]; };
-layout(push_constant) uniform P {
-  uint heads, head_dim, q_len, kv_len;
-  uint q_off, q_rs, q_bs, k_off, k_rs, k_bs;
-  float scale;
-  uint k_blocks, q_blocks, total;
-} p;
+#include "push/attention_scores.h"
+
+LOAD4(load_q, q)
+LOAD4(load_k, k)
 
 shared vec4 qs[TQ * D4];
 
@@ -40,17 +39,12 @@ void main() {
 
   vec4 kr[D4];
   const uint kbase = b * p.k_bs + min(j, p.kv_len - 1) * p.k_rs + p.k_off + h * D;
-  for (uint c4 = 0; c4 < D4; ++c4)
-    for (uint x = 0; x < 4; ++x) kr[c4][x] = c4 * 4 + x < D ? float(k[kbase + c4 * 4 + x]) : 0.0;
+  for (uint c4 = 0; c4 < D4; ++c4) kr[c4] = load_k(kbase, c4 * 4, D);
 
   const uint qbase = b * p.q_bs + p.q_off + h * D;
   for (uint e = t; e < TQ * D4; e += WG) {
     const uint i = i0 + e / D4, c = (e % D4) * 4;
-    vec4 qv = vec4(0.0);
-    if (i < p.q_len)
-      for (uint x = 0; x < 4; ++x)
-        if (c + x < D) qv[x] = q[qbase + i * p.q_rs + c + x];
-    qs[e] = qv;
+    qs[e] = i < p.q_len ? load_q(qbase + i * p.q_rs, c, D) : vec4(0.0);
   }
   barrier();
   if (!live) return;

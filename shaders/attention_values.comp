@@ -6,8 +6,9 @@
 // at the same address (a broadcast). The key loop is not unrolled (compile
 // time); the head-dim loops are, so the accumulator stays in registers.
 #extension GL_GOOGLE_include_directive : require
-#extension GL_EXT_control_flow_attributes : require
-#include "common.glsl"
+#include "lib/types.glsl"
+#include "lib/grid.glsl"
+#include "lib/vec.glsl"
 
 layout(local_size_x_id = 0) in;
 layout(constant_id = 1) const uint D4 = 16;  // head dim in vec4s, rounded up
@@ -18,11 +19,10 @@ const uint WG = gl_WorkGroupSize.x;
 layout(std430, binding = 0) readonly buffer Pb { float pr[]; };
 layout(std430, binding = 1) readonly buffer Vb { WTYPE v[]; };
 layout(std430, binding = 2) writeonly buffer Ob { float o[]; };
-layout(push_constant) uniform P {
-  uint heads, head_dim, q_len, kv_len;
-  uint v_off, v_rs, v_bs;
-  uint q_blocks, total;
-} p;
+#include "push/attention_values.h"
+
+LOAD4(load_v, v)
+STORE4(store_o, o)
 
 shared vec4 vs[BK * D4];
 
@@ -43,11 +43,7 @@ void main() {
     barrier();  // the previous tile has been read
     for (uint e = t; e < BK * D4; e += WG) {
       const uint j = j0 + e / D4, c = (e % D4) * 4;
-      vec4 vv = vec4(0.0);
-      if (j < p.kv_len)
-        for (uint x = 0; x < 4; ++x)
-          if (c + x < D) vv[x] = float(v[vbase + j * p.v_rs + c + x]);
-      vs[e] = vv;
+      vs[e] = j < p.kv_len ? load_v(vbase + j * p.v_rs, c, D) : vec4(0.0);
     }
     barrier();
     if (!live) continue;
@@ -60,7 +56,5 @@ void main() {
 
   if (!live) return;
   const uint obase = (b * p.q_len + i) * (p.heads * D) + h * D;
-  for (uint c4 = 0; c4 < D4; ++c4)
-    for (uint x = 0; x < 4; ++x)
-      if (c4 * 4 + x < D) o[obase + c4 * 4 + x] = acc[c4][x];
+  for (uint c4 = 0; c4 < D4; ++c4) store_o(obase, c4 * 4, D, acc[c4]);
 }

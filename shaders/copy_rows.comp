@@ -6,7 +6,8 @@
 // narrower than the workgroup (LPR < WG) each group spreads over RPG rows.
 // Each lane works out its (row, unit) once: no division per element.
 #extension GL_GOOGLE_include_directive : require
-#include "common.glsl"
+#include "lib/types.glsl"
+#include "lib/grid.glsl"
 
 layout(local_size_x_id = 0) in;
 layout(constant_id = 1) const uint IR = 1;          // rows per lane
@@ -19,23 +20,7 @@ layout(std430, binding = 1) readonly buffer Index { int index[]; };
 layout(std430, binding = 2) writeonly buffer D { float d[]; };
 layout(std430, binding = 2) writeonly buffer D4 { vec4 d4[]; };
 
-layout(push_constant) uniform P {
-  uint src_off;      // src_row0·src_row_stride + src_col
-  uint src_row;      // src row stride (elements)
-  uint src_batch;    // src batch stride (elements)
-  uint src_batches;  // batches that fit in src: index values are clamped below it
-  uint dst_off;
-  uint dst_row;
-  uint dst_batch;
-  uint rows;
-  uint units;        // units per row (width, or width / 4 when ALIGNED)
-  uint lpr;          // lanes per row
-  uint rpg;          // rows side by side in a workgroup (WG / lpr, or 1)
-  uint segs;         // column tiles per row tile
-  uint gpb;          // workgroups per batch
-  uint total;        // workgroups
-  uint has_index;
-} p;
+#include "push/copy_rows.h"
 
 void main() {
   const uint g = linear_group_id();

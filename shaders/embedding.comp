@@ -4,26 +4,16 @@
 // Workgroup g covers WG·ITEMS vec4 units of one output row; the table and the
 // positions are stored as T_F16 / P_F16 say, independently.
 #extension GL_GOOGLE_include_directive : require
-#if (defined(T_F16) && T_F16) || (defined(P_F16) && P_F16)
-#extension GL_EXT_shader_16bit_storage : require
-#extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
+#ifndef T_F16
+#define T_F16 0  // 1: the table is fp16
 #endif
-#include "common.glsl"
-
-#if defined(T_F16) && T_F16
-#define TTYPE float16_t
-#define TTYPE4 f16vec4
-#else
-#define TTYPE float
-#define TTYPE4 vec4
+#ifndef P_F16
+#define P_F16 0  // 1: the positions are fp16
 #endif
-#if defined(P_F16) && P_F16
-#define PTYPE float16_t
-#define PTYPE4 f16vec4
-#else
-#define PTYPE float
-#define PTYPE4 vec4
-#endif
+#define ANY_F16 (T_F16 || P_F16)
+#include "lib/types.glsl"
+#include "lib/grid.glsl"
+#include "lib/vec.glsl"
 
 layout(local_size_x_id = 0) in;
 layout(constant_id = 1) const uint ITEMS = 1;       // vec4 units per invocation
@@ -31,30 +21,19 @@ layout(constant_id = 2) const bool ALIGNED = false; // d % 4 == 0
 const uint WG = gl_WorkGroupSize.x;
 
 layout(std430, binding = 0) readonly buffer Ids { int ids[]; };
-layout(std430, binding = 1) readonly buffer T { TTYPE table[]; };
-layout(std430, binding = 1) readonly buffer T4 { TTYPE4 table4[]; };
-layout(std430, binding = 2) readonly buffer Pos { PTYPE pos[]; };
-layout(std430, binding = 2) readonly buffer Pos4 { PTYPE4 pos4[]; };
+layout(std430, binding = 1) readonly buffer T { STORAGE(T_F16) table[]; };
+layout(std430, binding = 1) readonly buffer T4 { QUAD(T_F16) table4[]; };
+layout(std430, binding = 2) readonly buffer Pos { STORAGE(P_F16) pos[]; };
+layout(std430, binding = 2) readonly buffer Pos4 { QUAD(P_F16) pos4[]; };
 layout(std430, binding = 3) writeonly buffer O { float o[]; };
 layout(std430, binding = 3) writeonly buffer O4 { vec4 o4[]; };
 layout(std430, binding = 4) readonly buffer PosIds { int pos_ids[]; };
 
-layout(push_constant) uniform P {
-  uint rows;  // batch · len
-  uint len;
-  uint d;
-  uint d4;    // ceil(d / 4)
-  uint vocab;
-  uint pos_offset;
-  uint has_pos;
-  uint groups_per_row;
-  float scale;
-  uint has_pos_ids;
-  uint max_pos;  // rows of positions
-  // The table rows this dispatch binds (all of them unless the table is larger
-  // than one binding): [v0, v1), starting at element t_off of the binding.
-  uint v0, v1, t_off;
-} p;
+#include "push/embedding.h"
+
+LOAD4_VIEW(load_table, table, table4, ALIGNED)
+LOAD4_VIEW(load_pos, pos, pos4, ALIGNED)
+STORE4_VIEW(store_o, o, o4, ALIGNED)
 
 void main() {
   const uint g = linear_group_id();
@@ -72,18 +51,8 @@ void main() {
   for (uint k = 0; k < ITEMS; ++k) {
     const uint u = u0 + k * WG;
     if (u >= p.d4) break;
-    if (ALIGNED) {
-      vec4 v = vec4(table4[t_base / 4 + u]) * p.scale;
-      if (p.has_pos != 0) v += vec4(pos4[p_base / 4 + u]);
-      o4[o_base / 4 + u] = v;
-    } else {
-      for (uint c = 0; c < 4; ++c) {
-        const uint col = 4 * u + c;
-        if (col >= p.d) break;
-        float v = float(table[t_base + col]) * p.scale;
-        if (p.has_pos != 0) v += float(pos[p_base + col]);
-        o[o_base + col] = v;
-      }
-    }
+    vec4 v = load_table(t_base, 4 * u, p.d) * p.scale;
+    if (p.has_pos != 0) v += load_pos(p_base, 4 * u, p.d);
+    store_o(o_base, 4 * u, p.d, v);
   }
 }

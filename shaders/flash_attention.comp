@@ -11,8 +11,9 @@
 // The key loops are not unrolled (unrolling them made compiles take seconds);
 // the head-dim loops are, so the per-invocation arrays stay in registers.
 #extension GL_GOOGLE_include_directive : require
-#extension GL_EXT_control_flow_attributes : require
-#include "common.glsl"
+#include "lib/types.glsl"
+#include "lib/grid.glsl"
+#include "lib/vec.glsl"
 
 layout(local_size_x_id = 0) in;
 layout(constant_id = 1) const uint D4 = 16;     // head dim in vec4s, rounded up
@@ -29,13 +30,12 @@ layout(std430, binding = 1) readonly buffer Kb { WTYPE k[]; };
 layout(std430, binding = 2) readonly buffer Vb { WTYPE v[]; };
 layout(std430, binding = 3) readonly buffer Mb { int pad[]; };
 layout(std430, binding = 4) writeonly buffer Ob { float o[]; };
-layout(push_constant) uniform P {
-  uint heads, head_dim, q_len, kv_len;
-  uint q_off, q_rs, q_bs, k_off, k_rs, k_bs, v_off, v_rs, v_bs;
-  uint pad_stride, has_pad, causal, causal_offset;
-  float scale;
-  uint q_blocks, total;
-} p;
+#include "push/flash_attention.h"
+
+LOAD4(load_q, q)
+LOAD4(load_k, k)
+LOAD4(load_v, v)
+STORE4(store_o, o)
 
 #define NEG_INF uintBitsToFloat(0xff800000u)
 
@@ -58,10 +58,7 @@ void main() {
   vec4 qr[D4], acc[D4];
   const uint qbase = b * p.q_bs + min(i, p.q_len - 1) * p.q_rs + p.q_off + h * D;
   for (uint c4 = 0; c4 < D4; ++c4) {
-    for (uint e = 0; e < 4; ++e) {
-      const uint c = c4 * 4 + e;
-      qr[c4][e] = live && c < D ? q[qbase + c] * p.scale : 0.0;
-    }
+    qr[c4] = live ? load_q(qbase, c4 * 4, D) * p.scale : vec4(0.0);
     acc[c4] = vec4(0.0);
   }
   float m = NEG_INF, l = 0.0;
@@ -75,15 +72,9 @@ void main() {
     barrier();  // the previous tile has been read
     for (uint e = t; e < BK * D4; e += WG) {
       const uint j = j0 + e / D4, c = (e % D4) * 4;
-      vec4 kv = vec4(0.0), vv = vec4(0.0);
-      if (j < kend)
-        for (uint x = 0; x < 4; ++x)
-          if (c + x < D) {
-            kv[x] = float(k[kbase + j * p.k_rs + c + x]);
-            vv[x] = float(v[vbase + j * p.v_rs + c + x]);
-          }
-      sh[e] = kv;
-      sh[BK * D4 + e] = vv;
+      const bool in_tile = j < kend;
+      sh[e] = in_tile ? load_k(kbase + j * p.k_rs, c, D) : vec4(0.0);
+      sh[BK * D4 + e] = in_tile ? load_v(vbase + j * p.v_rs, c, D) : vec4(0.0);
     }
     barrier();
     if (!live) continue;
@@ -119,9 +110,7 @@ void main() {
   if (TPR == 1) {
     if (!live) return;
     const float inv = l > 0.0 ? 1.0 / l : 0.0;  // l = 0: every key masked
-    for (uint c4 = 0; c4 < D4; ++c4)
-      for (uint x = 0; x < 4; ++x)
-        if (c4 * 4 + x < D) o[obase + c4 * 4 + x] = acc[c4][x] * inv;
+    for (uint c4 = 0; c4 < D4; ++c4) store_o(obase, c4 * 4, D, acc[c4] * inv);
     return;
   }
 
@@ -145,7 +134,6 @@ void main() {
       const float mr = sh[WG * D4 + first + r].x;
       if (mr != NEG_INF) sum += sh[(first + r) * D4 + c4] * exp(mr - mrow);
     }
-    for (uint x = 0; x < 4; ++x)
-      if (c4 * 4 + x < D) o[obase + c4 * 4 + x] = sum[x] * inv;
+    store_o(obase, c4 * 4, D, sum * inv);
   }
 }

@@ -10,9 +10,10 @@
 // straight from the buffers, no shared memory and no barriers. On a CPU device
 // (lanes are SIMD lanes, caches do the staging) that is ~2.5x faster.
 #extension GL_GOOGLE_include_directive : require
-#extension GL_EXT_control_flow_attributes : require
-#include "common.glsl"
-#include "activation.glsl"
+#include "lib/types.glsl"
+#include "lib/grid.glsl"
+#include "lib/vec.glsl"
+#include "lib/activation.glsl"
 
 layout(local_size_x_id = 0) in;  // must be (BM/TM)·(BN/TN)
 layout(constant_id = 1) const uint BM = 64;
@@ -27,22 +28,11 @@ layout(constant_id = 7) const bool STAGED = true;
 layout(std430, binding = 0) readonly buffer X { float x[]; };
 layout(std430, binding = 0) readonly buffer X4 { vec4 x4[]; };
 layout(std430, binding = 1) readonly buffer W { WTYPE w[]; };
-layout(std430, binding = 1) readonly buffer W4 { WTYPE4 w4[]; };
-// fp16 quads read as two 32-bit words: half the per-lane load work of four
-// 16-bit loads on a CPU device, the same bytes anywhere else.
-layout(std430, binding = 1) readonly buffer W2 { uvec2 w2[]; };
+layout(std430, binding = 1) readonly buffer W4 { WQUAD w4[]; };  // as_vec4() reads a quad
 layout(std430, binding = 2) readonly buffer Bias { WTYPE bias[]; };
 layout(std430, binding = 3) readonly buffer R { float res[]; };
 layout(std430, binding = 4) writeonly buffer Y { float y[]; };
-layout(push_constant) uniform P {
-  uint M, N, K, tiles_n, total;
-  uint act;    // ACT_* (activation.glsl)
-  uint flags;  // 1: add bias, 2: add residual
-  // A piece of a product too large for one binding (gemm.cpp): M and N are the
-  // piece's, ldy is Y's row length, n0 the piece's first column, *_off where
-  // the piece starts in each binding (elements; multiples of 4 when VEC4).
-  uint ldy, n0, x_off, w_off, y_off, r_off;
-} p;
+#include "push/gemm.h"
 
 const uint WG = (BM / TM) * (BN / TN);
 const uint KQ = BK / 4;  // vec4s per tile row
@@ -50,28 +40,8 @@ shared vec4 As[STAGED ? BM * KQ : 1];
 shared vec4 Bs[STAGED ? BN * KQ : 1];
 
 // Four elements of row `row` (an element index, row·K) from column k; zeros past K.
-vec4 load_x(uint row, uint k) {
-  if (VEC4) return x4[(row + k) / 4];
-  vec4 v = vec4(0);
-  [[unroll]] for (uint c = 0; c < 4; ++c)
-    if (k + c < p.K) v[c] = x[row + k + c];
-  return v;
-}
-
-vec4 load_w(uint row, uint k) {
-  if (VEC4) {
-#if defined(W_F16) && W_F16
-    uvec2 u = w2[(row + k) / 4];
-    return vec4(unpackHalf2x16(u.x), unpackHalf2x16(u.y));
-#else
-    return w4[(row + k) / 4];
-#endif
-  }
-  vec4 v = vec4(0);
-  [[unroll]] for (uint c = 0; c < 4; ++c)
-    if (k + c < p.K) v[c] = float(w[row + k + c]);
-  return v;
-}
+LOAD4_VIEW(load_x, x, x4, VEC4)
+LOAD4_VIEW(load_w, w, w4, VEC4)
 
 float acc[TM][TN];
 
@@ -84,7 +54,7 @@ void accumulate(vec4 a[TM], vec4 b[TN]) {
 void main() {
   const uint g = linear_group_id();
   if (g >= p.total) return;
-  const uint m0 = (g / p.tiles_n) * BM, n0 = (g % p.tiles_n) * BN;
+  const uint m0 = (g / p.groups_n) * BM, n0 = (g % p.groups_n) * BN;
   const uint lid = gl_LocalInvocationID.x;
   // Invocation (tm, tn) owns rows tm + i·(BM/TM) and columns tn + j·(BN/TN):
   // neighbouring lanes write neighbouring columns of Y.
@@ -98,11 +68,11 @@ void main() {
     for (uint k0 = 0; k0 < p.K; k0 += BK) {
       [[unroll]] for (uint r = 0; r < (BM * KQ + WG - 1) / WG; ++r) {
         const uint e = r * WG + lid, m = m0 + e / KQ, k = k0 + 4 * (e % KQ);
-        if (e < BM * KQ) As[e] = m < p.M && k < p.K ? load_x(p.x_off + m * p.K, k) : vec4(0);
+        if (e < BM * KQ) As[e] = m < p.M && k < p.K ? load_x(p.x_off + m * p.K, k, p.K) : vec4(0);
       }
       [[unroll]] for (uint r = 0; r < (BN * KQ + WG - 1) / WG; ++r) {
         const uint e = r * WG + lid, n = n0 + e / KQ, k = k0 + 4 * (e % KQ);
-        if (e < BN * KQ) Bs[e] = n < p.N && k < p.K ? load_w(p.w_off + n * p.K, k) : vec4(0);
+        if (e < BN * KQ) Bs[e] = n < p.N && k < p.K ? load_w(p.w_off + n * p.K, k, p.K) : vec4(0);
       }
       barrier();
       [[unroll]] for (uint q = 0; q < KQ; ++q) {
@@ -118,8 +88,8 @@ void main() {
     [[unroll]] for (uint i = 0; i < TM; ++i) xrow[i] = p.x_off + min(m0 + tm + i * (BM / TM), p.M - 1) * p.K;
     [[unroll]] for (uint j = 0; j < TN; ++j) wrow[j] = p.w_off + min(n0 + tn + j * (BN / TN), p.N - 1) * p.K;
     for (uint k = 0; k < p.K; k += 4) {
-      [[unroll]] for (uint i = 0; i < TM; ++i) a[i] = load_x(xrow[i], k);
-      [[unroll]] for (uint j = 0; j < TN; ++j) b[j] = load_w(wrow[j], k);
+      [[unroll]] for (uint i = 0; i < TM; ++i) a[i] = load_x(xrow[i], k, p.K);
+      [[unroll]] for (uint j = 0; j < TN; ++j) b[j] = load_w(wrow[j], k, p.K);
       accumulate(a, b);
     }
   }

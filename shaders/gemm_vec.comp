@@ -4,13 +4,9 @@
 // neighbouring vec4s along K, applies them to ROWS rows of X, and reduces each
 // of the ROWS·COLS dot products across the workgroup.
 #extension GL_GOOGLE_include_directive : require
-#extension GL_EXT_control_flow_attributes : require
-#if USE_SUBGROUP
-#extension GL_KHR_shader_subgroup_basic : require
-#extension GL_KHR_shader_subgroup_arithmetic : require
-#endif
-#include "common.glsl"
-#include "activation.glsl"
+#include "lib/types.glsl"
+#include "lib/grid.glsl"
+#include "lib/activation.glsl"
 
 layout(local_size_x_id = 0) in;
 layout(constant_id = 1) const uint ROWS = 1;  // rows of X per workgroup
@@ -20,31 +16,11 @@ layout(constant_id = 3) const bool VEC4 = true;  // K % 4 == 0: every row starts
 layout(std430, binding = 0) readonly buffer X { float x[]; };
 layout(std430, binding = 0) readonly buffer X4 { vec4 x4[]; };
 layout(std430, binding = 1) readonly buffer W { WTYPE w[]; };
-layout(std430, binding = 1) readonly buffer W4 { WTYPE4 w4[]; };
-// fp16 quads read as two 32-bit words: half the per-lane load work of four
-// 16-bit loads on a CPU device, the same bytes anywhere else.
-layout(std430, binding = 1) readonly buffer W2 { uvec2 w2[]; };
-
-vec4 load_w4(uint i) {
-#if defined(W_F16) && W_F16
-  uvec2 u = w2[i];
-  return vec4(unpackHalf2x16(u.x), unpackHalf2x16(u.y));
-#else
-  return w4[i];
-#endif
-}
+layout(std430, binding = 1) readonly buffer W4 { WQUAD w4[]; };  // as_vec4() reads a quad
 layout(std430, binding = 2) readonly buffer Bias { WTYPE bias[]; };
 layout(std430, binding = 3) readonly buffer R { float res[]; };
 layout(std430, binding = 4) writeonly buffer Y { float y[]; };
-layout(push_constant) uniform P {
-  uint M, N, K, groups_n, total;
-  uint act;    // ACT_* (activation.glsl)
-  uint flags;  // 1: add bias, 2: add residual
-  // A piece of a product too large for one binding (gemm.cpp): M and N are the
-  // piece's, ldy is Y's row length, n0 the piece's first column, *_off where
-  // the piece starts in each binding (elements).
-  uint ldy, n0, x_off, w_off, y_off, r_off;
-} p;
+#include "push/gemm.h"
 
 const uint OUTS = ROWS * COLS;
 shared float partial[OUTS * gl_WorkGroupSize.x];
@@ -67,7 +43,7 @@ void main() {
       vec4 xv[ROWS];
       [[unroll]] for (uint r = 0; r < ROWS; ++r) xv[r] = x4[(xrow[r] + k) / 4];
       [[unroll]] for (uint c = 0; c < COLS; ++c) {
-        vec4 wv = load_w4((wrow[c] + k) / 4);
+        vec4 wv = as_vec4(w4[(wrow[c] + k) / 4]);
         [[unroll]] for (uint r = 0; r < ROWS; ++r) acc[r * COLS + c] += dot(xv[r], wv);
       }
     }
@@ -83,7 +59,9 @@ void main() {
   }
 
   // Sum each output over the workgroup: per subgroup first when we can, then
-  // across subgroups (or lanes) through shared memory.
+  // across subgroups (or lanes) through shared memory. Not lib/reduce.glsl:
+  // OUTS sums share one barrier, and each is finished by one invocation (the
+  // one that writes it) rather than by all of them.
 #if USE_SUBGROUP
   [[unroll]] for (uint o = 0; o < OUTS; ++o) acc[o] = subgroupAdd(acc[o]);
   const uint parts = gl_NumSubgroups;

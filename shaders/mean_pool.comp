@@ -4,7 +4,9 @@
 // sequence and walks down its rows: no cross-lane reduction, and lanes read
 // neighbouring addresses.
 #extension GL_GOOGLE_include_directive : require
-#include "common.glsl"
+#include "lib/types.glsl"
+#include "lib/grid.glsl"
+#include "lib/vec.glsl"
 
 layout(local_size_x_id = 0) in;
 layout(constant_id = 1) const bool ALIGNED = false;  // d % 4 == 0
@@ -15,23 +17,10 @@ layout(std430, binding = 1) readonly buffer M { int mask[]; };
 layout(std430, binding = 2) writeonly buffer O { float o[]; };
 layout(std430, binding = 2) writeonly buffer O4 { vec4 o4[]; };
 
-layout(push_constant) uniform P {
-  uint batch;
-  uint len;
-  uint d;
-  uint d4;             // ceil(d / 4)
-  uint groups_per_row; // workgroups per sequence
-  uint has_mask;
-  uint mask_stride;    // elements between sequences of the mask
-} p;
+#include "push/mean_pool.h"
 
-vec4 load(uint row, uint u) {
-  if (ALIGNED) return x4[row * p.d4 + u];
-  vec4 v = vec4(0);
-  for (uint c = 0; c < 4; ++c)
-    if (4 * u + c < p.d) v[c] = x[row * p.d + 4 * u + c];
-  return v;
-}
+LOAD4_VIEW(load_x, x, x4, ALIGNED)
+STORE4_VIEW(store_o, o, o4, ALIGNED)
 
 void main() {
   const uint g = linear_group_id();
@@ -42,14 +31,9 @@ void main() {
   uint count = 0;
   for (uint i = 0; i < p.len; ++i) {
     if (p.has_mask != 0 && mask[b * p.mask_stride + i] != 0) continue;
-    s += load(b * p.len + i, u);
+    s += load_x((b * p.len + i) * p.d, 4 * u, p.d);
     ++count;
   }
   const vec4 mean = count > 0 ? s / float(count) : vec4(0);
-  if (ALIGNED) {
-    o4[b * p.d4 + u] = mean;
-  } else {
-    for (uint c = 0; c < 4; ++c)
-      if (4 * u + c < p.d) o[b * p.d + 4 * u + c] = mean[c];
-  }
+  store_o(b * p.d, 4 * u, p.d, mean);
 }

@@ -2,14 +2,15 @@
 // Device peak, memory: streams a large buffer with vec4 loads, neighbouring
 // lanes reading neighbouring vec4s, and writes one float per invocation.
 #extension GL_GOOGLE_include_directive : require
-#include "common.glsl"
+#include "lib/types.glsl"
+#include "lib/grid.glsl"
 
 layout(local_size_x_id = 0) in;
 layout(constant_id = 1) const uint ITEMS = 16;  // vec4 loads per invocation
 
 layout(std430, binding = 0) readonly buffer X { vec4 x[]; };
 layout(std430, binding = 1) writeonly buffer Y { float y[]; };
-layout(push_constant) uniform P { uint n_vec4; uint total_groups; } p;
+#include "push/peak_bandwidth.h"
 
 void main() {
   uint g = linear_group_id();

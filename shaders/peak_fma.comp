@@ -3,13 +3,14 @@
 // chains for p.iters steps (4·CHAINS FMAs a step), so the FMA units, not
 // latency or memory, set the time. x ← x·a + b converges, so no inf or NaN.
 #extension GL_GOOGLE_include_directive : require
-#include "common.glsl"
+#include "lib/types.glsl"
+#include "lib/grid.glsl"
 
 layout(local_size_x_id = 0) in;
 layout(constant_id = 1) const uint CHAINS = 4;  // at most 8
 
 layout(std430, binding = 0) writeonly buffer Y { float y[]; };
-layout(push_constant) uniform P { uint iters; uint total_groups; float a; float b; } p;
+#include "push/peak_fma.h"
 
 void main() {
   uint g = linear_group_id();

@@ -6,26 +6,21 @@
 // uint keys so that the order is total: -0 == +0, NaN (any sign) above +inf as
 // torch.topk does, -inf above the empty-slot key 0.
 #extension GL_GOOGLE_include_directive : require
-#if defined(USE_SUBGROUP) && USE_SUBGROUP
-#extension GL_KHR_shader_subgroup_basic : require
-#extension GL_KHR_shader_subgroup_arithmetic : require
-#endif
-#include "common.glsl"
+#include "lib/types.glsl"
+#include "lib/grid.glsl"
 
 layout(local_size_x_id = 0) in;
 layout(constant_id = 1) const uint K = 1;
 const uint WG = gl_WorkGroupSize.x;
 const uint NONE = 0xffffffffu;  // index of an empty slot (its key is 0)
+#define REDUCE_ARGMAX 1
+#include "lib/reduce.glsl"
 
 layout(std430, binding = 0) readonly buffer X { float x[]; };
 layout(std430, binding = 0) readonly buffer X4 { vec4 x4[]; };
 layout(std430, binding = 1) writeonly buffer V { float vals[]; };
 layout(std430, binding = 2) writeonly buffer I { int idx[]; };
-
-layout(push_constant) uniform P {
-  uint rows;
-  uint n;
-} p;
+#include "push/topk.h"
 
 uint order_key(float v) {
   uint b = floatBitsToUint(v);
@@ -50,12 +45,6 @@ void insert(uint key, uint i) {
   }
 }
 
-bool better(uint ka, uint ia, uint kb, uint ib) { return ka > kb || (ka == kb && ia < ib); }
-
-// Per-subgroup winners (subgroup variant) or the tree (shared variant),
-// double-buffered across rounds.
-shared uint sk[2][WG], si[2][WG];
-
 void main() {
   const uint row = linear_group_id();
   if (row >= p.rows) return;  // workgroup-uniform
@@ -75,7 +64,7 @@ void main() {
       vec4 v = x4[b4 + u];
       keys = uvec4(order_key(v.x), order_key(v.y), order_key(v.z), order_key(v.w));
     }
-#if defined(USE_SUBGROUP) && USE_SUBGROUP
+#if USE_SUBGROUP
     // Most elements fail the first comparison. A subgroup-uniform test lets
     // SIMD devices (lavapipe) branch around the insertion instead of running
     // it masked for every element (an OR, not subgroupAny: the variant only
@@ -87,34 +76,8 @@ void main() {
   for (uint i = head + 4u * body4 + tid; i < p.n; i += WG) insert(order_key(x[base + i]), i);
 
   for (uint r = 0; r < K; ++r) {
-    const uint buf = r & 1u;  // the other buffer may still be read by the last round
-    uint bk, bi;
-#if defined(USE_SUBGROUP) && USE_SUBGROUP
-    bk = subgroupMax(lk[0]);
-    bi = subgroupMin(lk[0] == bk ? li[0] : NONE);
-    if (gl_NumSubgroups > 1) {  // workgroup-uniform, so the barrier is too
-      if (subgroupElect()) { sk[buf][gl_SubgroupID] = bk; si[buf][gl_SubgroupID] = bi; }
-      barrier();
-      bk = sk[buf][0]; bi = si[buf][0];
-      for (uint s = 1; s < gl_NumSubgroups; ++s)
-        if (better(sk[buf][s], si[buf][s], bk, bi)) { bk = sk[buf][s]; bi = si[buf][s]; }
-    }
-#else
-    sk[buf][tid] = lk[0];
-    si[buf][tid] = li[0];
-    barrier();
-    uint half_ = 1;
-    while (2 * half_ < WG) half_ *= 2;
-    for (; half_ > 0; half_ /= 2) {
-      if (tid < half_ && tid + half_ < WG &&
-          better(sk[buf][tid + half_], si[buf][tid + half_], sk[buf][tid], si[buf][tid])) {
-        sk[buf][tid] = sk[buf][tid + half_];
-        si[buf][tid] = si[buf][tid + half_];
-      }
-      barrier();
-    }
-    bk = sk[buf][0]; bi = si[buf][0];
-#endif
+    uint bk = lk[0], bi = li[0];
+    workgroup_argmax(bk, bi);
     // n >= K guarantees a real element wins every round; indices are unique,
     // so exactly one invocation holds it.
     if (li[0] == bi) {

@@ -4,13 +4,29 @@
 // Each test makes its own contexts: the profile is fixed at context creation.
 #include <cstdlib>
 #include <filesystem>
+#include <map>
+#include <tuple>
 
 #include "families/transformer/weights.hpp"
 #include "ops/registry.hpp"
 #include "model_writer.hpp"
 #include "vk/recorder_impl.hpp"
 #include "vk/shader_registry.hpp"
-#include "vk/spirv_limits.hpp"
+#include "vk/spirv_reflect.hpp"
+#include "push/add.h"
+#include "push/attention_scores.h"
+#include "push/attention_values.h"
+#include "push/copy_rows.h"
+#include "push/embedding.h"
+#include "push/flash_attention.h"
+#include "push/gemm.h"
+#include "push/l2_normalize.h"
+#include "push/layernorm.h"
+#include "push/masked_softmax.h"
+#include "push/mean_pool.h"
+#include "push/peak_bandwidth.h"
+#include "push/peak_fma.h"
+#include "push/topk.h"
 #include "vkformer/model.hpp"
 #include "vkformer/session.hpp"
 
@@ -126,21 +142,75 @@ TEST_F(Profiles, PipelinesStayWithinTheProfile) {
   auto full = make("full");
   auto& fp = *full->impl().pipelines;
   // gemm_tiled, staged: (BM + BN)·BK vec4-columns of floats; 64 invocations.
-  const Pipeline& big = fp.get("gemm_tiled_f32", {64, 64, 64, 64, 8, 8, 1, 1}, 5, 52);
+  const Pipeline& big = fp.get("gemm_tiled_f32", {64, 64, 64, 64, 8, 8, 1, 1});
   ASSERT_TRUE(big.shared_bytes.has_value());
   EXPECT_EQ(*big.shared_bytes, (64u + 64u) * 64u * 4u);
-  EXPECT_EQ(*fp.get("gemm_tiled_f32", {64, 64, 64, 16, 8, 8, 1, 0}, 5, 52).shared_bytes, 2u * 16u);  // unstaged: 1 vec4 each
-  EXPECT_EQ(*fp.get("topk_shared", {32, 4}, 3, 12).shared_bytes, 2u * 2u * 32u * 4u);  // sk, si: [2][WG] uint
-  // Every embedded shader's shared memory can be read (else the guard would be blind to it).
-  for (const auto& b : spirv_blobs())
+  EXPECT_EQ(*fp.get("gemm_tiled_f32", {64, 64, 64, 16, 8, 8, 1, 0}).shared_bytes, 2u * 16u);  // unstaged: 1 vec4 each
+  EXPECT_EQ(*fp.get("topk_shared", {32, 4}).shared_bytes, 2u * 2u * 32u * 4u);  // keys, indices: 2·WG uint each
+  EXPECT_EQ(*fp.get("layernorm_shared_f32", {48, 1, 1, 1}).shared_bytes, 2u * 48u * 4u);  // 2·WG float
+  // Every embedded shader's shared memory and interface can be read (else the
+  // guard would be blind to it), and its push block is its C++ struct's size.
+  const std::map<std::string, size_t> push_structs = {
+      {"AddPush", sizeof(AddPush)},
+      {"AttentionScoresPush", sizeof(AttentionScoresPush)},
+      {"AttentionValuesPush", sizeof(AttentionValuesPush)},
+      {"CopyRowsPush", sizeof(CopyRowsPush)},
+      {"EmbeddingPush", sizeof(EmbeddingPush)},
+      {"FlashAttentionPush", sizeof(FlashAttentionPush)},
+      {"GemmPush", sizeof(GemmPush)},
+      {"L2NormalizePush", sizeof(L2NormalizePush)},
+      {"LayernormPush", sizeof(LayernormPush)},
+      {"MaskedSoftmaxPush", sizeof(MaskedSoftmaxPush)},
+      {"MeanPoolPush", sizeof(MeanPoolPush)},
+      {"PeakBandwidthPush", sizeof(PeakBandwidthPush)},
+      {"PeakFmaPush", sizeof(PeakFmaPush)},
+      {"TopkPush", sizeof(TopkPush)},
+  };
+  std::map<std::string, ShaderInterface> iface;
+  for (const auto& b : spirv_blobs()) {
     EXPECT_TRUE(spirv_shared_bytes(b.words, b.count, {}).has_value()) << b.name;
+    ASSERT_NO_THROW(iface[b.name] = spirv_interface(b.words, b.count, b.name)) << b.name;
+    const ShaderInterface& i = iface[b.name];
+    EXPECT_GE(i.bindings, 1u) << b.name;
+    auto s = push_structs.find(i.push_block);
+    ASSERT_NE(s, push_structs.end()) << b.name << ": push block \"" << i.push_block
+                                     << "\" is not in this test's table of shaders/push/ structs";
+    EXPECT_EQ(i.push_size, s->second) << b.name;
+  }
+  // A few by name: bindings counted once however many blocks alias them.
+  for (const auto& [name, bindings, bytes] : std::vector<std::tuple<std::string, uint32_t, uint32_t>>{
+           {"add", 3, 4}, {"layernorm_shared_f32", 5, 20}, {"layernorm_subgroup_f16", 5, 20},
+           {"masked_softmax_subgroup", 2, 32}, {"topk_shared", 3, 8}, {"l2_normalize_shared", 2, 12},
+           {"gemm_tiled_f16", 5, 52}, {"gemm_vec_subgroup_f32", 5, 52}, {"embedding_f16_f32", 5, 56},
+           {"copy_rows", 3, 60}, {"flash_attention_f32", 5, 80}, {"peak_fma", 1, 16}}) {
+    EXPECT_EQ(iface[name].bindings, bindings) << name;
+    EXPECT_EQ(iface[name].push_size, bytes) << name;
+  }
+  EXPECT_EQ(iface["layernorm_shared_f32"].push_block, "LayernormPush");
+  const Pipeline& ln = fp.get("layernorm_shared_f32", {32, 1, 1, 1});
+  EXPECT_EQ(ln.bindings, 5u);
+  EXPECT_EQ(ln.push_size, sizeof(LayernormPush));
+  // A dispatch must bind what the shader declares and push its block.
+  {
+    Recorder rec(*full);
+    Tensor t = full->tensor({4}), u = full->tensor({4});
+    const Pipeline& p = rec.impl().pipeline("add", {64, 4});
+    expect_error([&] { rec.impl().dispatch(p, {{&t, false}, {&u, true}}, AddPush{4}, {}, "t"); },
+                 "internal: add: t binds 2 tensors, the shader declares 3");
+    expect_error([&] { rec.impl().dispatch(p, {{&t, false}, {&t, false}, {&u, true}, {&u, true}}, AddPush{4}, {},
+                                           "t"); },
+                 "internal: add: t binds 4 tensors, the shader declares 3");
+    expect_error([&] { rec.impl().dispatch(p, {{&t, false}, {&t, false}, {&u, true}}, TopkPush{1, 4}, {}, "t"); },
+                 "internal: add: t pushes 8 bytes of constants, the shader's block AddPush has 4");
+    EXPECT_EQ(rec.dispatches(), 0u);
+  }
   auto min = make("min,no-subgroup,no-fp16");
   auto& mp = *min->impl().pipelines;
-  expect_error([&] { mp.get("gemm_tiled_f32", {64, 64, 64, 64, 8, 8, 1, 1}, 5, 52); },
+  expect_error([&] { mp.get("gemm_tiled_f32", {64, 64, 64, 64, 8, 8, 1, 1}); },
                "declares 32768 bytes of shared memory, more than 16384");
-  expect_error([&] { mp.get("add", {256, 4}, 3, 4); }, "workgroup size 256 is outside 1..128");
-  expect_error([&] { mp.get("layernorm_subgroup_f32", {32, 1, 1, 1}, 5, 12); }, "subgroup operations are not available");
-  expect_error([&] { mp.get("gemm_vec_shared_f16", {8, 1, 8, 1}, 5, 52); }, "16-bit storage is not available");
+  expect_error([&] { mp.get("add", {256, 4}); }, "workgroup size 256 is outside 1..128");
+  expect_error([&] { mp.get("layernorm_subgroup_f32", {32, 1, 1, 1}); }, "subgroup operations are not available");
+  expect_error([&] { mp.get("gemm_vec_shared_f16", {8, 1, 8, 1}); }, "16-bit storage is not available");
   expect_clean(*full);
   expect_clean(*min);
 }
@@ -267,9 +337,8 @@ TEST_F(Profiles, TensorsLargerThanOneBindingUnderMin) {
   expect_error([&] { add(rec, {&big, &big2, &big2}); }, "more than maxStorageBufferRange (67108864 bytes, profile min)");
   rec.reset();
   // The recorder's own check: a binding off the profile's offset alignment.
-  const Pipeline& p = rec.impl().pipeline("add", {64, 4}, 3, 4);
-  uint32_t n = 4;
-  expect_error([&] { rec.impl().dispatch(p, {{&big, false, 64}, {&big, false}, {&big2, true}}, &n, 4, {}, "t"); },
+  const Pipeline& p = rec.impl().pipeline("add", {64, 4});
+  expect_error([&] { rec.impl().dispatch(p, {{&big, false, 64}, {&big, false}, {&big2, true}}, AddPush{4}, {}, "t"); },
                "not a multiple of minStorageBufferOffsetAlignment (256, profile min)");
   expect_clean(c);
 }

@@ -1,6 +1,7 @@
 // Elementwise add: shaders/add.comp, reference in src/reference/add.cpp.
 #include "ops/op_case.hpp"
 #include "ops/op_util.hpp"
+#include "push/add.h"
 
 namespace vkf {
 
@@ -16,9 +17,9 @@ OpInfo add(Recorder& rec, const AddArgs& a) {
   const uint32_t wg = workgroup_size(r.ctx.caps, 256), items = 4;
   const uint64_t n = uint64_t(a.a->numel());
   require(n < (1ull << 32), "add", "more than 2^32 elements");
-  const Pipeline& p = r.pipeline("add", {wg, items}, 3, 4);
-  uint32_t push = uint32_t(n);
-  r.dispatch(p, {{a.a, false}, {a.b, false}, {a.y, true}}, &push, 4, r.fold(ceil_div(n, wg * items)),
+  const Pipeline& p = r.pipeline("add", {wg, items});
+  const AddPush push{uint32_t(n)};
+  r.dispatch(p, {{a.a, false}, {a.b, false}, {a.y, true}}, push, r.fold(ceil_div(n, wg * items)),
              "add/default");
   return {"add", "default", {{"WG", wg}, {"ITEMS", items}}, double(n), double(n) * 12};
 }

@@ -2,6 +2,7 @@
 // reference in src/reference/attention.cpp.
 #include "ops/op_case.hpp"
 #include "ops/attention_util.hpp"
+#include "push/attention_scores.h"
 
 namespace vkf {
 
@@ -29,15 +30,11 @@ OpInfo attention_scores(Recorder& rec, const AttentionScoresArgs& a) {
   const uint32_t k_blocks = ceil_div(s.kv_len, wg), q_blocks = ceil_div(s.q_len, tq);
   const uint64_t total = uint64_t(s.batch) * s.heads * k_blocks * q_blocks;
   require(total < (1ull << 32), op, "too many tiles");
-  struct {
-    uint32_t heads, head_dim, q_len, kv_len, q_off, q_rs, q_bs, k_off, k_rs, k_bs;
-    float scale;
-    uint32_t k_blocks, q_blocks, total;
-  } push{s.heads, s.head_dim, s.q_len, s.kv_len, q.off, q.row, q.batch, k.off, k.row, k.batch,
-         a.scale, k_blocks, q_blocks, uint32_t(total)};
+  const AttentionScoresPush push{s.heads, s.head_dim, s.q_len, s.kv_len, q.off,    q.row,    q.batch,
+                                 k.off,   k.row,      k.batch, a.scale,  k_blocks, q_blocks, uint32_t(total)};
   const std::string shader = std::string(op) + kv_suffix(a.k.t);
-  const Pipeline& p = r.pipeline(shader, {wg, d4, tq}, 3, sizeof push);
-  r.dispatch(p, {{a.q.t, false}, {a.k.t, false}, {a.scores, true}}, &push, sizeof push, r.fold(total),
+  const Pipeline& p = r.pipeline(shader, {wg, d4, tq});
+  r.dispatch(p, {{a.q.t, false}, {a.k.t, false}, {a.scores, true}}, push, r.fold(total),
              std::string(op) + "/tiled" + kv_suffix(a.k.t));
 
   const double n_qk = double(s.batch) * s.heads * s.q_len * s.kv_len;

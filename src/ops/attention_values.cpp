@@ -2,6 +2,7 @@
 // reference in src/reference/attention.cpp.
 #include "ops/op_case.hpp"
 #include "ops/attention_util.hpp"
+#include "push/attention_values.h"
 
 namespace vkf {
 
@@ -28,12 +29,11 @@ OpInfo attention_values(Recorder& rec, const AttentionValuesArgs& a) {
   const uint32_t q_blocks = ceil_div(s.q_len, wg);
   const uint64_t total = uint64_t(s.batch) * s.heads * q_blocks;
   require(total < (1ull << 32), op, "too many tiles");
-  struct {
-    uint32_t heads, head_dim, q_len, kv_len, v_off, v_rs, v_bs, q_blocks, total;
-  } push{s.heads, s.head_dim, s.q_len, s.kv_len, v.off, v.row, v.batch, q_blocks, uint32_t(total)};
+  const AttentionValuesPush push{s.heads, s.head_dim, s.q_len,  s.kv_len,       v.off,
+                                 v.row,   v.batch,    q_blocks, uint32_t(total)};
   const std::string shader = std::string(op) + kv_suffix(a.v.t);
-  const Pipeline& p = r.pipeline(shader, {wg, d4, bk}, 3, sizeof push);
-  r.dispatch(p, {{a.probs, false}, {a.v.t, false}, {a.out, true}}, &push, sizeof push, r.fold(total),
+  const Pipeline& p = r.pipeline(shader, {wg, d4, bk});
+  r.dispatch(p, {{a.probs, false}, {a.v.t, false}, {a.out, true}}, push, r.fold(total),
              std::string(op) + "/tiled" + kv_suffix(a.v.t));
 
   const double n_qk = double(s.batch) * s.heads * s.q_len * s.kv_len;

@@ -13,6 +13,7 @@
 //     the OpInfo has zero cost; batch and width must be ≥ 1.
 #include "ops/op_case.hpp"
 #include "ops/op_util.hpp"
+#include "push/copy_rows.h"
 
 namespace vkf {
 namespace {
@@ -119,17 +120,13 @@ OpInfo copy_rows(Recorder& rec, const CopyRowsArgs& a) {
   const uint64_t total = gpb * a.batch;
   require(total < (1ull << 32), op, "more than 2^32 workgroups");
 
-  const Pipeline& p = r.pipeline("copy_rows", {wg, ir, ic, uint32_t(aligned)}, 3, 60);
-  struct {
-    uint32_t src_off, src_row, src_batch, src_batches, dst_off, dst_row, dst_batch, rows, units, lpr, rpg,
-        segs, gpb, total, has_index;
-  } push{uint32_t(src.off),  uint32_t(src.row), uint32_t(src.batch), uint32_t(src_batches),
-         uint32_t(dst.off),  uint32_t(dst.row), uint32_t(dst.batch), uint32_t(rows),
-         uint32_t(units),    lpr,               rpg,                  uint32_t(segs),
-         uint32_t(gpb),      uint32_t(total),   a.index ? 1u : 0u};
-  static_assert(sizeof push == 60, "push constants");
+  const Pipeline& p = r.pipeline("copy_rows", {wg, ir, ic, uint32_t(aligned)});
+  const CopyRowsPush push{uint32_t(src.off), uint32_t(src.row), uint32_t(src.batch), uint32_t(src_batches),
+                          uint32_t(dst.off), uint32_t(dst.row), uint32_t(dst.batch), uint32_t(rows),
+                          uint32_t(units),   lpr,               rpg,                 uint32_t(segs),
+                          uint32_t(gpb),     uint32_t(total),   a.index ? 1u : 0u};
   const Tensor* index = a.index ? a.index : a.src;  // unread when absent
-  r.dispatch(p, {{a.src, false}, {index, false}, {a.dst, true}}, &push, sizeof push, r.fold(total),
+  r.dispatch(p, {{a.src, false}, {index, false}, {a.dst, true}}, push, r.fold(total),
              aligned ? "copy_rows/vec4" : "copy_rows/scalar");
   const double n = double(a.batch) * double(a.rows) * double(a.width);
   return {op,

@@ -12,6 +12,7 @@
 
 #include "ops/op_case.hpp"
 #include "ops/op_util.hpp"
+#include "push/embedding.h"
 
 namespace vkf {
 
@@ -74,27 +75,21 @@ OpInfo embedding(Recorder& rec, const EmbeddingArgs& a) {
   const bool t16 = a.table->dtype() == DType::F16;
   const bool p16 = a.positions ? a.positions->dtype() == DType::F16 : t16;
   const std::string variant = std::string(t16 ? "f16" : "f32") + (p16 ? "_f16" : "_f32");
-  const Pipeline& p = r.pipeline("embedding_" + variant, {wg, items, aligned}, 5, 56);
-  struct {
-    uint32_t rows, len, d, d4, vocab, pos_offset, has_pos, groups_per_row;
-    float scale;
-    uint32_t has_pos_ids, max_pos;
-    uint32_t v0, v1, t_off;  // this dispatch's table rows [v0, v1), from element t_off of its binding
-  } push{uint32_t(rows),
-         uint32_t(len),
-         uint32_t(d),
-         uint32_t(d4),
-         uint32_t(vocab),
-         a.pos_offset,
-         a.positions ? 1u : 0u,
-         per_row,
-         a.scale,
-         a.position_ids ? 1u : 0u,
-         a.positions ? uint32_t(a.positions->dim(0)) : 0u,
-         0,
-         uint32_t(vocab),
-         0};
-  static_assert(sizeof push == 56, "push constants");
+  const Pipeline& p = r.pipeline("embedding_" + variant, {wg, items, aligned});
+  EmbeddingPush push{uint32_t(rows),
+                     uint32_t(len),
+                     uint32_t(d),
+                     uint32_t(d4),
+                     uint32_t(vocab),
+                     a.pos_offset,
+                     a.positions ? 1u : 0u,
+                     per_row,
+                     a.scale,
+                     a.position_ids ? 1u : 0u,
+                     a.positions ? uint32_t(a.positions->dim(0)) : 0u,
+                     0,
+                     uint32_t(vocab),
+                     0};
   // A table larger than one binding (a big vocabulary under a small
   // maxStorageBufferRange) is bound in blocks of rows, one dispatch each; a
   // token is written by the dispatch whose block holds its id.
@@ -112,7 +107,7 @@ OpInfo embedding(Recorder& rec, const EmbeddingArgs& a) {
     push.v0 = uint32_t(v0);
     push.v1 = uint32_t(v1);
     push.t_off = ts.elem_off;
-    r.dispatch(p, {{a.ids, false}, ts.use, pos, {a.out, true}, {pos_ids, false}}, &push, sizeof push,
+    r.dispatch(p, {{a.ids, false}, ts.use, pos, {a.out, true}, {pos_ids, false}}, push,
                r.fold(rows * per_row), "embedding/" + variant);
   }
   const double n = double(rows * d);

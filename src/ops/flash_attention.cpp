@@ -2,6 +2,7 @@
 // Reference: ref::attention in src/reference/attention.cpp.
 #include "ops/op_case.hpp"
 #include "ops/attention_util.hpp"
+#include "push/flash_attention.h"
 
 namespace vkf {
 
@@ -53,19 +54,14 @@ OpInfo flash_attention(Recorder& rec, const FlashAttentionArgs& a) {
   const uint32_t bq = wg / tpr, q_blocks = ceil_div(s.q_len, bq);
   const uint64_t total = uint64_t(s.batch) * s.heads * q_blocks;
   require(total < (1ull << 32), op, "too many query blocks");
-  struct {
-    uint32_t heads, head_dim, q_len, kv_len, q_off, q_rs, q_bs, k_off, k_rs, k_bs, v_off, v_rs, v_bs;
-    uint32_t pad_stride, has_pad, causal, causal_offset;
-    float scale;
-    uint32_t q_blocks, total;
-  } push{s.heads, s.head_dim, s.q_len, s.kv_len, q.off, q.row, q.batch, k.off, k.row, k.batch,
-         v.off, v.row, v.batch, pad_stride, a.mask.key_padding ? 1u : 0u, a.mask.causal ? 1u : 0u,
-         a.mask.causal_offset, a.scale, q_blocks, uint32_t(total)};
+  const FlashAttentionPush push{s.heads, s.head_dim, s.q_len, s.kv_len, q.off, q.row, q.batch, k.off, k.row,
+                                k.batch, v.off, v.row, v.batch, pad_stride, a.mask.key_padding ? 1u : 0u,
+                                a.mask.causal ? 1u : 0u, a.mask.causal_offset, a.scale, q_blocks, uint32_t(total)};
   const std::string shader = std::string(op) + kv_suffix(a.k.t);
-  const Pipeline& p = r.pipeline(shader, {wg, d4, bk, tpr, sh}, 5, sizeof push);
+  const Pipeline& p = r.pipeline(shader, {wg, d4, bk, tpr, sh});
   const Tensor* pad = a.mask.key_padding ? a.mask.key_padding : a.q.t;
-  r.dispatch(p, {{a.q.t, false}, {a.k.t, false}, {a.v.t, false}, {pad, false}, {a.out, true}}, &push,
-             sizeof push, r.fold(total), std::string(op) + "/online" + kv_suffix(a.k.t));
+  r.dispatch(p, {{a.q.t, false}, {a.k.t, false}, {a.v.t, false}, {pad, false}, {a.out, true}}, push,
+             r.fold(total), std::string(op) + "/online" + kv_suffix(a.k.t));
 
   const double n_qk = double(s.batch) * s.heads * s.q_len * s.kv_len;
   const double width = double(s.heads) * s.head_dim;

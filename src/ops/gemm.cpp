@@ -3,6 +3,7 @@
 // (a few rows, bound by reading W); reference in src/reference/gemm.cpp.
 #include "ops/op_case.hpp"
 #include "ops/op_util.hpp"
+#include "push/gemm.h"
 
 namespace vkf {
 namespace {
@@ -150,9 +151,8 @@ OpInfo gemm(Recorder& rec, const GemmArgs& a) {
   const uint32_t vec4 = d.K % 4 == 0;
   // M, N: this piece's; ldy: Y's (and R's) row length; n0: the piece's first
   // column (bias index); *_off: where the piece starts in its binding.
-  struct Push {
-    uint32_t M, N, K, groups_n, total, act, flags, ldy, n0, x_off, w_off, y_off, r_off;
-  } push{d.M, d.N, d.K, 0, 0, uint32_t(a.act), uint32_t(has_bias) | uint32_t(has_res) << 1, d.N, 0, 0, 0, 0, 0};
+  GemmPush push{d.M, d.N, d.K, 0, 0, uint32_t(a.act), uint32_t(has_bias) | uint32_t(has_res) << 1,
+                d.N, 0,   0,   0, 0, 0};
   OpInfo info{kOp, variant, {}, 2.0 * d.M * d.N * d.K, 0};
   const double wbytes = double(dtype_size(a.w->dtype()));
   info.bytes = 4.0 * d.M * d.K + wbytes * d.N * d.K + (has_bias ? wbytes * d.N : 0) +
@@ -188,7 +188,7 @@ OpInfo gemm(Recorder& rec, const GemmArgs& a) {
     tile_m = t.bm;
     tile_n = t.bn;
   }
-  const Pipeline& p = r.pipeline(shader, spec, 5, sizeof push);
+  const Pipeline& p = r.pipeline(shader, spec);
   for (const Piece& pc : plan_pieces(d, a, caps)) {
     const uint64_t K = d.K, N = d.N;
     const Slice xs = slice(a.x, false, pc.m0 * K, pc.m1 * K, caps);
@@ -208,7 +208,7 @@ OpInfo gemm(Recorder& rec, const GemmArgs& a) {
     push.total = uint32_t(total);
     // Absent bias and residual bind a tensor of the same type the shader never reads.
     Use bias = a.bias ? Use{a.bias, false} : wsl.use;
-    r.dispatch(p, {xs.use, wsl.use, bias, rs.use, ys.use}, &push, sizeof push, r.fold(total),
+    r.dispatch(p, {xs.use, wsl.use, bias, rs.use, ys.use}, push, r.fold(total),
                std::string(kOp) + "/" + variant);
   }
   return info;

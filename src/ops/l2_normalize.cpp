@@ -3,6 +3,7 @@
 
 #include "ops/op_case.hpp"
 #include "ops/op_util.hpp"
+#include "push/l2_normalize.h"
 
 namespace vkf {
 
@@ -26,12 +27,9 @@ OpInfo l2_normalize(Recorder& rec, const L2NormalizeArgs& a) {
   const uint32_t cap = caps.device_type == "cpu" ? 64 : 256;
   const uint32_t wg = workgroup_size(caps, std::max<uint32_t>(sg, std::min<uint64_t>(cap, (d / 8 + sg - 1) / sg * sg)));
   const std::string variant = sub ? "subgroup" : "shared";
-  const Pipeline& p = r.pipeline("l2_normalize_" + variant, {wg}, 2, 12);
-  struct {
-    uint32_t rows, d;
-    float eps;
-  } push{uint32_t(rows), uint32_t(d), a.eps};
-  r.dispatch(p, {{a.x, false}, {a.y, true}}, &push, sizeof push, r.fold(rows), "l2_normalize/" + variant);
+  const Pipeline& p = r.pipeline("l2_normalize_" + variant, {wg});
+  const L2NormalizePush push{uint32_t(rows), uint32_t(d), a.eps};
+  r.dispatch(p, {{a.x, false}, {a.y, true}}, push, r.fold(rows), "l2_normalize/" + variant);
   return {op, variant, {{"WG", wg}}, double(n) * 3, double(n) * 8};
 }
 

@@ -4,6 +4,7 @@
 
 #include "ops/op_case.hpp"
 #include "ops/op_util.hpp"
+#include "push/layernorm.h"
 
 namespace vkf {
 namespace {
@@ -57,16 +58,12 @@ OpInfo layernorm(Recorder& rec, const LayerNormArgs& a) {
   const uint32_t rows_per_group = cpu ? uint32_t(std::clamp<uint64_t>(rows / 16, 1, 8)) : 1;
 
   const std::string name = std::string("layernorm_") + (sub ? "subgroup" : "shared") + (f16 ? "_f16" : "_f32");
-  const Pipeline& p = r.pipeline(name, {wg, items, aligned, rows_per_group}, 5, 20);
-  struct {
-    uint32_t rows, d, d4;
-    float eps;
-    uint32_t has_residual;
-  } push{uint32_t(rows), uint32_t(d), uint32_t(d4), a.eps, a.residual ? 1u : 0u};
+  const Pipeline& p = r.pipeline(name, {wg, items, aligned, rows_per_group});
+  const LayernormPush push{uint32_t(rows), uint32_t(d), uint32_t(d4), a.eps, a.residual ? 1u : 0u};
   const Tensor* res = a.residual ? a.residual : a.x;  // unread when absent
   const std::string variant = sub ? "subgroup" : "shared";
-  r.dispatch(p, {{a.x, false}, {res, false}, {a.gamma, false}, {a.beta, false}, {a.y, true}}, &push,
-             sizeof push, r.fold(ceil_div(rows, rows_per_group)), "layernorm/" + variant);
+  r.dispatch(p, {{a.x, false}, {res, false}, {a.gamma, false}, {a.beta, false}, {a.y, true}}, push,
+             r.fold(ceil_div(rows, rows_per_group)), "layernorm/" + variant);
   const double wbytes = double(dtype_size(a.gamma->dtype())) * 2 * double(d);
   return {op,
           variant,

@@ -2,6 +2,7 @@
 // reference in src/reference/attention.cpp.
 #include "ops/op_case.hpp"
 #include "ops/attention_util.hpp"
+#include "push/masked_softmax.h"
 
 namespace vkf {
 
@@ -22,10 +23,8 @@ OpInfo masked_softmax(Recorder& rec, const SoftmaxArgs& a) {
   const bool cpu = r.ctx.caps.device_type == "cpu";
   const uint32_t wg = lanes(r.ctx.caps, ceil_div(s.kv_len, cpu ? 96 : 64));
   const uint64_t rows = uint64_t(s.batch) * s.heads * s.q_len;
-  struct {
-    uint32_t rows, heads, q_len, kv_len, pad_stride, has_pad, causal, causal_offset;
-  } push{uint32_t(rows), s.heads, s.q_len, s.kv_len, pad_stride, a.mask.key_padding ? 1u : 0u,
-         a.mask.causal ? 1u : 0u, a.mask.causal_offset};
+  const MaskedSoftmaxPush push{uint32_t(rows), s.heads, s.q_len, s.kv_len, pad_stride,
+                               a.mask.key_padding ? 1u : 0u, a.mask.causal ? 1u : 0u, a.mask.causal_offset};
   const std::string variant = sub ? "subgroup" : "shared";
   const std::string shader = std::string(op) + "_" + variant;
   // On a CPU device a workgroup's launch costs more than a short row: leave
@@ -35,10 +34,10 @@ OpInfo masked_softmax(Recorder& rec, const SoftmaxArgs& a) {
   // Rows of up to kMaxVec4 vec4s per lane stay in registers (vec4 loads need kv_len % 4 == 0).
   const uint32_t kMaxVec4 = 32;
   const uint32_t vec4 = s.kv_len % 4 == 0 && ceil_div(s.kv_len / 4, wg) <= kMaxVec4 ? ceil_div(s.kv_len / 4, wg) : 0;
-  const Pipeline& p = r.pipeline(shader, {wg, per_group, vec4}, 2, sizeof push);
+  const Pipeline& p = r.pipeline(shader, {wg, per_group, vec4});
   // Without a padding mask the scores stand in for it (never read).
   const Tensor* pad = a.mask.key_padding ? a.mask.key_padding : a.scores;
-  r.dispatch(p, {{a.scores, true}, {pad, false}}, &push, sizeof push,
+  r.dispatch(p, {{a.scores, true}, {pad, false}}, push,
              r.fold(ceil_div(rows, per_group)), std::string(op) + "/" + variant);
 
   const double n = double(rows) * s.kv_len;

@@ -2,6 +2,7 @@
 // src/reference/pool.cpp.
 #include "ops/op_case.hpp"
 #include "ops/op_util.hpp"
+#include "push/mean_pool.h"
 
 namespace vkf {
 
@@ -37,12 +38,11 @@ OpInfo mean_pool(Recorder& rec, const MeanPoolArgs& a) {
   const uint32_t wg = workgroup_size(caps, std::max<uint32_t>(sg, std::min<uint64_t>(64, (d4 + sg - 1) / sg * sg)));
   const uint32_t per_row = ceil_div(d4, wg);
   const uint32_t aligned = d % 4 == 0;
-  const Pipeline& p = r.pipeline("mean_pool", {wg, aligned}, 3, 28);
-  struct {
-    uint32_t batch, len, d, d4, groups_per_row, has_mask, mask_stride;
-  } push{uint32_t(batch), uint32_t(len), uint32_t(d), uint32_t(d4), per_row, a.key_padding ? 1u : 0u, stride};
+  const Pipeline& p = r.pipeline("mean_pool", {wg, aligned});
+  const MeanPoolPush push{uint32_t(batch), uint32_t(len), uint32_t(d), uint32_t(d4),
+                          per_row, a.key_padding ? 1u : 0u, stride};
   const Tensor* mask = a.key_padding ? a.key_padding : a.x;  // unread when absent
-  r.dispatch(p, {{a.x, false}, {mask, false}, {a.out, true}}, &push, sizeof push, r.fold(batch * per_row),
+  r.dispatch(p, {{a.x, false}, {mask, false}, {a.out, true}}, push, r.fold(batch * per_row),
              "mean_pool/default");
   const double n = double(batch * len * d);
   return {op,

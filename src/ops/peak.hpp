@@ -5,6 +5,7 @@
 
 #include <vector>
 
+#include "vkformer/context.hpp"
 #include "vkformer/ops.hpp"
 
 namespace vkf {
@@ -17,6 +18,8 @@ struct PeakFmaArgs {
   float a = 0.999f, b = 1e-3f;
 };
 OpInfo peak_fma(Recorder& rec, const PeakFmaArgs& a);
+/// The workgroup size peak_fma is measured with on a device.
+uint32_t peak_fma_workgroup(const Capabilities& c);
 
 /// y[g·wg + l] = sum of the `items` vec4s invocation l of workgroup g reads
 /// from x (shaders/peak_bandwidth.comp); streams x once.
@@ -28,6 +31,8 @@ struct PeakBandwidthArgs {
 OpInfo peak_bandwidth(Recorder& rec, const PeakBandwidthArgs& a);
 /// Workgroups peak_bandwidth() dispatches over x.
 uint32_t peak_bandwidth_groups(const PeakBandwidthArgs& a);
+/// The workgroup size peak_bandwidth is measured with on a device.
+uint32_t peak_bandwidth_workgroup(const Capabilities& c);
 
 namespace ref {
 std::vector<double> peak_fma(const PeakFmaArgs& a);

@@ -1,6 +1,7 @@
 // Top-k / argmax per row: shaders/topk.comp, reference in src/reference/topk.cpp.
 #include "ops/op_case.hpp"
 #include "ops/op_util.hpp"
+#include "push/topk.h"
 
 namespace vkf {
 namespace {
@@ -43,11 +44,9 @@ OpInfo topk(Recorder& rec, const TopKArgs& a) {
                           : workgroup_size(caps, std::max(sg, std::min(ceil_div(ceil_div(n, 16), sg) * sg, 256u)));
 
   const std::string variant = sub ? "subgroup" : "shared";
-  const Pipeline& p = r.pipeline("topk_" + variant, {wg, a.k}, 3, 8);
-  struct {
-    uint32_t rows, n;
-  } push{uint32_t(rows), uint32_t(n)};
-  r.dispatch(p, {{a.x, false}, {a.values, true}, {a.indices, true}}, &push, sizeof push, r.fold(rows),
+  const Pipeline& p = r.pipeline("topk_" + variant, {wg, a.k});
+  const TopkPush push{uint32_t(rows), uint32_t(n)};
+  r.dispatch(p, {{a.x, false}, {a.values, true}, {a.indices, true}}, push, r.fold(rows),
              "topk/" + variant);
   return {op,
           variant,

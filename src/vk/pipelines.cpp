@@ -10,7 +10,7 @@
 
 #include "vk/check.hpp"
 #include "vk/shader_registry.hpp"
-#include "vk/spirv_limits.hpp"
+#include "vk/spirv_reflect.hpp"
 
 namespace vkf {
 namespace {
@@ -95,20 +95,22 @@ void Pipelines::save() {
   std::rename(tmp.c_str(), cache_file_.c_str());
 }
 
+const SpirvBlob& Pipelines::blob(const std::string& shader) {
+  for (const auto& b : spirv_blobs())
+    if (shader == b.name) return b;
+  throw Error("internal: no embedded shader named \"" + shader + "\"");
+}
+
 VkShaderModule Pipelines::module(const std::string& shader) {
   auto it = modules_.find(shader);
   if (it != modules_.end()) return it->second;
-  for (const auto& b : spirv_blobs()) {
-    if (shader != b.name) continue;
-    VkShaderModuleCreateInfo ci{VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO};
-    ci.codeSize = b.count * 4;
-    ci.pCode = b.words;
-    VkShaderModule m;
-    VKF_CHECK(vkCreateShaderModule(device_, &ci, alloc_, &m));
-    modules_[shader] = m;
-    return m;
-  }
-  throw Error("internal: no embedded shader named \"" + shader + "\"");
+  const SpirvBlob& b = blob(shader);
+  VkShaderModuleCreateInfo ci{VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO};
+  ci.codeSize = b.count * 4;
+  ci.pCode = b.words;
+  VkShaderModule m;
+  VKF_CHECK(vkCreateShaderModule(device_, &ci, alloc_, &m));
+  return modules_[shader] = m;
 }
 
 void Pipelines::check_limits(const std::string& shader, const std::vector<uint32_t>& spec, Pipeline& p) {
@@ -123,20 +125,23 @@ void Pipelines::check_limits(const std::string& shader, const std::vector<uint32
   if (p.workgroup_size == 0 || p.workgroup_size > wg_limit)
     throw Error(where + "workgroup size " + std::to_string(p.workgroup_size) + " is outside 1.." +
                 std::to_string(wg_limit));
-  for (const auto& b : spirv_blobs())
-    if (shader == b.name) p.shared_bytes = spirv_shared_bytes(b.words, b.count, spec);
+  const SpirvBlob& b = blob(shader);
+  p.shared_bytes = spirv_shared_bytes(b.words, b.count, spec);
   if (p.shared_bytes && *p.shared_bytes > caps_.max_shared_memory)
     throw Error(where + "declares " + std::to_string(*p.shared_bytes) + " bytes of shared memory, more than " +
                 std::to_string(caps_.max_shared_memory));
 }
 
-const Pipeline& Pipelines::get(const std::string& shader, const std::vector<uint32_t>& spec,
-                               uint32_t bindings, uint32_t push_size) {
+const Pipeline& Pipelines::get(const std::string& shader, const std::vector<uint32_t>& spec) {
   std::lock_guard<std::mutex> lock(mu_);
-  std::string key = shader + "|" + std::to_string(bindings) + "|" + std::to_string(push_size);
+  std::string key = shader;
   for (uint32_t v : spec) key += "|" + std::to_string(v);
   auto found = pipelines_.find(key);
   if (found != pipelines_.end()) return *found->second;
+
+  const SpirvBlob& code = blob(shader);
+  const ShaderInterface iface = spirv_interface(code.words, code.count, shader);
+  const uint32_t bindings = iface.bindings, push_size = iface.push_size;
 
   if (push_size > caps_.max_push_constants_size)
     throw Error("internal: " + shader + " needs " + std::to_string(push_size) +
@@ -181,6 +186,7 @@ const Pipeline& Pipelines::get(const std::string& shader, const std::vector<uint
   p->set_layout = lay.first;
   p->bindings = bindings;
   p->push_size = push_size;
+  p->push_block = iface.push_block;
   p->name = shader;
   ++created_;
   return *(pipelines_[key] = std::move(p));

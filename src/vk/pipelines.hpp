@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "vk/shader_registry.hpp"
 #include "vkformer/context.hpp"
 
 namespace vkf {
@@ -19,8 +20,9 @@ struct Pipeline {
   VkPipeline pipeline = VK_NULL_HANDLE;
   VkPipelineLayout layout = VK_NULL_HANDLE;
   VkDescriptorSetLayout set_layout = VK_NULL_HANDLE;
-  uint32_t bindings = 0;
-  uint32_t push_size = 0;
+  uint32_t bindings = 0;   ///< storage buffers 0..n-1, read from the SPIR-V
+  uint32_t push_size = 0;  ///< bytes of push constants, read from the SPIR-V
+  std::string push_block;  ///< the push block's name: its struct in shaders/push/
   std::string name;
   uint32_t workgroup_size = 0;  ///< specialization constant 0 (local_size_x_id)
   std::optional<uint64_t> shared_bytes;  ///< declared Workgroup memory, when it could be read
@@ -34,9 +36,9 @@ class Pipelines {
   ~Pipelines();
 
   /// The pipeline of shader `shader` with specialization constants 0..n-1 set
-  /// to `spec`, `bindings` storage buffers and `push_size` bytes of push constants.
-  const Pipeline& get(const std::string& shader, const std::vector<uint32_t>& spec,
-                      uint32_t bindings, uint32_t push_size);
+  /// to `spec`. Its layout (storage buffers, push constants) is the one the
+  /// shader declares (spirv_interface()).
+  const Pipeline& get(const std::string& shader, const std::vector<uint32_t>& spec);
   void save();
   uint64_t created() const { return created_; }
   /// The on-disk cache file (keyed by pipeline-cache UUID and driver version);
@@ -45,6 +47,8 @@ class Pipelines {
 
  private:
   VkShaderModule module(const std::string& shader);
+  /// The embedded SPIR-V of a shader; throws when there is none.
+  static const SpirvBlob& blob(const std::string& shader);
   /// Throws unless the variant stays within the (profile-clamped) capabilities.
   void check_limits(const std::string& shader, const std::vector<uint32_t>& spec, Pipeline& p);
   VkDevice device_;

@@ -46,11 +46,10 @@ Recorder::Impl::~Impl() {
   for (auto q : query_pools_) vkDestroyQueryPool(ctx.device, q, ctx.alloc);
 }
 
-const Pipeline& Recorder::Impl::pipeline(const std::string& shader, const std::vector<uint32_t>& spec,
-                                         uint32_t bindings, uint32_t push_size) {
+const Pipeline& Recorder::Impl::pipeline(const std::string& shader, const std::vector<uint32_t>& spec) {
   ctx.alive("pipeline " + shader);
   try {
-    return ctx.pipelines->get(shader, spec, bindings, push_size);
+    return ctx.pipelines->get(shader, spec);
   } catch (const VulkanError& e) {
     std::string what = "creating the pipeline " + shader + " (specialization";
     for (uint32_t v : spec) what += " " + std::to_string(v);
@@ -165,15 +164,18 @@ Grid Recorder::Impl::fold(uint64_t total) const {
   return g;
 }
 
-void Recorder::Impl::dispatch(const Pipeline& p, const std::vector<Use>& uses, const void* push,
-                              uint32_t push_size, Grid grid, const std::string& label) {
+void Recorder::Impl::dispatch_bytes(const Pipeline& p, const std::vector<Use>& uses, const void* push,
+                                    uint32_t push_size, Grid grid, const std::string& label) {
   if (ended) throw Error("this recorder was submitted; call reset() before recording again");
+  if (uses.size() != p.bindings)
+    throw Error("internal: " + p.name + ": " + label + " binds " + std::to_string(uses.size()) +
+                " tensors, the shader declares " + std::to_string(p.bindings));
+  if (push_size != p.push_size)
+    throw Error("internal: " + p.name + ": " + label + " pushes " + std::to_string(push_size) +
+                " bytes of constants, the shader's block " + p.push_block + " has " + std::to_string(p.push_size));
   if (!recording) begin();
   if (!external && ctx.max_dispatches_per_submit && piece_dispatches_ >= ctx.max_dispatches_per_submit)
     next_piece();
-  if (uses.size() != p.bindings)
-    throw Error("internal: " + p.name + " binds " + std::to_string(p.bindings) + " tensors, got " +
-                std::to_string(uses.size()));
   const auto& caps = ctx.caps;
   for (int i = 0; i < 3; ++i) {
     uint32_t v = i == 0 ? grid.x : i == 1 ? grid.y : grid.z;
@@ -255,10 +257,7 @@ void Recorder::Impl::dispatch(const Pipeline& p, const std::vector<Use>& uses, c
   }
   vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, p.pipeline);
   vkCmdBindDescriptorSets(cb, VK_PIPELINE_BIND_POINT_COMPUTE, p.layout, 0, 1, &set, 0, nullptr);
-  if (push_size) {
-    if (push_size != p.push_size) throw Error("internal: " + p.name + " push constant size mismatch");
-    vkCmdPushConstants(cb, p.layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, push_size, push);
-  }
+  if (push_size) vkCmdPushConstants(cb, p.layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, push_size, push);
   vkCmdDispatch(cb, grid.x, grid.y, grid.z);
   if (timestamps) vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, qp, q + 1);
   ++n_dispatches;

@@ -5,6 +5,7 @@
 #include <vulkan/vulkan.h>
 
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "vk/context_impl.hpp"
@@ -35,15 +36,23 @@ struct Recorder::Impl {
   Context::Impl& ctx;
 
   /// The pipeline for a shader variant (created on first use, then cached).
-  const Pipeline& pipeline(const std::string& shader, const std::vector<uint32_t>& spec,
-                           uint32_t bindings, uint32_t push_size);
-  /// Records one dispatch. A barrier goes before it only when it reads or
-  /// writes what an earlier dispatch wrote since the last barrier, or writes
-  /// what one read.
-  void dispatch(const Pipeline& p, const std::vector<Use>& uses, const void* push,
-                uint32_t push_size, Grid grid, const std::string& label);
+  /// Its bindings and push-constant size are the shader's own, read from its
+  /// SPIR-V (spirv_interface()).
+  const Pipeline& pipeline(const std::string& shader, const std::vector<uint32_t>& spec);
+  /// Records one dispatch: `uses` bound in order to bindings 0..n-1, `push`
+  /// (the shader's struct from shaders/push/) as its push constants. Throws
+  /// when their number or size is not what the shader declares. A barrier
+  /// goes before it only when it reads or writes what an earlier dispatch
+  /// wrote since the last barrier, or writes what one read.
+  template <class Push>
+  void dispatch(const Pipeline& p, const std::vector<Use>& uses, const Push& push, Grid grid,
+                const std::string& label) {
+    static_assert(std::is_trivially_copyable_v<Push> && std::is_class_v<Push>,
+                  "push constants are a struct from shaders/push/");
+    dispatch_bytes(p, uses, &push, uint32_t(sizeof push), grid, label);
+  }
   /// `total` workgroups laid out within the device's per-dimension limits:
-  /// shaders recover the linear index with linear_group_id() (common.glsl).
+  /// shaders recover the linear index with linear_group_id() (shaders/lib/grid.glsl).
   Grid fold(uint64_t total) const;
 
   /// Records a copy of host data into a tensor (≤ 64 KiB per command), with
@@ -76,6 +85,8 @@ struct Recorder::Impl {
   /// Ends the current command buffer and continues in a new one.
   void next_piece();
   VkDescriptorSet allocate_set(VkDescriptorSetLayout layout);
+  void dispatch_bytes(const Pipeline& p, const std::vector<Use>& uses, const void* push, uint32_t push_size,
+                      Grid grid, const std::string& label);
 
   std::vector<VkCommandBuffer> pieces_;  ///< all allocated; [0, piece_] used
   size_t piece_ = 0, piece_dispatches_ = 0;

@@ -7,8 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "ops/op_util.hpp"
-#include "vk/context_impl.hpp"
+#include "ops/peak.hpp"
 #include "vkformer/recorder.hpp"
 
 namespace vkf::tools {
@@ -52,16 +51,17 @@ void measure_fma(Context& ctx, DevicePeak& out) {
   const Capabilities& c = ctx.caps();
   // 8 vec4 chains: 32 independent FMAs in flight per invocation (lavapipe: 50
   // GFLOP/s vs 34 with 2 chains and 45 with 4, on 2 busy cores).
-  const uint32_t wg = workgroup_size(c, is_cpu(c) ? 64 : 256), chains = 8;
+  PeakFmaArgs a;
+  a.wg = peak_fma_workgroup(c);
+  a.chains = 8;
   // A CPU device needs a few workgroups per core; a GPU needs enough to fill every unit.
-  const uint32_t groups = is_cpu(c) ? 256 : 8192;
-  Tensor y = ctx.tensor({int64_t(groups) * wg});
+  a.groups = is_cpu(c) ? 256 : 8192;
+  Tensor y = ctx.tensor({int64_t(a.groups) * a.wg});
+  a.y = &y;
   auto time = [&](uint32_t iters, int runs) {
     Recorder rec(ctx, true);
-    auto& r = rec.impl();
-    const Pipeline& p = r.pipeline("peak_fma", {wg, chains}, 1, 16);
-    struct { uint32_t iters, total; float a, b; } push{iters, groups, 0.999f, 1e-3f};
-    r.dispatch(p, {{&y, true}}, &push, sizeof push, r.fold(groups), "peak_fma");
+    a.iters = iters;
+    peak_fma(rec, a);
     return best_ms(ctx, rec, runs);
   };
   // Grow the loop until one run takes long enough to time, then aim at ~15 ms
@@ -73,16 +73,15 @@ void measure_fma(Context& ctx, DevicePeak& out) {
   while (ms < 3 && iters < (1u << 24)) ms = time(iters *= 4, 1);
   iters = uint32_t(std::clamp(iters * 15.0 / std::max(ms, 1e-3), 16.0, double(1u << 26)));
   ms = time(iters, 8);
-  const double flops = double(groups) * wg * iters * chains * 4 * 2;
+  const double flops = double(a.groups) * a.wg * iters * a.chains * 4 * 2;
   out.gflops = flops / (ms * 1e6);
-  out.fma_spec = "WG=" + std::to_string(wg) + " CHAINS=" + std::to_string(chains) + " groups=" +
-                 std::to_string(groups) + " iters=" + std::to_string(iters);
+  out.fma_spec = "WG=" + std::to_string(a.wg) + " CHAINS=" + std::to_string(a.chains) + " groups=" +
+                 std::to_string(a.groups) + " iters=" + std::to_string(iters);
 }
 
 void measure_bandwidth(Context& ctx, DevicePeak& out) {
   const Capabilities& c = ctx.caps();
-  // lavapipe streamed best with 256×16 (9.9 GB/s; 64×16: 7.7, 512×8: 9.8).
-  const uint32_t wg = workgroup_size(c, 256), items = 16;
+  const uint32_t wg = peak_bandwidth_workgroup(c), items = 16;
   // Much more than the caches hold, in bindings the device allows.
   uint64_t total = std::min<uint64_t>(256ull << 20, std::max<uint64_t>(c.device_local_bytes / 8, 16ull << 20));
   uint64_t chunk = std::min<uint64_t>(64ull << 20, c.max_storage_buffer_range) / 16 * 16;
@@ -96,11 +95,7 @@ void measure_bandwidth(Context& ctx, DevicePeak& out) {
   const uint64_t n_vec4 = chunk / 16, groups = (n_vec4 + uint64_t(wg) * items - 1) / (uint64_t(wg) * items);
   for (size_t i = 0; i < bufs.size(); ++i) outs.push_back(ctx.tensor({int64_t(groups * wg)}));
   Recorder rec(ctx, true);
-  auto& r = rec.impl();
-  const Pipeline& p = r.pipeline("peak_bandwidth", {wg, items}, 2, 8);
-  struct { uint32_t n, total; } push{uint32_t(n_vec4), uint32_t(groups)};
-  for (size_t i = 0; i < bufs.size(); ++i)
-    r.dispatch(p, {{&bufs[i], false}, {&outs[i], true}}, &push, sizeof push, r.fold(groups), "peak_bandwidth");
+  for (size_t i = 0; i < bufs.size(); ++i) peak_bandwidth(rec, {&bufs[i], &outs[i], wg, items});
   double first = best_ms(ctx, rec, 1);  // also the warm-up
   int runs = int(std::clamp(400.0 / std::max(first, 1e-3), 2.0, 10.0));
   double ms = best_ms(ctx, rec, runs);

@@ -1,18 +1,36 @@
-#include "vk/spirv_limits.hpp"
+#include "vk/spirv_reflect.hpp"
 
 #include <map>
+#include <set>
+
+#include "vkformer/tensor.hpp"  // Error
 
 namespace vkf {
 namespace {
 
 enum : uint32_t {
-  kDecorate = 71, kSpecId = 1,
+  kName = 5, kDecorate = 71, kMemberDecorate = 72,
+  kSpecId = 1, kBlock = 2, kBufferBlock = 3, kBinding = 33, kDescriptorSet = 34, kOffset = 35,
   kTypeBool = 20, kTypeInt = 21, kTypeFloat = 22, kTypeVector = 23, kTypeMatrix = 24,
   kTypeArray = 28, kTypeStruct = 30, kTypePointer = 32,
   kConstantTrue = 41, kConstantFalse = 42, kConstant = 43, kConstantComposite = 44,
   kSpecConstantTrue = 48, kSpecConstantFalse = 49, kSpecConstant = 50,
-  kSpecConstantComposite = 51, kSpecConstantOp = 52, kVariable = 59, kWorkgroup = 4,
+  kSpecConstantComposite = 51, kSpecConstantOp = 52, kVariable = 59,
+  // storage classes
+  kUniformConstant = 0, kUniform = 2, kWorkgroup = 4, kPushConstant = 9, kStorageBuffer = 12,
 };
+
+/// A literal string operand (nul-terminated, packed little-endian in words).
+std::string literal_string(const uint32_t* w, uint32_t n) {
+  std::string s;
+  for (uint32_t i = 0; i < n; ++i)
+    for (int b = 0; b < 4; ++b) {
+      const char c = char((w[i] >> (8 * b)) & 0xff);
+      if (!c) return s;
+      s += c;
+    }
+  return s;
+}
 
 using Value = std::optional<int64_t>;
 
@@ -61,6 +79,82 @@ Value eval(uint32_t op, const std::vector<Value>& a) {
 }
 
 }  // namespace
+
+ShaderInterface spirv_interface(const uint32_t* words, size_t count, const std::string& name) {
+  const std::string where = "internal: " + name + ": ";
+  if (count < 5 || words[0] != 0x07230203u) throw Error(where + "not SPIR-V");
+  std::map<uint32_t, std::string> names;
+  std::map<uint32_t, uint32_t> binding, set;
+  std::set<uint32_t> buffer_block;                         // struct types decorated BufferBlock
+  std::map<uint32_t, std::map<uint32_t, uint32_t>> offset; // struct -> member -> Offset
+  std::map<uint32_t, uint32_t> scalar_bits;                // int and float types
+  std::map<uint32_t, std::vector<uint32_t>> members;       // struct types
+  std::map<uint32_t, std::pair<uint32_t, uint32_t>> pointer;  // type -> (storage class, pointee)
+  std::vector<std::pair<uint32_t, uint32_t>> variables;    // (id, pointer type)
+  for (size_t i = 5; i < count;) {
+    const uint32_t n = words[i] >> 16, op = words[i] & 0xffff;
+    if (n == 0 || i + n > count) throw Error(where + "truncated SPIR-V");
+    const uint32_t* w = words + i;
+    switch (op) {
+      case kName: if (n >= 3) names[w[1]] = literal_string(w + 2, n - 2); break;
+      case kDecorate:
+        if (n >= 4 && w[2] == kBinding) binding[w[1]] = w[3];
+        if (n >= 4 && w[2] == kDescriptorSet) set[w[1]] = w[3];
+        if (n >= 3 && w[2] == kBufferBlock) buffer_block.insert(w[1]);
+        break;
+      case kMemberDecorate:
+        if (n >= 5 && w[3] == kOffset) offset[w[1]][w[2]] = w[4];
+        break;
+      case kTypeInt: case kTypeFloat: scalar_bits[w[1]] = w[2]; break;
+      case kTypeStruct: members[w[1]].assign(w + 2, w + n); break;
+      case kTypePointer: pointer[w[1]] = {w[2], w[3]}; break;
+      case kVariable: variables.push_back({w[2], w[1]}); break;
+      default: break;
+    }
+    i += n;
+  }
+
+  ShaderInterface iface;
+  bool have_push = false;
+  std::set<uint32_t> used;
+  for (const auto& [id, type] : variables) {
+    const auto [storage, pointee] = pointer[type];
+    if (storage == kPushConstant) {
+      if (have_push) throw Error(where + "more than one push-constant block");
+      have_push = true;
+      iface.push_block = names[pointee];
+      const std::vector<uint32_t>& m = members[pointee];
+      for (uint32_t k = 0; k < m.size(); ++k) {
+        auto bits = scalar_bits.find(m[k]);
+        auto off = offset[pointee].find(k);
+        if (bits == scalar_bits.end() || bits->second != 32 || off == offset[pointee].end() || off->second != 4 * k)
+          throw Error(where + "member " + std::to_string(k) + " of push-constant block " + iface.push_block +
+                      " is not a 4-byte scalar at offset " + std::to_string(4 * k) +
+                      ": C++ would lay it out differently (shaders/push/push.h)");
+      }
+      iface.push_size = uint32_t(4 * m.size());
+      continue;
+    }
+    if (storage != kStorageBuffer && storage != kUniform && storage != kUniformConstant) continue;
+    auto b = binding.find(id);
+    if (b == binding.end()) continue;  // not a resource (cannot happen in valid Vulkan SPIR-V)
+    if (set.count(id) && set[id] != 0)
+      throw Error(where + "binding " + std::to_string(b->second) + " is in descriptor set " +
+                  std::to_string(set[id]) + "; pipelines have set 0 only");
+    if (storage != kStorageBuffer && !(storage == kUniform && buffer_block.count(pointee)))
+      throw Error(where + "binding " + std::to_string(b->second) +
+                  " is not a storage buffer; pipelines bind storage buffers only");
+    used.insert(b->second);
+  }
+  // Several blocks may alias one binding (X and X4): bindings are counted once.
+  iface.bindings = used.empty() ? 0 : *used.rbegin() + 1;
+  if (used.size() != iface.bindings)
+    for (uint32_t k = 0; k < iface.bindings; ++k)
+      if (!used.count(k))
+        throw Error(where + "bindings run to " + std::to_string(iface.bindings - 1) + " but " +
+                    std::to_string(k) + " is missing; a dispatch binds tensors 0..n-1");
+  return iface;
+}
 
 std::optional<uint64_t> spirv_shared_bytes(const uint32_t* words, size_t count,
                                            const std::vector<uint32_t>& spec) {

@@ -1,0 +1,15 @@
+// Push constants of shaders/flash_attention.comp (the macros: push/push.h).
+#ifndef VKF_PUSH_FLASH_ATTENTION_H
+#define VKF_PUSH_FLASH_ATTENTION_H
+#include "push/push.h"
+
+VKF_PUSH(FlashAttentionPush)
+  uint heads, head_dim, q_len, kv_len;
+  // Head views: where each starts, its row and batch strides (elements).
+  uint q_off, q_rs, q_bs, k_off, k_rs, k_bs, v_off, v_rs, v_bs;
+  uint pad_stride, has_pad, causal, causal_offset;
+  float scale;
+  uint q_blocks, total;
+VKF_PUSH_END(FlashAttentionPush)
+
+#endif
