@@ -7,11 +7,6 @@
 #include "push/layernorm.h"
 
 namespace vkf {
-namespace {
-// vec4 units one invocation keeps in registers at most; longer rows stream.
-constexpr uint32_t kMaxItems = 32;
-}  // namespace
-
 OpInfo layernorm(Recorder& rec, const LayerNormArgs& a) {
   auto& r = rec.impl();
   const Capabilities& caps = r.ctx.caps;
@@ -41,33 +36,18 @@ OpInfo layernorm(Recorder& rec, const LayerNormArgs& a) {
   const bool sub = use_subgroups(caps, a.variant, op);
   const bool f16 = a.gamma->dtype() == DType::F16;
 
-  // Lavapipe runs a workgroup on one core and pays per barrier and per
-  // invocation switch: few invocations with many elements each. GPUs want
-  // wide workgroups with a couple of vec4 per invocation.
-  const uint64_t d4 = (d + 3) / 4;
-  const bool cpu = caps.device_type == "cpu";
-  const uint32_t target = cpu ? 24 : 2;
-  const uint32_t sg = std::max(1u, caps.subgroup_size);
-  uint32_t want = ceil_div(ceil_div(d4, target), sg) * sg;
-  const uint32_t wg = workgroup_size(caps, std::max(sg, std::min(want, cpu ? 64u : 256u)));
-  uint32_t items = ceil_div(d4, wg);
-  if (items > kMaxItems) items = 1;  // streaming: the shader re-reads x in each pass
-  const uint32_t aligned = d % 4 == 0;
-  // On lavapipe gamma and beta cost as much to load as x: a workgroup keeps
-  // them in registers over several rows, leaving ~16 workgroups for the cores.
-  const uint32_t rows_per_group = cpu ? uint32_t(std::clamp<uint64_t>(rows / 16, 1, 8)) : 1;
-
+  const RowTiling t = row_tiling(caps, d, rows);
   const std::string name = std::string("layernorm_") + (sub ? "subgroup" : "shared") + (f16 ? "_f16" : "_f32");
-  const Pipeline& p = r.pipeline(name, {wg, items, aligned, rows_per_group});
-  const LayernormPush push{uint32_t(rows), uint32_t(d), uint32_t(d4), a.eps, a.residual ? 1u : 0u};
+  const Pipeline& p = r.pipeline(name, {t.wg, t.items, t.aligned, t.rows});
+  const LayernormPush push{uint32_t(rows), uint32_t(d), t.d4, a.eps, a.residual ? 1u : 0u};
   const Tensor* res = a.residual ? a.residual : a.x;  // unread when absent
   const std::string variant = sub ? "subgroup" : "shared";
   r.dispatch(p, {{a.x, false}, {res, false}, {a.gamma, false}, {a.beta, false}, {a.y, true}}, push,
-             r.fold(ceil_div(rows, rows_per_group)), "layernorm/" + variant);
+             r.fold(ceil_div(rows, t.rows)), "layernorm/" + variant);
   const double wbytes = double(dtype_size(a.gamma->dtype())) * 2 * double(d);
   return {op,
           variant,
-          {{"WG", wg}, {"ITEMS", items}, {"ALIGNED", aligned}, {"ROWS", rows_per_group}},
+          {{"WG", t.wg}, {"ITEMS", t.items}, {"ALIGNED", t.aligned}, {"ROWS", t.rows}},
           double(n) * (a.residual ? 8 : 7),
           double(n) * 4 * (a.residual ? 3 : 2) + wbytes};
 }

@@ -31,6 +31,8 @@ inline void require_weight(const Tensor* t, const char* op, const char* name, co
           std::string(name) + " is f16 but the device (or its profile) has no 16-bit storage");
 }
 
+inline uint32_t ceil_div(uint64_t a, uint64_t b) { return uint32_t((a + b - 1) / b); }
+
 /// A workgroup size near `want`, a multiple of the subgroup size, within the limits.
 inline uint32_t workgroup_size(const Capabilities& c, uint32_t want) {
   uint32_t limit = std::min(c.max_workgroup_invocations, c.max_workgroup_size[0]);
@@ -38,6 +40,36 @@ inline uint32_t workgroup_size(const Capabilities& c, uint32_t want) {
   uint32_t sg = std::max(1u, c.subgroup_size);
   if (wg >= sg) wg = wg / sg * sg;
   return std::max(1u, wg);
+}
+
+/// How a row-wise normalization (layernorm, rmsnorm) covers its rows: `wg`
+/// invocations hold `items` vec4 each of a row in registers (items 1 and a
+/// row longer than wg vec4: the shader streams it instead), a workgroup takes
+/// `rows` rows in turn.
+struct RowTiling {
+  uint32_t wg, items, aligned, rows, d4;
+};
+inline RowTiling row_tiling(const Capabilities& caps, uint64_t d, uint64_t rows) {
+  // vec4 units one invocation keeps in registers at most; longer rows stream.
+  constexpr uint32_t kMaxItems = 32;
+  // Lavapipe runs a workgroup on one core and pays per barrier and per
+  // invocation switch: few invocations with many elements each. GPUs want
+  // wide workgroups with a couple of vec4 per invocation.
+  const uint64_t d4 = (d + 3) / 4;
+  const bool cpu = caps.device_type == "cpu";
+  const uint32_t target = cpu ? 24 : 2;
+  const uint32_t sg = std::max(1u, caps.subgroup_size);
+  const uint32_t want = ceil_div(ceil_div(d4, target), sg) * sg;
+  RowTiling t;
+  t.wg = workgroup_size(caps, std::max(sg, std::min(want, cpu ? 64u : 256u)));
+  t.items = ceil_div(d4, t.wg);
+  if (t.items > kMaxItems) t.items = 1;  // streaming: the shader re-reads x in each pass
+  t.aligned = d % 4 == 0;
+  // On lavapipe the weights cost as much to load as x: a workgroup keeps them
+  // in registers over several rows, leaving ~16 workgroups for the cores.
+  t.rows = cpu ? uint32_t(std::clamp<uint64_t>(rows / 16, 1, 8)) : 1;
+  t.d4 = uint32_t(d4);
+  return t;
 }
 
 /// Whether to use the subgroup variant of a reduction, honouring a forced variant.
@@ -58,8 +90,6 @@ inline bool tensors_overlap(const Tensor* a, const Tensor* b) {
   const Allocation &x = *a->allocation(), &y = *b->allocation();
   return x.buffer == y.buffer && x.offset < y.offset + y.size && y.offset < x.offset + x.size;
 }
-
-inline uint32_t ceil_div(uint64_t a, uint64_t b) { return uint32_t((a + b - 1) / b); }
 
 /// Binding granularity of slice(): the offset alignment, and at least 16 bytes
 /// so that a slice starting on a vec4 keeps its vec4 loads aligned.
