@@ -124,6 +124,17 @@ struct LayerNormArgs {
 };
 OpInfo layernorm(Recorder& rec, const LayerNormArgs& a);
 
+/// y = x / √(mean(x²) + eps)·gamma over the last dimension: RMSNorm as T5
+/// computes it (no mean subtracted, no beta; the mean square in fp32).
+struct RmsNormArgs {
+  const Tensor* x = nullptr;      ///< [..., d] f32
+  const Tensor* gamma = nullptr;  ///< [d] f32 or f16
+  Tensor* y = nullptr;            ///< shape of x, f32; may not alias x
+  float eps = 1e-6f;
+  std::string variant;            ///< "subgroup", "shared" or "" (auto)
+};
+OpInfo rmsnorm(Recorder& rec, const RmsNormArgs& a);
+
 /// out[b,i,:] = table[ids[b,i]]·scale + pos[pos_offset + i].
 struct EmbeddingArgs {
   const Tensor* ids = nullptr;        ///< [batch, len] i32

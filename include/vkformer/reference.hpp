@@ -58,6 +58,10 @@ std::vector<double> layernorm(const std::vector<float>& x, const std::vector<flo
                               const std::vector<float>& gamma, const std::vector<float>& beta,
                               int64_t rows, int64_t d, double eps);
 
+/// x / √(mean(x²) + eps)·gamma over rows of length d.
+std::vector<double> rmsnorm(const std::vector<float>& x, const std::vector<float>& gamma, int64_t rows,
+                            int64_t d, double eps);
+
 /// table[ids]·scale + positions[pos_offset + i], [B, L, d].
 std::vector<double> embedding(const std::vector<int32_t>& ids, uint32_t batch, uint32_t len,
                               const std::vector<float>& table, uint32_t d,

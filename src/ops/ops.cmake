@@ -9,6 +9,7 @@ vkf_add_op(attention_values SHADER attention_values_f32 attention_values.comp SH
 vkf_add_op(flash_attention SHADER flash_attention_f32 flash_attention.comp SHADER flash_attention_f16 flash_attention.comp -DW_F16=1)
 vkf_add_op(attention)
 vkf_add_op(layernorm SHADER layernorm_shared_f32 layernorm.comp SHADER layernorm_shared_f16 layernorm.comp -DW_F16=1 SHADER layernorm_subgroup_f32 layernorm.comp -DUSE_SUBGROUP=1 SHADER layernorm_subgroup_f16 layernorm.comp -DUSE_SUBGROUP=1 -DW_F16=1)
+vkf_add_op(rmsnorm SHADER rmsnorm_shared_f32 rmsnorm.comp SHADER rmsnorm_shared_f16 rmsnorm.comp -DW_F16=1 SHADER rmsnorm_subgroup_f32 rmsnorm.comp -DUSE_SUBGROUP=1 SHADER rmsnorm_subgroup_f16 rmsnorm.comp -DUSE_SUBGROUP=1 -DW_F16=1)
 vkf_add_op(embedding SHADER embedding_f32_f32 embedding.comp SHADER embedding_f32_f16 embedding.comp -DP_F16=1 SHADER embedding_f16_f32 embedding.comp -DT_F16=1 SHADER embedding_f16_f16 embedding.comp -DT_F16=1 -DP_F16=1)
 vkf_add_op(add SHADER add add.comp)
 vkf_add_op(topk SHADER topk_shared topk.comp SHADER topk_subgroup topk.comp -DUSE_SUBGROUP=1)
