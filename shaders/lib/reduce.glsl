@@ -11,7 +11,9 @@
 // tree over shared memory (any workgroup size).
 //
 // The scratch has two halves used in turn, so a reduction never writes the
-// half the previous one may still be reading: one barrier per reduction.
+// half the previous one may still be reading, and none needs a barrier after
+// its last read. Kernels that finish many sums at once keep their own form
+// (gemm_vec.comp).
 #ifndef VKF_REDUCE_GLSL
 #define VKF_REDUCE_GLSL
 
