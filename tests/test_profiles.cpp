@@ -140,7 +140,7 @@ TEST_F(Profiles, ClampedCapabilities) {
 // The pipeline-level guard every op goes through: limits read from the SPIR-V.
 TEST_F(Profiles, PipelinesStayWithinTheProfile) {
   auto full = make("full");
-  auto& fp = *full->impl().pipelines;
+  auto& fp = *internals(*full).pipelines;
   // gemm_tiled, staged: (BM + BN)·BK vec4-columns of floats; 64 invocations.
   const Pipeline& big = fp.get("gemm_tiled_f32", {64, 64, 64, 64, 8, 8, 1, 1});
   ASSERT_TRUE(big.shared_bytes.has_value());
@@ -149,33 +149,15 @@ TEST_F(Profiles, PipelinesStayWithinTheProfile) {
   EXPECT_EQ(*fp.get("topk_shared", {32, 4}).shared_bytes, 2u * 2u * 32u * 4u);  // keys, indices: 2·WG uint each
   EXPECT_EQ(*fp.get("layernorm_shared_f32", {48, 1, 1, 1}).shared_bytes, 2u * 48u * 4u);  // 2·WG float
   // Every embedded shader's shared memory and interface can be read (else the
-  // guard would be blind to it), and its push block is its C++ struct's size.
-  const std::map<std::string, size_t> push_structs = {
-      {"AddPush", sizeof(AddPush)},
-      {"AttentionScoresPush", sizeof(AttentionScoresPush)},
-      {"AttentionValuesPush", sizeof(AttentionValuesPush)},
-      {"CopyRowsPush", sizeof(CopyRowsPush)},
-      {"EmbeddingPush", sizeof(EmbeddingPush)},
-      {"FlashAttentionPush", sizeof(FlashAttentionPush)},
-      {"GemmPush", sizeof(GemmPush)},
-      {"L2NormalizePush", sizeof(L2NormalizePush)},
-      {"LayernormPush", sizeof(LayernormPush)},
-      {"MaskedSoftmaxPush", sizeof(MaskedSoftmaxPush)},
-      {"MeanPoolPush", sizeof(MeanPoolPush)},
-      {"PeakBandwidthPush", sizeof(PeakBandwidthPush)},
-      {"PeakFmaPush", sizeof(PeakFmaPush)},
-      {"TopkPush", sizeof(TopkPush)},
-  };
+  // guard would be blind to it). That each push block is its C++ struct's size
+  // is checked by dispatch() on every dispatch, and the generic op test
+  // dispatches every registered variant.
   std::map<std::string, ShaderInterface> iface;
   for (const auto& b : spirv_blobs()) {
     EXPECT_TRUE(spirv_shared_bytes(b.words, b.count, {}).has_value()) << b.name;
     ASSERT_NO_THROW(iface[b.name] = spirv_interface(b.words, b.count, b.name)) << b.name;
-    const ShaderInterface& i = iface[b.name];
-    EXPECT_GE(i.bindings, 1u) << b.name;
-    auto s = push_structs.find(i.push_block);
-    ASSERT_NE(s, push_structs.end()) << b.name << ": push block \"" << i.push_block
-                                     << "\" is not in this test's table of shaders/push/ structs";
-    EXPECT_EQ(i.push_size, s->second) << b.name;
+    EXPECT_GE(iface[b.name].bindings, 1u) << b.name;
+    EXPECT_GT(iface[b.name].push_size, 0u) << b.name;
   }
   // A few by name: bindings counted once however many blocks alias them.
   for (const auto& [name, bindings, bytes] : std::vector<std::tuple<std::string, uint32_t, uint32_t>>{
@@ -194,18 +176,18 @@ TEST_F(Profiles, PipelinesStayWithinTheProfile) {
   {
     Recorder rec(*full);
     Tensor t = full->tensor({4}), u = full->tensor({4});
-    const Pipeline& p = rec.impl().pipeline("add", {64, 4});
-    expect_error([&] { rec.impl().dispatch(p, {{&t, false}, {&u, true}}, AddPush{4}, {}, "t"); },
+    const Pipeline& p = internals(rec).pipeline("add", {64, 4});
+    expect_error([&] { internals(rec).dispatch(p, {{&t, false}, {&u, true}}, AddPush{4}, {}, "t"); },
                  "internal: add: t binds 2 tensors, the shader declares 3");
-    expect_error([&] { rec.impl().dispatch(p, {{&t, false}, {&t, false}, {&u, true}, {&u, true}}, AddPush{4}, {},
+    expect_error([&] { internals(rec).dispatch(p, {{&t, false}, {&t, false}, {&u, true}, {&u, true}}, AddPush{4}, {},
                                            "t"); },
                  "internal: add: t binds 4 tensors, the shader declares 3");
-    expect_error([&] { rec.impl().dispatch(p, {{&t, false}, {&t, false}, {&u, true}}, TopkPush{1, 4}, {}, "t"); },
+    expect_error([&] { internals(rec).dispatch(p, {{&t, false}, {&t, false}, {&u, true}}, TopkPush{1, 4}, {}, "t"); },
                  "internal: add: t pushes 8 bytes of constants, the shader's block AddPush has 4");
     EXPECT_EQ(rec.dispatches(), 0u);
   }
   auto min = make("min,no-subgroup,no-fp16");
-  auto& mp = *min->impl().pipelines;
+  auto& mp = *internals(*min).pipelines;
   expect_error([&] { mp.get("gemm_tiled_f32", {64, 64, 64, 64, 8, 8, 1, 1}); },
                "declares 32768 bytes of shared memory, more than 16384");
   expect_error([&] { mp.get("add", {256, 4}); }, "workgroup size 256 is outside 1..128");
@@ -337,8 +319,8 @@ TEST_F(Profiles, TensorsLargerThanOneBindingUnderMin) {
   expect_error([&] { add(rec, {&big, &big2, &big2}); }, "more than maxStorageBufferRange (67108864 bytes, profile min)");
   rec.reset();
   // The recorder's own check: a binding off the profile's offset alignment.
-  const Pipeline& p = rec.impl().pipeline("add", {64, 4});
-  expect_error([&] { rec.impl().dispatch(p, {{&big, false, 64}, {&big, false}, {&big2, true}}, AddPush{4}, {}, "t"); },
+  const Pipeline& p = internals(rec).pipeline("add", {64, 4});
+  expect_error([&] { internals(rec).dispatch(p, {{&big, false, 64}, {&big, false}, {&big2, true}}, AddPush{4}, {}, "t"); },
                "not a multiple of minStorageBufferOffsetAlignment (256, profile min)");
   expect_clean(c);
 }
@@ -347,11 +329,11 @@ TEST_F(Profiles, LargeGridsFold) {
   auto ctx = make("min");
   Context& c = *ctx;
   Recorder rec(c);
-  const Grid g = rec.impl().fold(70000);
+  const Grid g = internals(rec).fold(70000);
   EXPECT_EQ(g.x, 65535u);
   EXPECT_EQ(g.y, 2u);
   EXPECT_EQ(g.z, 1u);
-  const Grid g3 = rec.impl().fold(65535ull * 65535ull + 1);
+  const Grid g3 = internals(rec).fold(65535ull * 65535ull + 1);
   EXPECT_EQ(g3.z, 2u);
   // 70000 one-row workgroups: an embedding of 70000 tokens of d = 4.
   const uint32_t len = 70000;
@@ -392,13 +374,13 @@ TEST_F(Profiles, SplitSubmissions) {
     for (int i = 1; i < 10; ++i) add(rec, {&ys[i - 1], &x, &ys[i]});
     VkFenceCreateInfo fci{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
     VkFence fence;
-    ASSERT_EQ(vkCreateFence(c.impl().device, &fci, nullptr, &fence), VK_SUCCESS);
+    ASSERT_EQ(vkCreateFence(c.vk_device(), &fci, nullptr, &fence), VK_SUCCESS);
     const uint64_t before = c.submissions();
     SubmitSync sync;
     sync.fence = fence;
     c.submit_async(rec, sync);
-    vkWaitForFences(c.impl().device, 1, &fence, VK_TRUE, UINT64_MAX);
-    vkDestroyFence(c.impl().device, fence, nullptr);
+    vkWaitForFences(c.vk_device(), 1, &fence, VK_TRUE, UINT64_MAX);
+    vkDestroyFence(c.vk_device(), fence, nullptr);
     EXPECT_EQ(c.submissions() - before, limit ? 3u : 1u);
     expect_clean(c);
   }
@@ -418,7 +400,7 @@ TEST_F(Profiles, SplitForwardPass) {
     auto ctx = make("full", limit);
     Session s(Model::load(*ctx, dir));
     outs[limit != 0] = s.forward(src, tgt);
-    if (ctx->impl().memory->direct_mapped()) {
+    if (ctx->host_mapped()) {
       const uint64_t dispatches = s.stats().dispatches;
       EXPECT_EQ(s.stats().submissions, limit ? (dispatches + limit - 1) / limit : 1u) << dispatches;
       EXPECT_GT(dispatches, 2u * limit);

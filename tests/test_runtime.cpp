@@ -203,9 +203,9 @@ TEST(Validation, MessagesAreCounted) {
   bi.usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT;
   VkBuffer b = VK_NULL_HANDLE;
   testing::internal::CaptureStderr();
-  vkCreateBuffer(c.impl().device, &bi, nullptr, &b);
+  vkCreateBuffer(c.vk_device(), &bi, nullptr, &b);
   std::string logged = testing::internal::GetCapturedStderr();
-  if (b) vkDestroyBuffer(c.impl().device, b, nullptr);
+  if (b) vkDestroyBuffer(c.vk_device(), b, nullptr);
   EXPECT_GE(c.validation_messages(), 1u);
   EXPECT_NE(logged.find("00912"), std::string::npos) << logged;
 }
@@ -223,7 +223,7 @@ TEST(Validation, SynchronizationHazardsAreCounted) {
   Context c(o);
   Tensor t = c.tensor({256});
   const Allocation& a = *t.allocation();
-  auto& s = c.impl();
+  auto& s = internals(c);
   VkCommandBufferAllocateInfo ai{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
   ai.commandPool = s.command_pool;
   ai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;

@@ -72,7 +72,7 @@ inline std::unique_ptr<Context> DeviceTest::ctx_;
 /// after, even when the test fails or skips: `ScopedCaps caps(ctx()); caps->device_type = "discrete";`
 class ScopedCaps {
  public:
-  explicit ScopedCaps(Context& ctx) : caps_(ctx.impl().caps), saved_(caps_) {}
+  explicit ScopedCaps(Context& ctx) : caps_(internals(ctx).caps), saved_(caps_) {}
   ~ScopedCaps() { caps_ = saved_; }
   ScopedCaps(const ScopedCaps&) = delete;
   ScopedCaps& operator=(const ScopedCaps&) = delete;

@@ -247,11 +247,17 @@ class Context {
   /// Context (and its Models and Sessions) and create a new one.
   bool device_lost() const;
 
-  struct Impl;
-  /// Internal state, used by ops and the recorder (not part of the stable API).
-  Impl& impl() { return *impl_; }
+  /// The Vulkan handles the context runs on (the host's, or its own): for
+  /// creating fences and semaphores for submit_async(), or sharing the device.
+  VkDevice vk_device() const;
+  VkPhysicalDevice vk_physical_device() const;
+  VkQueue vk_queue() const;
+  uint32_t queue_family_index() const;
+
+  struct Impl;  ///< internal: every Vulkan object vkformer holds (src/vk/context_impl.hpp)
 
  private:
+  friend struct InternalAccess;  // vkformer's own code reaches Impl through src/vk/internals.hpp
   std::unique_ptr<Impl> impl_;
 };
 

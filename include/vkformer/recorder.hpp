@@ -56,11 +56,10 @@ class Recorder {
   /// Per-dispatch device times of the last submission (needs timestamps=true).
   std::vector<DispatchTiming> timings() const;
 
-  struct Impl;
-  /// Internal state, used by ops (not part of the stable API).
-  Impl& impl() { return *impl_; }
+  struct Impl;  ///< internal: the command buffer and barrier state (src/vk/recorder_impl.hpp)
 
  private:
+  friend struct InternalAccess;  // ops reach Impl through src/vk/internals.hpp
   std::unique_ptr<Impl> impl_;
 };
 

@@ -58,7 +58,7 @@ Tensor Loader::upload(const std::vector<int64_t>& shape, const std::vector<float
     constexpr uint64_t kCap = uint64_t(1) << 62;
     uint64_t n = dtype_size(dtype);
     for (int64_t d : shape) n = d > 0 && n > kCap / uint64_t(d) ? kCap : n * uint64_t(d);
-    planned_ = std::min(kCap, planned_ + (ctx_ ? ctx_->impl().memory->footprint(n) : n));
+    planned_ = std::min(kCap, planned_ + (ctx_ ? internals(*ctx_).memory->footprint(n) : n));
     return {};
   }
   if (!ctx_) return {};  // checking only

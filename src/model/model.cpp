@@ -20,7 +20,7 @@ std::shared_ptr<Model> Model::load(Context& ctx, const std::string& dir, Precisi
   ModelConfig config = load_config((root / "config.json").string());
   SafeTensorsFile file((root / "model.safetensors").string());
   const std::string call = "Model::load(" + dir + ")";
-  ctx.impl().alive(call);
+  internals(ctx).alive(call);
   // Device errors say which model; file errors already name the file.
   return with_context([&] { return call; }, [&] {
     auto weights = load_weights(ctx, config, file, precision);

@@ -20,7 +20,7 @@ std::unique_ptr<ModelWeights> load_weights(Context& ctx, const ModelConfig& cfg,
   const DType dtype = precision == Precision::F16 ? DType::F16 : DType::F32;
   Loader plan(&ctx, file, dtype, true, nullptr);
   family.build_weights(plan, cfg);
-  const MemoryStatus mem = ctx.impl().memory->status();
+  const MemoryStatus mem = internals(ctx).memory->status();
   if (plan.planned() > mem.available())
     throw VulkanError(VK_ERROR_OUT_OF_DEVICE_MEMORY,
                       "out of device memory: the weights need " + format_bytes(plan.planned()) + " in " +

@@ -6,7 +6,7 @@
 namespace vkf {
 
 OpInfo add(Recorder& rec, const AddArgs& a) {
-  auto& r = rec.impl();
+  auto& r = internals(rec);
   require_tensor(a.a, "add", "a", DType::F32);
   require_tensor(a.b, "add", "b", DType::F32);
   require_tensor(a.y, "add", "y", DType::F32);

@@ -7,7 +7,7 @@
 namespace vkf {
 
 OpInfo attention_scores(Recorder& rec, const AttentionScoresArgs& a) {
-  auto& r = rec.impl();
+  auto& r = internals(rec);
   const char* op = "attention_scores";
   const AttentionShape& s = a.shape;
   check_shape(s, op);

@@ -7,7 +7,7 @@
 namespace vkf {
 
 OpInfo attention_values(Recorder& rec, const AttentionValuesArgs& a) {
-  auto& r = rec.impl();
+  auto& r = internals(rec);
   const char* op = "attention_values";
   const AttentionShape& s = a.shape;
   check_shape(s, op);

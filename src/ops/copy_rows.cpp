@@ -51,7 +51,7 @@ std::string block(const CopyRowsArgs& a, const Side& s, uint32_t row0, uint32_t 
 }  // namespace
 
 OpInfo copy_rows(Recorder& rec, const CopyRowsArgs& a) {
-  auto& r = rec.impl();
+  auto& r = internals(rec);
   const Capabilities& caps = r.ctx.caps;
   const char* op = "copy_rows";
   require(a.batch >= 1, op, "batch must be at least 1");

@@ -17,7 +17,7 @@
 namespace vkf {
 
 OpInfo embedding(Recorder& rec, const EmbeddingArgs& a) {
-  auto& r = rec.impl();
+  auto& r = internals(rec);
   const Capabilities& caps = r.ctx.caps;
   const char* op = "embedding";
   require_tensor(a.ids, op, "ids", DType::I32);

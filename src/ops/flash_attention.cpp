@@ -10,7 +10,7 @@ namespace vkf {
 constexpr uint32_t kFlashMaxHeadDim = 256;
 
 OpInfo flash_attention(Recorder& rec, const FlashAttentionArgs& a) {
-  auto& r = rec.impl();
+  auto& r = internals(rec);
   const auto& caps = r.ctx.caps;
   const char* op = "flash_attention";
   const AttentionShape& s = a.shape;

@@ -123,7 +123,7 @@ std::vector<std::string> gemm_variants() {
 }
 
 OpInfo gemm(Recorder& rec, const GemmArgs& a) {
-  auto& r = rec.impl();
+  auto& r = internals(rec);
   const Capabilities& caps = r.ctx.caps;
   const Dims d = check(a, caps);
   const bool f16 = a.w->dtype() == DType::F16;

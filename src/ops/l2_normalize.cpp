@@ -8,7 +8,7 @@
 namespace vkf {
 
 OpInfo l2_normalize(Recorder& rec, const L2NormalizeArgs& a) {
-  auto& r = rec.impl();
+  auto& r = internals(rec);
   const Capabilities& caps = r.ctx.caps;
   const char* op = "l2_normalize";
   require_tensor(a.x, op, "x", DType::F32);

@@ -8,7 +8,7 @@
 
 namespace vkf {
 OpInfo layernorm(Recorder& rec, const LayerNormArgs& a) {
-  auto& r = rec.impl();
+  auto& r = internals(rec);
   const Capabilities& caps = r.ctx.caps;
   const char* op = "layernorm";
   require_tensor(a.x, op, "x", DType::F32);

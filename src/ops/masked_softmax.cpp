@@ -7,7 +7,7 @@
 namespace vkf {
 
 OpInfo masked_softmax(Recorder& rec, const SoftmaxArgs& a) {
-  auto& r = rec.impl();
+  auto& r = internals(rec);
   const char* op = "masked_softmax";
   AttentionShape s = a.shape;
   s.head_dim = 1;  // unused here
@@ -18,8 +18,7 @@ OpInfo masked_softmax(Recorder& rec, const SoftmaxArgs& a) {
 
   // One workgroup per row, a lane per 64 keys but at least a subgroup: on a
   // CPU device each extra subgroup costs a switch per barrier (lavapipe, 128
-  // keys: 128 lanes took 5× longer than 8). The shared-memory tree wants a
-  // power of two, which lanes() gives.
+  // keys: 128 lanes took 5× longer than 8). lanes() gives a power of two.
   const bool cpu = r.ctx.caps.device_type == "cpu";
   const uint32_t wg = lanes(r.ctx.caps, ceil_div(s.kv_len, cpu ? 96 : 64));
   const uint64_t rows = uint64_t(s.batch) * s.heads * s.q_len;

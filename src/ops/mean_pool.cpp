@@ -7,7 +7,7 @@
 namespace vkf {
 
 OpInfo mean_pool(Recorder& rec, const MeanPoolArgs& a) {
-  auto& r = rec.impl();
+  auto& r = internals(rec);
   const Capabilities& caps = r.ctx.caps;
   const char* op = "mean_pool";
   require_tensor(a.x, op, "x", DType::F32);

@@ -10,7 +10,7 @@
 namespace vkf {
 
 OpInfo peak_fma(Recorder& rec, const PeakFmaArgs& a) {
-  auto& r = rec.impl();
+  auto& r = internals(rec);
   const char* op = "peak_fma";
   require_tensor(a.y, op, "y", DType::F32);
   require(a.chains >= 1 && a.chains <= 8, op, "chains must be 1..8");
@@ -32,7 +32,7 @@ uint32_t peak_bandwidth_groups(const PeakBandwidthArgs& a) {
 }
 
 OpInfo peak_bandwidth(Recorder& rec, const PeakBandwidthArgs& a) {
-  auto& r = rec.impl();
+  auto& r = internals(rec);
   const char* op = "peak_bandwidth";
   require_tensor(a.x, op, "x", DType::F32);
   require_tensor(a.y, op, "y", DType::F32);

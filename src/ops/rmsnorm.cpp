@@ -8,7 +8,7 @@
 namespace vkf {
 
 OpInfo rmsnorm(Recorder& rec, const RmsNormArgs& a) {
-  auto& r = rec.impl();
+  auto& r = internals(rec);
   const Capabilities& caps = r.ctx.caps;
   const char* op = "rmsnorm";
   require_tensor(a.x, op, "x", DType::F32);

@@ -14,7 +14,7 @@ constexpr uint32_t kMaxK = 32;
 uint32_t topk_max_k() { return kMaxK; }
 
 OpInfo topk(Recorder& rec, const TopKArgs& a) {
-  auto& r = rec.impl();
+  auto& r = internals(rec);
   const Capabilities& caps = r.ctx.caps;
   const char* op = "topk";
   require_tensor(a.x, op, "x", DType::F32);

@@ -20,7 +20,7 @@ std::string count(size_t n, const char* one, const char* many) {
 /// "<call> (<describe(stats so far)>)"; on success `stats` are this call's.
 template <class Describe, class Body>
 auto guarded(Session::Impl& s, RunStats& stats, const char* call, Describe&& describe, Body&& body) {
-  s.ctx.impl().alive(call);
+  internals(s.ctx).alive(call);
   s.last_dispatches = 0;
   s.last_timings.clear();
   RunStats run;
@@ -110,7 +110,7 @@ Tensor Session::Impl::record_forward(Recorder& rec, const std::vector<Ids>& src,
   Plan& p = plan(b);
   const uint64_t before = rec.dispatches();
   for (size_t i = 0; i < b.inputs.size(); ++i)  // the ids travel inside the command buffer
-    rec.impl().update(p.inputs[i], b.inputs[i].data(), b.inputs[i].size() * 4);
+    internals(rec).update(p.inputs[i], b.inputs[i].data(), b.inputs[i].size() * 4);
   family.record(rec, model, p);
   if (out) {
     if (out->numel() != p.out.numel() || out->dtype() != DType::F32)

@@ -254,6 +254,10 @@ uint64_t Context::pipelines_created() const { return impl_->pipelines->created()
 uint64_t Context::submissions() const { return impl_->submissions; }
 uint64_t Context::available_memory() const { return impl_->memory->status().available(); }
 bool Context::device_lost() const { return impl_->lost; }
+VkDevice Context::vk_device() const { return impl_->device; }
+VkPhysicalDevice Context::vk_physical_device() const { return impl_->phys; }
+VkQueue Context::vk_queue() const { return impl_->queue; }
+uint32_t Context::queue_family_index() const { return impl_->queue_family; }
 bool Context::host_mapped() const { return impl_->memory->direct_mapped(); }
 bool Context::validation_enabled() const { return impl_->inst.validation; }
 std::string Context::pipeline_cache_file() const { return impl_->pipelines->cache_file(); }
@@ -338,7 +342,7 @@ void Context::Impl::run_now(F&& record) {
 }
 
 void Context::submit(Recorder& rec) {
-  auto& r = rec.impl();
+  auto& r = internals(rec);
   if (&r.ctx != impl_.get()) throw Error("submit: the recorder belongs to another context");
   if (r.external) throw Error("submit: this recorder writes into the host's command buffer; the host submits it");
   impl_->guarded("submit", [&] {
@@ -348,7 +352,7 @@ void Context::submit(Recorder& rec) {
 }
 
 void Context::submit_async(Recorder& rec, const SubmitSync& sync) {
-  auto& r = rec.impl();
+  auto& r = internals(rec);
   if (&r.ctx != impl_.get()) throw Error("submit_async: the recorder belongs to another context");
   if (r.external) throw Error("submit_async: this recorder writes into the host's command buffer");
   const size_t nw = sync.wait.size(), ns = sync.signal.size();

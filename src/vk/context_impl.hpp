@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "vk/check.hpp"
+#include "vk/internals.hpp"
 #include "vk/memory.hpp"
 #include "vk/pipelines.hpp"
 #include "vkformer/context.hpp"

@@ -115,7 +115,7 @@ VkShaderModule Pipelines::module(const std::string& shader) {
 
 void Pipelines::check_limits(const std::string& shader, const std::vector<uint32_t>& spec, Pipeline& p) {
   const std::string where = "internal: shader " + shader + " under profile " + caps_.profile + ": ";
-  // Variants are named for what they use (see shaders/shaders.cmake).
+  // Variants are named for what they use (see src/ops/ops.cmake).
   if (!caps_.subgroup_arithmetic && shader.find("subgroup") != std::string::npos)
     throw Error(where + "subgroup operations are not available");
   if (!caps_.storage_16bit && shader.find("f16") != std::string::npos)

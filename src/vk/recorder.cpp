@@ -35,7 +35,7 @@ size_t Recorder::barriers() const { return impl_->n_barriers; }
 std::vector<DispatchTiming> Recorder::timings() const { return impl_->timings; }
 void Recorder::set_scope(const std::string& scope) { impl_->scope = scope; }
 
-Recorder::Impl::Impl(Context& c, bool ts) : context(c), ctx(c.impl()), timestamps(ts) {
+Recorder::Impl::Impl(Context& c, bool ts) : context(c), ctx(internals(c)), timestamps(ts) {
   if (timestamps && !ctx.caps.timestamps)
     throw Error("timestamps were requested but the device's compute queue has no timestamp support");
 }
