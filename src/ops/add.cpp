@@ -32,35 +32,17 @@ OpCase add_case(Context& ctx, const OpShape& o) {
   auto D = std::make_shared<cases::Data>();
   const auto* a = &D->h(cases::random(size_t(o.m * o.n), 41));
   const auto* b = &D->h(cases::random(size_t(o.m * o.n), 42));
-  AddArgs args;
-  args.a = &D->t(ctx.tensor({o.m, o.n}, *a));
-  args.b = &D->t(ctx.tensor({o.m, o.n}, *b));
-  args.y = &D->t(ctx.tensor({o.m, o.n}));
-  OpCase c = cases::with_data(D, std::to_string(o.m) + "x" + std::to_string(o.n));
-  c.record = [args](Recorder& rec, const std::string& v) {
-    AddArgs x = args;
-    x.variant = v;
-    return add(rec, x);
-  };
-  c.error = [ctx = &ctx, D = D.get(), a, b, y = args.y]() {
-    if (D->want.empty()) D->want = ref::add(*a, *b);
-    return ref::max_rel_error(ctx->read(*y), D->want);
-  };
-  return c;
+  const AddArgs args{&D->t(ctx.tensor({o.m, o.n}, *a)), &D->t(ctx.tensor({o.m, o.n}, *b)),
+                     &D->t(ctx.tensor({o.m, o.n})), ""};
+  return cases::make(D, std::to_string(o.m) + "x" + std::to_string(o.n), cases::recording(add, args),
+                     cases::against(ctx, *args.y, [=] { return ref::add(*a, *b); }));
 }
 
 }  // namespace
 
 VKF_OP_DESCRIPTOR(add) {
-  OpDescriptor d;
-  d.name = "add";
-  d.summary = "y = a + b, elementwise";
-  d.variants = {"default"};
-  d.knobs = {"WG", "ITEMS"};
-  d.dims = {"m", "n"};
-  d.bench_shapes = {cases::rows_shape(128, 768)};
-  d.make_case = add_case;
-  return d;
+  return {"add", "y = a + b, elementwise", {"default"}, {"WG", "ITEMS"}, {"m", "n"}, {cases::rows_shape(128, 768)},
+          add_case};
 }
 
 }  // namespace vkf

@@ -13,34 +13,23 @@ OpCase attention_case(Context& ctx, const OpShape& o) {
   const float scale = 1.0f / std::sqrt(float(o.head_dim));
   Tensor* out = &D->t(ctx.tensor({o.batch, o.q_len, o.heads * o.head_dim}));
   Tensor* scores = &D->t(ctx.tensor({o.batch, o.heads, o.q_len, o.kv_len}));
-  OpCase c = cases::with_data(D, cases::attention_shape_text(o));
   // The variant is the softmax's; the chain is reported as one op.
-  c.record = [h, mask, scale, out, scores](Recorder& rec, const std::string& v) {
+  auto record = [h, mask, scale, out, scores](Recorder& rec, const std::string& v) {
     OpInfo s = attention_scores(rec, {h.q, h.k, h.shape, scale, scores, ""});
     OpInfo m = masked_softmax(rec, {scores, h.shape, mask->dm, v});
     OpInfo p = attention_values(rec, {scores, h.v, h.shape, out, ""});
-    return OpInfo{"attention", "unfused/" + m.variant, {}, s.flops + m.flops + p.flops,
-                  s.bytes + m.bytes + p.bytes};
+    return OpInfo{"attention", "unfused/" + m.variant, {}, s.flops + m.flops + p.flops, s.bytes + m.bytes + p.bytes};
   };
-  c.error = [ctx = &ctx, D = D.get(), h, mask, scale, out]() {
-    if (D->want.empty()) D->want = ref::attention(h.hq, h.hk, h.hv, h.shape, mask->hm, scale);
-    return ref::max_rel_error(ctx->read(*out), D->want);
-  };
-  return c;
+  return cases::make(D, cases::attention_shape_text(o), record,
+                     cases::against(ctx, *out, [=] { return ref::attention(h.hq, h.hk, h.hv, h.shape, mask->hm, scale); }));
 }
 
 }  // namespace
 
 VKF_OP_DESCRIPTOR(attention) {
-  OpDescriptor d;
-  d.name = "attention";
-  d.summary = "the unfused chain: attention_scores, masked_softmax, attention_values (variant: the softmax's)";
-  d.variants = {"subgroup", "shared"};
-  d.dims = {"batch", "heads", "head_dim", "q_len", "kv_len"};
-  d.bench_shapes = {cases::attention_bench_shape()};
-  d.make_case = attention_case;
-  d.label = cases::attention_label;
-  return d;
+  return {"attention", "the unfused chain: attention_scores, masked_softmax, attention_values (variant: the softmax's)",
+          {"subgroup", "shared"}, {}, {"batch", "heads", "head_dim", "q_len", "kv_len"},
+          {cases::attention_bench_shape()}, attention_case, cases::attention_label};
 }
 
 }  // namespace vkf

@@ -7,8 +7,7 @@
 namespace vkf {
 
 OpInfo attention_scores(Recorder& rec, const AttentionScoresArgs& a) {
-  auto& r = internals(rec);
-  const char* op = "attention_scores";
+  const auto [r, caps, op] = start_op(rec, "attention_scores");
   const AttentionShape& s = a.shape;
   check_shape(s, op);
   require(a.variant.empty() || a.variant == "tiled", op, "unknown variant \"" + a.variant + "\" (tiled)");
@@ -51,38 +50,18 @@ namespace {
 OpCase attention_scores_case(Context& ctx, const OpShape& o) {
   auto D = std::make_shared<cases::Data>();
   const cases::Heads h = cases::attention_inputs(ctx, o, *D);
-  AttentionScoresArgs a;
-  a.q = h.q;
-  a.k = h.k;
-  a.shape = h.shape;
-  a.scale = 1.0f / std::sqrt(float(o.head_dim));
-  a.scores = &D->t(ctx.tensor({o.batch, o.heads, o.q_len, o.kv_len}));
-  OpCase c = cases::with_data(D, cases::attention_shape_text(o));
-  c.record = [a](Recorder& rec, const std::string& v) {
-    AttentionScoresArgs x = a;
-    x.variant = v;
-    return attention_scores(rec, x);
-  };
-  c.error = [ctx = &ctx, D = D.get(), h, a]() {
-    if (D->want.empty()) D->want = ref::attention_scores(h.hq, h.hk, h.shape, a.scale);
-    return ref::max_rel_error(ctx->read(*a.scores), D->want);
-  };
-  return c;
+  const AttentionScoresArgs a{h.q, h.k, h.shape, 1.0f / std::sqrt(float(o.head_dim)),
+                              &D->t(ctx.tensor({o.batch, o.heads, o.q_len, o.kv_len})), ""};
+  return cases::make(D, cases::attention_shape_text(o), cases::recording(attention_scores, a),
+                     cases::against(ctx, *a.scores, [=] { return ref::attention_scores(h.hq, h.hk, h.shape, a.scale); }));
 }
 
 }  // namespace
 
 VKF_OP_DESCRIPTOR(attention_scores) {
-  OpDescriptor d;
-  d.name = "attention_scores";
-  d.summary = "S = scale·QKᵀ per head, read from head views (dtype: K)";
-  d.variants = {"tiled"};
-  d.knobs = {"WG", "D4", "TQ"};
-  d.dims = {"batch", "heads", "head_dim", "q_len", "kv_len"};
-  d.bench_shapes = {cases::attention_bench_shape()};
-  d.make_case = attention_scores_case;
-  d.label = cases::attention_label;
-  return d;
+  return {"attention_scores", "S = scale·QKᵀ per head, read from head views (dtype: K)", {"tiled"},
+          {"WG", "D4", "TQ"}, {"batch", "heads", "head_dim", "q_len", "kv_len"}, {cases::attention_bench_shape()},
+          attention_scores_case, cases::attention_label};
 }
 
 }  // namespace vkf

@@ -7,8 +7,7 @@
 namespace vkf {
 
 OpInfo attention_values(Recorder& rec, const AttentionValuesArgs& a) {
-  auto& r = internals(rec);
-  const char* op = "attention_values";
+  const auto [r, caps, op] = start_op(rec, "attention_values");
   const AttentionShape& s = a.shape;
   check_shape(s, op);
   require(a.variant.empty() || a.variant == "tiled", op, "unknown variant \"" + a.variant + "\" (tiled)");
@@ -51,37 +50,20 @@ OpCase attention_values_case(Context& ctx, const OpShape& o) {
   auto D = std::make_shared<cases::Data>();
   const cases::Heads h = cases::attention_inputs(ctx, o, *D);
   const auto* probs = &D->h(cases::random(size_t(o.batch) * o.heads * o.q_len * o.kv_len, 14));
-  AttentionValuesArgs a;
-  a.probs = &D->t(ctx.tensor({o.batch, o.heads, o.q_len, o.kv_len}, *probs));
-  a.v = h.v;
-  a.shape = h.shape;
-  a.out = &D->t(ctx.tensor({o.batch, o.q_len, o.heads * o.head_dim}));
-  OpCase c = cases::with_data(D, cases::attention_shape_text(o));
-  c.record = [a](Recorder& rec, const std::string& v) {
-    AttentionValuesArgs x = a;
-    x.variant = v;
-    return attention_values(rec, x);
-  };
-  c.error = [ctx = &ctx, D = D.get(), h, a, probs]() {
-    if (D->want.empty()) D->want = ref::attention_values({probs->begin(), probs->end()}, h.hv, h.shape);
-    return ref::max_rel_error(ctx->read(*a.out), D->want);
-  };
-  return c;
+  const AttentionValuesArgs a{&D->t(ctx.tensor({o.batch, o.heads, o.q_len, o.kv_len}, *probs)), h.v, h.shape,
+                              &D->t(ctx.tensor({o.batch, o.q_len, o.heads * o.head_dim})), ""};
+  return cases::make(D, cases::attention_shape_text(o), cases::recording(attention_values, a),
+                     cases::against(ctx, *a.out, [=] {
+                       return ref::attention_values({probs->begin(), probs->end()}, h.hv, h.shape);
+                     }));
 }
 
 }  // namespace
 
 VKF_OP_DESCRIPTOR(attention_values) {
-  OpDescriptor d;
-  d.name = "attention_values";
-  d.summary = "O = P·V per head, heads written concatenated (dtype: V)";
-  d.variants = {"tiled"};
-  d.knobs = {"WG", "D4", "BK"};
-  d.dims = {"batch", "heads", "head_dim", "q_len", "kv_len"};
-  d.bench_shapes = {cases::attention_bench_shape()};
-  d.make_case = attention_values_case;
-  d.label = cases::attention_label;
-  return d;
+  return {"attention_values", "O = P·V per head, heads written concatenated (dtype: V)", {"tiled"},
+          {"WG", "D4", "BK"}, {"batch", "heads", "head_dim", "q_len", "kv_len"}, {cases::attention_bench_shape()},
+          attention_values_case, cases::attention_label};
 }
 
 }  // namespace vkf

@@ -51,9 +51,7 @@ std::string block(const CopyRowsArgs& a, const Side& s, uint32_t row0, uint32_t 
 }  // namespace
 
 OpInfo copy_rows(Recorder& rec, const CopyRowsArgs& a) {
-  auto& r = internals(rec);
-  const Capabilities& caps = r.ctx.caps;
-  const char* op = "copy_rows";
+  const auto [r, caps, op] = start_op(rec, "copy_rows");
   require(a.batch >= 1, op, "batch must be at least 1");
   require(a.width >= 1, op, "width must be at least 1");
   const Side src = resolve(a.src, a.src_col, a.src_row0, a.src_row_stride, a.src_batch_stride, a, "src");
@@ -158,37 +156,24 @@ OpCase copy_rows_case(Context& ctx, const OpShape& o) {
   a.rows = rows;
   a.width = width;
   a.index = &D->t(ctx.tensor_i32({o.batch}, D->ids));
-  OpCase c = cases::with_data(D, "B=" + std::to_string(o.batch) + " rows=" + std::to_string(rows) + " width=" +
-                                     std::to_string(width) + " into " + std::to_string(len) + " rows");
-  c.record = [a](Recorder& rec, const std::string& v) {
-    CopyRowsArgs x = a;
-    x.variant = v;
-    return copy_rows(rec, x);
-  };
-  c.error = [ctx = &ctx, D = D.get(), src, dst, a]() {
-    if (D->want.empty()) {
-      auto w = ref::copy_rows(*src, *dst, a, &D->ids);
-      D->want.assign(w.begin(), w.end());
-    }
-    return ref::max_rel_error(ctx->read(*a.dst), D->want);
-  };
-  return c;
+  const auto* ids = &D->ids;
+  return cases::make(D, "B=" + std::to_string(o.batch) + " rows=" + std::to_string(rows) + " width=" +
+                            std::to_string(width) + " into " + std::to_string(len) + " rows",
+                     cases::recording(copy_rows, a), cases::against(ctx, *a.dst, [=] {
+                       const auto w = ref::copy_rows(*src, *dst, a, ids);
+                       return std::vector<double>(w.begin(), w.end());
+                     }));
 }
 
 }  // namespace
 
+// Standard shape: a KV-cache append under beam reorder.
 VKF_OP_DESCRIPTOR(copy_rows) {
-  OpDescriptor d;
-  d.name = "copy_rows";
-  d.summary = "copies a block of rows between [batch, rows, cols] layouts, gathering batches by index (KV-cache append, beam reorder)";
-  d.variants = {"default"};
-  d.knobs = {"WG", "IR", "IC", "ALIGNED"};
-  d.dims = {"batch", "q_len", "n"};
-  OpShape s;  // a KV-cache append under beam reorder
+  OpShape s;
   s.batch = 4, s.q_len = 1, s.kv_len = 128, s.n = 768;
-  d.bench_shapes = {s};
-  d.make_case = copy_rows_case;
-  return d;
+  return {"copy_rows",
+          "copies a block of rows between [batch, rows, cols] layouts, gathering batches by index (KV-cache append, beam reorder)",
+          {"default"}, {"WG", "IR", "IC", "ALIGNED"}, {"batch", "q_len", "n"}, {s}, copy_rows_case};
 }
 
 }  // namespace vkf

@@ -17,9 +17,7 @@
 namespace vkf {
 
 OpInfo embedding(Recorder& rec, const EmbeddingArgs& a) {
-  auto& r = internals(rec);
-  const Capabilities& caps = r.ctx.caps;
-  const char* op = "embedding";
+  const auto [r, caps, op] = start_op(rec, "embedding");
   require_tensor(a.ids, op, "ids", DType::I32);
   require(a.ids->shape().size() == 2, op, "ids " + a.ids->describe() + " must be [batch, len]");
   require_weight(a.table, op, "table", caps);
@@ -161,41 +159,26 @@ OpCase embedding_case(Context& ctx, const OpShape& o) {
   std::mt19937 g(32);
   D->ids.resize(size_t(o.batch) * len);
   for (auto& id : D->ids) id = int32_t(g() % vocab);
-  EmbeddingArgs a;
-  a.ids = &D->t(ctx.tensor_i32({o.batch, len}, D->ids));
-  a.table = &D->t(ctx.tensor({vocab, d}, *table, o.dtype));
-  a.positions = &D->t(ctx.tensor({len, d}, *pos, o.dtype));
-  a.scale = std::sqrt(float(d));
-  a.out = &D->t(ctx.tensor({o.batch, len, d}));
-  OpCase c = cases::with_data(D, "B=" + std::to_string(o.batch) + " L=" + std::to_string(len) + " vocab=" +
-                                     std::to_string(vocab) + " d=" + std::to_string(d) + " " + dtype_name(o.dtype));
-  c.record = [a](Recorder& rec, const std::string& v) {
-    EmbeddingArgs e = a;
-    e.variant = v;
-    return embedding(rec, e);
-  };
-  c.error = [ctx = &ctx, D = D.get(), table, pos, a, o, d, len]() {
-    if (D->want.empty()) D->want = ref::embedding(D->ids, o.batch, len, *table, d, pos, 0, a.scale);
-    return ref::max_rel_error(ctx->read(*a.out), D->want);
-  };
-  return c;
+  const EmbeddingArgs a{&D->t(ctx.tensor_i32({o.batch, len}, D->ids)), &D->t(ctx.tensor({vocab, d}, *table, o.dtype)),
+                        &D->t(ctx.tensor({len, d}, *pos, o.dtype)), 0, nullptr, std::sqrt(float(d)),
+                        &D->t(ctx.tensor({o.batch, len, d})), ""};
+  const auto* ids = &D->ids;
+  return cases::make(D, "B=" + std::to_string(o.batch) + " L=" + std::to_string(len) + " vocab=" +
+                            std::to_string(vocab) + " d=" + std::to_string(d) + " " + dtype_name(o.dtype),
+                     cases::recording(embedding, a), cases::against(ctx, *a.out, [=] {
+                       return ref::embedding(*ids, o.batch, len, *table, d, pos, 0, a.scale);
+                     }));
 }
 
 }  // namespace
 
+// Standard shape: a 32000-token vocabulary of width 768, 128 tokens.
 VKF_OP_DESCRIPTOR(embedding) {
-  OpDescriptor d;
-  d.name = "embedding";
-  d.summary = "out[b, i] = table[ids[b, i]]·scale + positions[i] (n: vocab, k: d, q_len: tokens; dtype: tables)";
-  d.variants = {"default"};
-  d.knobs = {"WG", "ITEMS", "ALIGNED"};
-  d.dims = {"batch", "q_len", "k"};
   OpShape s;
-  s.n = 32000, s.k = 768, s.q_len = 128;  // vocab, d; tokens
-  d.bench_shapes = {s};
-  d.make_case = embedding_case;
-  d.label = [](const OpShape& o) { return std::to_string(o.batch * o.q_len) + "x" + std::to_string(o.k); };
-  return d;
+  s.n = 32000, s.k = 768, s.q_len = 128;
+  return {"embedding", "out[b, i] = table[ids[b, i]]·scale + positions[i] (n: vocab, k: d, q_len: tokens; dtype: tables)",
+          {"default"}, {"WG", "ITEMS", "ALIGNED"}, {"batch", "q_len", "k"}, {s}, embedding_case,
+          [](const OpShape& o) { return std::to_string(o.batch * o.q_len) + "x" + std::to_string(o.k); }};
 }
 
 }  // namespace vkf

@@ -10,9 +10,7 @@ namespace vkf {
 constexpr uint32_t kFlashMaxHeadDim = 256;
 
 OpInfo flash_attention(Recorder& rec, const FlashAttentionArgs& a) {
-  auto& r = internals(rec);
-  const auto& caps = r.ctx.caps;
-  const char* op = "flash_attention";
+  const auto [r, caps, op] = start_op(rec, "flash_attention");
   const AttentionShape& s = a.shape;
   check_shape(s, op);
   require(a.variant.empty() || a.variant == "online", op, "unknown variant \"" + a.variant + "\" (online)");
@@ -79,38 +77,20 @@ OpCase flash_attention_case(Context& ctx, const OpShape& o) {
   auto D = std::make_shared<cases::Data>();
   const cases::Heads h = cases::attention_inputs(ctx, o, *D);
   auto mask = cases::make_mask(ctx, o);
-  FlashAttentionArgs a;
-  a.q = h.q, a.k = h.k, a.v = h.v;
-  a.shape = h.shape;
-  a.mask = mask->dm;
-  a.scale = 1.0f / std::sqrt(float(o.head_dim));
-  a.out = &D->t(ctx.tensor({o.batch, o.q_len, o.heads * o.head_dim}));
-  OpCase c = cases::with_data(D, cases::attention_shape_text(o));
-  c.record = [a, mask](Recorder& rec, const std::string& v) {
-    FlashAttentionArgs x = a;
-    x.variant = v;
-    return flash_attention(rec, x);
-  };
-  c.error = [ctx = &ctx, D = D.get(), h, a, mask]() {
-    if (D->want.empty()) D->want = ref::attention(h.hq, h.hk, h.hv, h.shape, mask->hm, a.scale);
-    return ref::max_rel_error(ctx->read(*a.out), D->want);
-  };
-  return c;
+  const FlashAttentionArgs a{h.q, h.k, h.v, h.shape, mask->dm, 1.0f / std::sqrt(float(o.head_dim)),
+                             &D->t(ctx.tensor({o.batch, o.q_len, o.heads * o.head_dim})), ""};
+  // The args point into the mask: the check's closure keeps it alive with the case.
+  return cases::make(D, cases::attention_shape_text(o), cases::recording(flash_attention, a),
+                     cases::against(ctx, *a.out, [=] { return ref::attention(h.hq, h.hk, h.hv, h.shape, mask->hm, a.scale); }));
 }
 
 }  // namespace
 
 VKF_OP_DESCRIPTOR(flash_attention) {
-  OpDescriptor d;
-  d.name = "flash_attention";
-  d.summary = "softmax(scale·QKᵀ + mask)·V in one pass with an online softmax (dtype: K, V)";
-  d.variants = {"online"};
-  d.knobs = {"WG", "D4", "BK", "TPR", "SH4"};
-  d.dims = {"batch", "heads", "head_dim", "q_len", "kv_len"};
-  d.bench_shapes = {cases::attention_bench_shape(), cases::attention_bench_shape(DType::F16)};
-  d.make_case = flash_attention_case;
-  d.label = cases::attention_label;
-  return d;
+  return {"flash_attention", "softmax(scale·QKᵀ + mask)·V in one pass with an online softmax (dtype: K, V)",
+          {"online"}, {"WG", "D4", "BK", "TPR", "SH4"}, {"batch", "heads", "head_dim", "q_len", "kv_len"},
+          {cases::attention_bench_shape(), cases::attention_bench_shape(DType::F16)}, flash_attention_case,
+          cases::attention_label};
 }
 
 }  // namespace vkf

@@ -231,19 +231,11 @@ OpCase gemm_case(Context& ctx, const OpShape& o) {
   g.residual = o.residual ? &D->t(ctx.tensor({o.m, o.n}, *res)) : nullptr;
   g.y = &D->t(ctx.tensor({o.m, o.n}));
   g.act = o.act;
-  OpCase c = cases::with_data(D, "M=" + std::to_string(o.m) + " N=" + std::to_string(o.n) + " K=" +
-                                     std::to_string(o.k) + " " + dtype_name(o.dtype));
-  c.record = [g](Recorder& rec, const std::string& v) {
-    GemmArgs a = g;
-    a.variant = v;
-    return gemm(rec, a);
-  };
-  c.error = [ctx = &ctx, D = D.get(), x, w, b, res, y = g.y, o]() {
-    if (D->want.empty())
-      D->want = ref::gemm(*x, *w, o.bias ? b : nullptr, o.residual ? res : nullptr, o.m, o.n, o.k, o.act);
-    return ref::max_rel_error(ctx->read(*y), D->want);
-  };
-  return c;
+  return cases::make(D, "M=" + std::to_string(o.m) + " N=" + std::to_string(o.n) + " K=" + std::to_string(o.k) + " " +
+                            dtype_name(o.dtype),
+                     cases::recording(gemm, g), cases::against(ctx, *g.y, [=] {
+                       return ref::gemm(*x, *w, o.bias ? b : nullptr, o.residual ? res : nullptr, o.m, o.n, o.k, o.act);
+                     }));
 }
 
 OpShape gemm_shape(int64_t m, int64_t n, int64_t k, DType dt = DType::F32) {
@@ -254,19 +246,14 @@ OpShape gemm_shape(int64_t m, int64_t n, int64_t k, DType dt = DType::F32) {
 
 }  // namespace
 
+// Standard shapes: BERT-base-like layers (d 768, d_ff 3072, 128 tokens), 512³,
+// and a one-token GEMV in fp32 and with fp16 weights.
 VKF_OP_DESCRIPTOR(gemm) {
-  OpDescriptor d;
-  d.name = "gemm";
-  d.summary = "Y = act(X·Wᵀ + b) + R (dtype: W and b; act, bias, residual)";
-  d.variants = gemm_variants();
-  d.knobs = {"WG", "BM", "BN", "BK", "TM", "TN", "VEC4", "STAGED", "ROWS", "COLS"};
-  d.dims = {"m", "n", "k"};
-  // BERT-base-like layers (d 768, d_ff 3072, 128 tokens), 512³, and a
-  // one-token GEMV in fp32 and with fp16 weights.
-  d.bench_shapes = {gemm_shape(128, 3072, 768), gemm_shape(512, 512, 512), gemm_shape(128, 768, 768),
-                    gemm_shape(1, 3072, 768), gemm_shape(1, 3072, 768, DType::F16)};
-  d.make_case = gemm_case;
-  return d;
+  return {"gemm", "Y = act(X·Wᵀ + b) + R (dtype: W and b; act, bias, residual)", gemm_variants(),
+          {"WG", "BM", "BN", "BK", "TM", "TN", "VEC4", "STAGED", "ROWS", "COLS"}, {"m", "n", "k"},
+          {gemm_shape(128, 3072, 768), gemm_shape(512, 512, 512), gemm_shape(128, 768, 768),
+           gemm_shape(1, 3072, 768), gemm_shape(1, 3072, 768, DType::F16)},
+          gemm_case};
 }
 
 }  // namespace vkf

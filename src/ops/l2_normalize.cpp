@@ -8,17 +8,8 @@
 namespace vkf {
 
 OpInfo l2_normalize(Recorder& rec, const L2NormalizeArgs& a) {
-  auto& r = internals(rec);
-  const Capabilities& caps = r.ctx.caps;
-  const char* op = "l2_normalize";
-  require_tensor(a.x, op, "x", DType::F32);
-  require(!a.x->shape().empty(), op, "x must have at least one dimension");
-  require_tensor(a.y, op, "y", DType::F32);
-  require(a.y->shape() == a.x->shape(), op, "y " + a.y->describe() + " must have the shape of x " + a.x->describe());
-  require(!tensors_overlap(a.y, a.x), op, "y must not alias x");
-  require(std::isfinite(a.eps) && a.eps >= 0, op, "eps must be finite and >= 0");
-  const uint64_t n = uint64_t(a.x->numel()), d = uint64_t(a.x->dim(-1)), rows = d ? n / d : 0;
-  require(n < (1ull << 32), op, "x has 2^32 elements or more");
+  const auto [r, caps, op] = start_op(rec, "l2_normalize");
+  const auto [rows, d, n] = check_rows(op, a.x, a.y, a.eps);
   const bool sub = use_subgroups(caps, a.variant, op);
 
   // Rows are short (an embedding); a CPU device wants a few invocations with
@@ -40,34 +31,17 @@ namespace {
 OpCase l2_normalize_case(Context& ctx, const OpShape& o) {
   auto D = std::make_shared<cases::Data>();
   const auto* x = &D->h(cases::random(size_t(o.m * o.n), 46));
-  L2NormalizeArgs a;
-  a.x = &D->t(ctx.tensor({o.m, o.n}, *x));
-  a.y = &D->t(ctx.tensor({o.m, o.n}));
-  OpCase c = cases::with_data(D, "rows=" + std::to_string(o.m) + " d=" + std::to_string(o.n));
-  c.record = [a](Recorder& rec, const std::string& v) {
-    L2NormalizeArgs l = a;
-    l.variant = v;
-    return l2_normalize(rec, l);
-  };
-  c.error = [ctx = &ctx, D = D.get(), x, a, o]() {
-    if (D->want.empty()) D->want = ref::l2_normalize(*x, o.m, o.n, 1e-12);
-    return ref::max_rel_error(ctx->read(*a.y), D->want);
-  };
-  return c;
+  const L2NormalizeArgs a{&D->t(ctx.tensor({o.m, o.n}, *x)), &D->t(ctx.tensor({o.m, o.n})), 1e-12f, ""};
+  return cases::make(D, "rows=" + std::to_string(o.m) + " d=" + std::to_string(o.n), cases::recording(l2_normalize, a),
+                     cases::against(ctx, *a.y, [=] { return ref::l2_normalize(*x, o.m, o.n, 1e-12); }));
 }
 
 }  // namespace
 
+// Standard shape: a batch of sentence embeddings.
 VKF_OP_DESCRIPTOR(l2_normalize) {
-  OpDescriptor d;
-  d.name = "l2_normalize";
-  d.summary = "y = x / sqrt(max(sum x², eps)) over rows (tf.math.l2_normalize)";
-  d.variants = {"subgroup", "shared"};
-  d.knobs = {"WG"};
-  d.dims = {"m", "n"};
-  d.bench_shapes = {cases::rows_shape(8, 512)};  // a batch of sentence embeddings
-  d.make_case = l2_normalize_case;
-  return d;
+  return {"l2_normalize", "y = x / sqrt(max(sum x², eps)) over rows (tf.math.l2_normalize)", {"subgroup", "shared"},
+          {"WG"}, {"m", "n"}, {cases::rows_shape(8, 512)}, l2_normalize_case};
 }
 
 }  // namespace vkf

@@ -8,31 +8,18 @@
 
 namespace vkf {
 OpInfo layernorm(Recorder& rec, const LayerNormArgs& a) {
-  auto& r = internals(rec);
-  const Capabilities& caps = r.ctx.caps;
-  const char* op = "layernorm";
-  require_tensor(a.x, op, "x", DType::F32);
-  require(!a.x->shape().empty(), op, "x must have at least one dimension");
-  const uint64_t d = uint64_t(a.x->dim(-1)), n = uint64_t(a.x->numel()), rows = n / d;
-  const std::string dshape = "[" + std::to_string(d) + "]";
+  const auto [r, caps, op] = start_op(rec, "layernorm");
+  const auto [rows, d, n] = check_rows(op, a.x, a.y, a.eps);
   if (a.residual) {
     require_tensor(a.residual, op, "residual", DType::F32);
     require(a.residual->shape() == a.x->shape(), op,
             "residual " + a.residual->describe() + " must have the shape of x " + a.x->describe());
   }
-  require_weight(a.gamma, op, "gamma", caps);
-  require(a.gamma->shape() == std::vector<int64_t>{int64_t(d)}, op,
-          "gamma " + a.gamma->describe() + " must be " + dshape + " (the last dim of x)");
+  require_vector(a.gamma, op, "gamma", d, caps);
   require(a.beta && !a.beta->empty(), op, "beta is missing");
   require(a.beta->shape() == a.gamma->shape() && a.beta->dtype() == a.gamma->dtype(), op,
           "beta " + a.beta->describe() + " must be " + a.gamma->describe() + " like gamma");
-  require_tensor(a.y, op, "y", DType::F32);
-  require(a.y->shape() == a.x->shape(), op,
-          "y " + a.y->describe() + " must have the shape of x " + a.x->describe());
-  require(!tensors_overlap(a.y, a.x), op, "y must not alias x");
   require(!tensors_overlap(a.y, a.residual), op, "y must not alias residual");
-  require(std::isfinite(a.eps) && a.eps >= 0, op, "eps must be finite and >= 0");
-  require(n < (1ull << 32), op, "x has more than 2^32 elements");
   const bool sub = use_subgroups(caps, a.variant, op);
   const bool f16 = a.gamma->dtype() == DType::F16;
 
@@ -62,39 +49,22 @@ OpCase layernorm_case(Context& ctx, const OpShape& o) {
   const auto* res = &D->h(cases::random(size_t(o.m * o.n), 22));
   const auto* g = &D->h(cases::stored(cases::random(size_t(o.n), 23), o.dtype));
   const auto* b = &D->h(cases::stored(cases::random(size_t(o.n), 24), o.dtype));
-  LayerNormArgs a;
-  a.x = &D->t(ctx.tensor({o.m, o.n}, *x));
-  a.residual = o.residual ? &D->t(ctx.tensor({o.m, o.n}, *res)) : nullptr;
-  a.gamma = &D->t(ctx.tensor({o.n}, *g, o.dtype));
-  a.beta = &D->t(ctx.tensor({o.n}, *b, o.dtype));
-  a.y = &D->t(ctx.tensor({o.m, o.n}));
-  a.eps = 1e-5f;
-  OpCase c = cases::with_data(D, "rows=" + std::to_string(o.m) + " d=" + std::to_string(o.n) + " " +
-                                     dtype_name(o.dtype) + (o.residual ? " +residual" : ""));
-  c.record = [a](Recorder& rec, const std::string& v) {
-    LayerNormArgs l = a;
-    l.variant = v;
-    return layernorm(rec, l);
-  };
-  c.error = [ctx = &ctx, D = D.get(), x, res, g, b, a, o]() {
-    if (D->want.empty()) D->want = ref::layernorm(*x, o.residual ? res : nullptr, *g, *b, o.m, o.n, 1e-5);
-    return ref::max_rel_error(ctx->read(*a.y), D->want);
-  };
-  return c;
+  const LayerNormArgs a{&D->t(ctx.tensor({o.m, o.n}, *x)), o.residual ? &D->t(ctx.tensor({o.m, o.n}, *res)) : nullptr,
+                        &D->t(ctx.tensor({o.n}, *g, o.dtype)), &D->t(ctx.tensor({o.n}, *b, o.dtype)),
+                        &D->t(ctx.tensor({o.m, o.n})), 1e-5f, ""};
+  return cases::make(D, "rows=" + std::to_string(o.m) + " d=" + std::to_string(o.n) + " " + dtype_name(o.dtype) +
+                            (o.residual ? " +residual" : ""),
+                     cases::recording(layernorm, a), cases::against(ctx, *a.y, [=] {
+                       return ref::layernorm(*x, o.residual ? res : nullptr, *g, *b, o.m, o.n, 1e-5);
+                     }));
 }
 
 }  // namespace
 
 VKF_OP_DESCRIPTOR(layernorm) {
-  OpDescriptor d;
-  d.name = "layernorm";
-  d.summary = "y = LayerNorm(x + residual)·gamma + beta over rows (dtype: gamma, beta; residual)";
-  d.variants = {"subgroup", "shared"};
-  d.knobs = {"WG", "ITEMS", "ALIGNED", "ROWS"};
-  d.dims = {"m", "n"};
-  d.bench_shapes = {cases::rows_shape(128, 768)};
-  d.make_case = layernorm_case;
-  return d;
+  return {"layernorm", "y = LayerNorm(x + residual)·gamma + beta over rows (dtype: gamma, beta; residual)",
+          {"subgroup", "shared"}, {"WG", "ITEMS", "ALIGNED", "ROWS"}, {"m", "n"}, {cases::rows_shape(128, 768)},
+          layernorm_case};
 }
 
 }  // namespace vkf

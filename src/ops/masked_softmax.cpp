@@ -7,8 +7,7 @@
 namespace vkf {
 
 OpInfo masked_softmax(Recorder& rec, const SoftmaxArgs& a) {
-  auto& r = internals(rec);
-  const char* op = "masked_softmax";
+  const auto [r, caps, op] = start_op(rec, "masked_softmax");
   AttentionShape s = a.shape;
   s.head_dim = 1;  // unused here
   check_shape(s, op);
@@ -48,24 +47,20 @@ OpInfo masked_softmax(Recorder& rec, const SoftmaxArgs& a) {
 
 namespace {
 
-// In place: every run starts from the softmax of the one before, so the check
-// writes the original scores back and runs once more before comparing.
+// In place: every run starts from the softmax of the one before, so recording
+// writes the original scores first, and the check writes them again and runs once more.
 OpCase masked_softmax_case(Context& ctx, const OpShape& o) {
   auto D = std::make_shared<cases::Data>();
   auto mask = cases::make_mask(ctx, o);
   const auto* scores = &D->h(cases::random(size_t(o.batch) * o.heads * o.q_len * o.kv_len, 13));
-  SoftmaxArgs a;
-  a.scores = &D->t(ctx.tensor({o.batch, o.heads, o.q_len, o.kv_len}, *scores));
-  a.shape = {o.batch, o.heads, 1, o.q_len, o.kv_len};
-  a.mask = mask->dm;
-  OpCase c = cases::with_data(D, cases::attention_shape_text(o));
-  c.record = [ctx = &ctx, a, mask, scores](Recorder& rec, const std::string& v) {
+  const SoftmaxArgs a{&D->t(ctx.tensor({o.batch, o.heads, o.q_len, o.kv_len}, *scores)),
+                      {o.batch, o.heads, 1, o.q_len, o.kv_len}, mask->dm, ""};
+  auto record = [ctx = &ctx, a, mask, scores, run = cases::recording(masked_softmax, a)](Recorder& rec,
+                                                                                          const std::string& v) {
     ctx->write(*a.scores, *scores);
-    SoftmaxArgs x = a;
-    x.variant = v;
-    return masked_softmax(rec, x);
+    return run(rec, v);
   };
-  c.error = [ctx = &ctx, a, mask, scores]() {
+  auto error = [ctx = &ctx, a, mask, scores]() {
     ctx->write(*a.scores, *scores);
     Recorder rec(*ctx);
     masked_softmax(rec, a);
@@ -73,22 +68,16 @@ OpCase masked_softmax_case(Context& ctx, const OpShape& o) {
     return ref::max_rel_error(ctx->read(*a.scores),
                               ref::masked_softmax({scores->begin(), scores->end()}, a.shape, mask->hm));
   };
-  return c;
+  return cases::make(D, cases::attention_shape_text(o), record, error);
 }
 
 }  // namespace
 
 VKF_OP_DESCRIPTOR(masked_softmax) {
-  OpDescriptor d;
-  d.name = "masked_softmax";
-  d.summary = "each score row becomes softmax over its unmasked keys, in place; fully masked rows give zeros";
-  d.variants = {"subgroup", "shared"};
-  d.knobs = {"WG", "ROWS", "VEC4"};
-  d.dims = {"batch", "heads", "q_len", "kv_len"};
-  d.bench_shapes = {cases::attention_bench_shape()};  // 12 heads × 128 × 128 scores
-  d.make_case = masked_softmax_case;
-  d.label = cases::attention_label;
-  return d;
+  return {"masked_softmax", "each score row becomes softmax over its unmasked keys, in place; fully masked rows give zeros",
+          {"subgroup", "shared"}, {"WG", "ROWS", "VEC4"}, {"batch", "heads", "q_len", "kv_len"},
+          {cases::attention_bench_shape()},  // 12 heads × 128 × 128 scores
+          masked_softmax_case, cases::attention_label};
 }
 
 }  // namespace vkf

@@ -7,9 +7,7 @@
 namespace vkf {
 
 OpInfo mean_pool(Recorder& rec, const MeanPoolArgs& a) {
-  auto& r = internals(rec);
-  const Capabilities& caps = r.ctx.caps;
-  const char* op = "mean_pool";
+  const auto [r, caps, op] = start_op(rec, "mean_pool");
   require_tensor(a.x, op, "x", DType::F32);
   require(a.x->shape().size() == 3, op, "x " + a.x->describe() + " must be [batch, len, d]");
   const uint64_t batch = uint64_t(a.x->dim(0)), len = uint64_t(a.x->dim(1)), d = uint64_t(a.x->dim(2));
@@ -66,38 +64,25 @@ OpCase mean_pool_case(Context& ctx, const OpShape& o) {
   D->ids.assign(size_t(o.batch) * len, 0);
   for (uint32_t b = 0; pad && b < o.batch; ++b)
     for (uint32_t i = len - std::min(len - 1, b * 3); i < len; ++i) D->ids[size_t(b) * len + i] = 1;
-  MeanPoolArgs a;
-  a.x = &D->t(ctx.tensor({o.batch, len, d}, *x));
-  a.key_padding = pad ? &D->t(ctx.tensor_i32({o.batch, len}, D->ids)) : nullptr;
-  a.out = &D->t(ctx.tensor({o.batch, d}));
-  OpCase c = cases::with_data(D, "B=" + std::to_string(o.batch) + " L=" + std::to_string(len) + " d=" +
-                                     std::to_string(d) + (pad ? " padding" : ""));
-  c.record = [a](Recorder& rec, const std::string& v) {
-    MeanPoolArgs m = a;
-    m.variant = v;
-    return mean_pool(rec, m);
-  };
-  c.error = [ctx = &ctx, D = D.get(), x, a, o, len, d, pad]() {
-    if (D->want.empty()) D->want = ref::mean_pool(*x, pad ? &D->ids : nullptr, len, o.batch, len, d);
-    return ref::max_rel_error(ctx->read(*a.out), D->want);
-  };
-  return c;
+  const MeanPoolArgs a{&D->t(ctx.tensor({o.batch, len, d}, *x)),
+                       pad ? &D->t(ctx.tensor_i32({o.batch, len}, D->ids)) : nullptr, 0,
+                       &D->t(ctx.tensor({o.batch, d})), ""};
+  const auto* ids = &D->ids;
+  return cases::make(D, "B=" + std::to_string(o.batch) + " L=" + std::to_string(len) + " d=" + std::to_string(d) +
+                            (pad ? " padding" : ""),
+                     cases::recording(mean_pool, a), cases::against(ctx, *a.out, [=] {
+                       return ref::mean_pool(*x, pad ? ids : nullptr, len, o.batch, len, d);
+                     }));
 }
 
 }  // namespace
 
+// Standard shape: a batch of sentences pooled (USE lite).
 VKF_OP_DESCRIPTOR(mean_pool) {
-  OpDescriptor d;
-  d.name = "mean_pool";
-  d.summary = "out[b] = mean of x[b, i] over unmasked rows, zeros when none (sentence pooling)";
-  d.variants = {"default"};
-  d.knobs = {"WG", "ALIGNED"};
-  d.dims = {"batch", "q_len", "n"};
-  OpShape s;  // a batch of sentences pooled (USE lite)
+  OpShape s;
   s.batch = 8, s.q_len = 128, s.n = 512, s.mask = "padding";
-  d.bench_shapes = {s};
-  d.make_case = mean_pool_case;
-  return d;
+  return {"mean_pool", "out[b] = mean of x[b, i] over unmasked rows, zeros when none (sentence pooling)",
+          {"default"}, {"WG", "ALIGNED"}, {"batch", "q_len", "n"}, {s}, mean_pool_case};
 }
 
 }  // namespace vkf

@@ -31,12 +31,11 @@ inline std::vector<float> stored(const std::vector<float>& v, DType t) {
 inline std::string dtype_str(DType t) { return dtype_name(t); }
 
 /// A case's data: host vectors and device tensors at stable addresses (the
-/// closures hold pointers into them), and the reference once computed.
+/// closures hold pointers into them).
 struct Data {
   std::vector<std::unique_ptr<std::vector<float>>> host;
   std::vector<std::unique_ptr<Tensor>> dev;
   std::vector<int32_t> ids;
-  std::vector<double> want;
   const std::vector<float>& h(std::vector<float> v) {
     host.push_back(std::make_unique<std::vector<float>>(std::move(v)));
     return *host.back();
@@ -82,13 +81,30 @@ inline OpShape rows_shape(int64_t m, int64_t n) {
 /// The benchmark's attention shape: 12 heads × 64, 128 queries and keys, padding mask.
 OpShape attention_bench_shape(DType dt = DType::F32);
 
-/// A case whose closures share `data`.
-template <class D>
-OpCase with_data(std::shared_ptr<D> data, std::string shape) {
-  OpCase c;
-  c.shape = std::move(shape);
-  c.keep = data;
-  return c;
+/// How a case records an op whose args carry a `variant`: a copy of `args` with the variant set.
+template <class Args>
+std::function<OpInfo(Recorder&, const std::string&)> recording(OpInfo (*op)(Recorder&, const Args&), Args args) {
+  return [op, args](Recorder& rec, const std::string& v) {
+    Args a = args;
+    a.variant = v;
+    return op(rec, a);
+  };
+}
+
+/// How a case checks: `out` read back against what `want()` computes (once, then kept).
+inline std::function<double()> against(Context& ctx, const Tensor& out, std::function<std::vector<double>()> want) {
+  auto kept = std::make_shared<std::vector<double>>();
+  return [ctx = &ctx, out = &out, want = std::move(want), kept]() {
+    if (kept->empty()) *kept = want();
+    return ref::max_rel_error(ctx->read(*out), *kept);
+  };
+}
+
+/// A case: its data kept alive with it, its shape for tables, how to record and check it.
+inline OpCase make(std::shared_ptr<void> data, std::string shape,
+                   std::function<OpInfo(Recorder&, const std::string&)> record, std::function<double()> error,
+                   double bound = 1e-5) {
+  return {std::move(shape), std::move(record), std::move(error), bound, std::move(data)};
 }
 
 }  // namespace vkf::cases

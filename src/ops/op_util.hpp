@@ -3,12 +3,26 @@
 #pragma once
 
 #include <algorithm>
+#include <cmath>
 #include <string>
 
 #include "vk/recorder_impl.hpp"
 #include "vkformer/ops.hpp"
 
 namespace vkf {
+
+/// What every op starts from: the recorder's inside, the device's
+/// (profile-clamped) capabilities, and the op's name for its errors:
+///   const auto [r, caps, op] = start_op(rec, "layernorm");
+struct OpStart {
+  Recorder::Impl& r;
+  const Capabilities& caps;
+  const char* op;
+};
+inline OpStart start_op(Recorder& rec, const char* op) {
+  Recorder::Impl& r = internals(rec);
+  return {r, r.ctx.caps, op};
+}
 
 /// Throws vkf::Error("op: what") unless ok.
 inline void require(bool ok, const char* op, const std::string& what) {
@@ -89,6 +103,31 @@ inline bool tensors_overlap(const Tensor* a, const Tensor* b) {
   if (!a || !b || a->empty() || b->empty()) return false;
   const Allocation &x = *a->allocation(), &y = *b->allocation();
   return x.buffer == y.buffer && x.offset < y.offset + y.size && y.offset < x.offset + x.size;
+}
+
+/// The checks of a row-wise op (layernorm, rmsnorm, l2_normalize): x [..., d]
+/// f32; y f32 of x's shape, not aliasing it; eps finite and ≥ 0; fewer than
+/// 2^32 elements (shaders index with 32 bits).
+struct Rows {
+  uint64_t rows, d, n;
+};
+inline Rows check_rows(const char* op, const Tensor* x, const Tensor* y, float eps) {
+  require_tensor(x, op, "x", DType::F32);
+  require(!x->shape().empty(), op, "x must have at least one dimension");
+  require_tensor(y, op, "y", DType::F32);
+  require(y->shape() == x->shape(), op, "y " + y->describe() + " must have the shape of x " + x->describe());
+  require(!tensors_overlap(y, x), op, "y must not alias x");
+  require(std::isfinite(eps) && eps >= 0, op, "eps must be finite and >= 0");
+  const uint64_t n = uint64_t(x->numel()), d = uint64_t(x->dim(-1));
+  require(n < (1ull << 32), op, "x has 2^32 elements or more");
+  return {d ? n / d : 0, d, n};
+}
+
+/// A weight-like [d] vector (a norm's gamma or beta), f32 or f16 as the device allows.
+inline void require_vector(const Tensor* t, const char* op, const char* name, uint64_t d, const Capabilities& c) {
+  require_weight(t, op, name, c);
+  require(t->shape() == std::vector<int64_t>{int64_t(d)}, op,
+          std::string(name) + " " + t->describe() + " must be [" + std::to_string(d) + "] (the last dim of x)");
 }
 
 /// Binding granularity of slice(): the offset alignment, and at least 16 bytes

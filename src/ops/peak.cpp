@@ -10,8 +10,7 @@
 namespace vkf {
 
 OpInfo peak_fma(Recorder& rec, const PeakFmaArgs& a) {
-  auto& r = internals(rec);
-  const char* op = "peak_fma";
+  const auto [r, caps, op] = start_op(rec, "peak_fma");
   require_tensor(a.y, op, "y", DType::F32);
   require(a.chains >= 1 && a.chains <= 8, op, "chains must be 1..8");
   require(uint64_t(a.y->numel()) >= uint64_t(a.groups) * a.wg, op, "y must hold groups·wg values");
@@ -32,8 +31,7 @@ uint32_t peak_bandwidth_groups(const PeakBandwidthArgs& a) {
 }
 
 OpInfo peak_bandwidth(Recorder& rec, const PeakBandwidthArgs& a) {
-  auto& r = internals(rec);
-  const char* op = "peak_bandwidth";
+  const auto [r, caps, op] = start_op(rec, "peak_bandwidth");
   require_tensor(a.x, op, "x", DType::F32);
   require_tensor(a.y, op, "y", DType::F32);
   require(a.x->numel() % 4 == 0, op, "x must hold whole vec4s");
@@ -49,7 +47,7 @@ OpInfo peak_bandwidth(Recorder& rec, const PeakBandwidthArgs& a) {
 
 namespace {
 
-// n invocations (rounded up to whole workgroups of 64) run m steps.
+// n invocations (rounded up to whole workgroups) run m steps.
 OpCase peak_fma_case(Context& ctx, const OpShape& o) {
   auto D = std::make_shared<cases::Data>();
   PeakFmaArgs a;
@@ -57,11 +55,9 @@ OpCase peak_fma_case(Context& ctx, const OpShape& o) {
   a.groups = uint32_t((o.n + a.wg - 1) / a.wg);
   a.iters = uint32_t(o.m);
   a.y = &D->t(ctx.tensor({int64_t(a.groups) * a.wg}));
-  OpCase c = cases::with_data(D, "invocations=" + std::to_string(int64_t(a.groups) * a.wg) + " steps=" +
-                                     std::to_string(o.m));
-  c.record = [a](Recorder& rec, const std::string&) { return peak_fma(rec, a); };
-  c.error = [ctx = &ctx, a]() { return ref::max_rel_error(ctx->read(*a.y), ref::peak_fma(a)); };
-  return c;
+  return cases::make(D, "invocations=" + std::to_string(int64_t(a.groups) * a.wg) + " steps=" + std::to_string(o.m),
+                     [a](Recorder& rec, const std::string&) { return peak_fma(rec, a); },
+                     cases::against(ctx, *a.y, [a] { return ref::peak_fma(a); }));
 }
 
 // n floats streamed (rounded up to whole vec4s).
@@ -73,36 +69,20 @@ OpCase peak_bandwidth_case(Context& ctx, const OpShape& o) {
   a.wg = peak_bandwidth_workgroup(ctx.caps());
   a.x = &D->t(ctx.tensor({n}, *x));
   a.y = &D->t(ctx.tensor({int64_t(peak_bandwidth_groups(a)) * a.wg}));
-  OpCase c = cases::with_data(D, "floats=" + std::to_string(n));
-  c.record = [a](Recorder& rec, const std::string&) { return peak_bandwidth(rec, a); };
-  c.error = [ctx = &ctx, a, x]() { return ref::max_rel_error(ctx->read(*a.y), ref::peak_bandwidth(*x, a)); };
-  return c;
+  return cases::make(D, "floats=" + std::to_string(n), [a](Recorder& rec, const std::string&) { return peak_bandwidth(rec, a); },
+                     cases::against(ctx, *a.y, [a, x] { return ref::peak_bandwidth(*x, a); }));
 }
 
 }  // namespace
 
 VKF_OP_DESCRIPTOR(peak_fma) {
-  OpDescriptor d;
-  d.name = "peak_fma";
-  d.summary = "device peak, compute: independent vec4 FMA chains (m: steps, n: invocations)";
-  d.variants = {"default"};
-  d.knobs = {"WG", "CHAINS"};
-  d.dims = {"m", "n"};
-  d.make_case = peak_fma_case;
-  d.internal = true;
-  return d;
+  return {"peak_fma", "device peak, compute: independent vec4 FMA chains (m: steps, n: invocations)", {"default"},
+          {"WG", "CHAINS"}, {"m", "n"}, {}, peak_fma_case, nullptr, /*internal=*/true};
 }
 
 VKF_OP_DESCRIPTOR(peak_bandwidth) {
-  OpDescriptor d;
-  d.name = "peak_bandwidth";
-  d.summary = "device peak, memory: streams n floats with vec4 loads";
-  d.variants = {"default"};
-  d.knobs = {"WG", "ITEMS"};
-  d.dims = {"n"};
-  d.make_case = peak_bandwidth_case;
-  d.internal = true;
-  return d;
+  return {"peak_bandwidth", "device peak, memory: streams n floats with vec4 loads", {"default"}, {"WG", "ITEMS"},
+          {"n"}, {}, peak_bandwidth_case, nullptr, /*internal=*/true};
 }
 
 }  // namespace vkf

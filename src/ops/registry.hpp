@@ -94,7 +94,7 @@ std::string op_label(const OpDescriptor& d, const OpShape& s);
 }  // namespace vkf
 
 /// Defines the descriptor function the generated registry calls:
-///   VKF_OP_DESCRIPTOR(layernorm) { OpDescriptor d; d.name = "layernorm"; ...; return d; }
+///   VKF_OP_DESCRIPTOR(layernorm) { return {"layernorm", "summary", variants, knobs, dims, shapes, case}; }
 #define VKF_OP_DESCRIPTOR(op)                               \
   ::vkf::OpDescriptor vkf_make_op_##op();                  \
   const ::vkf::OpDescriptor& vkf_op_##op() {               \

@@ -14,9 +14,7 @@ constexpr uint32_t kMaxK = 32;
 uint32_t topk_max_k() { return kMaxK; }
 
 OpInfo topk(Recorder& rec, const TopKArgs& a) {
-  auto& r = internals(rec);
-  const Capabilities& caps = r.ctx.caps;
-  const char* op = "topk";
+  const auto [r, caps, op] = start_op(rec, "topk");
   require_tensor(a.x, op, "x", DType::F32);
   require(a.x->shape().size() == 2, op, "x " + a.x->describe() + " must be [rows, n]");
   const uint64_t rows = uint64_t(a.x->dim(0)), n = uint64_t(a.x->dim(1));
@@ -63,41 +61,24 @@ namespace {
 OpCase topk_case(Context& ctx, const OpShape& o) {
   auto D = std::make_shared<cases::Data>();
   const auto* x = &D->h(cases::random(size_t(o.m * o.n), 51));
-  TopKArgs a;
-  a.x = &D->t(ctx.tensor({o.m, o.n}, *x));
-  a.k = o.topk;
-  a.values = &D->t(ctx.tensor({o.m, int64_t(o.topk)}));
-  a.indices = &D->t(ctx.tensor({o.m, int64_t(o.topk)}, DType::I32));
-  OpCase c = cases::with_data(D, "rows=" + std::to_string(o.m) + " n=" + std::to_string(o.n) +
-                                     " k=" + std::to_string(o.topk));
-  c.bound = 0;
-  c.record = [a](Recorder& rec, const std::string& v) {
-    TopKArgs t = a;
-    t.variant = v;
-    return topk(rec, t);
-  };
-  c.error = [ctx = &ctx, x, a, o]() {
+  const TopKArgs a{&D->t(ctx.tensor({o.m, o.n}, *x)), o.topk, &D->t(ctx.tensor({o.m, int64_t(o.topk)})),
+                   &D->t(ctx.tensor({o.m, int64_t(o.topk)}, DType::I32)), ""};
+  auto exact = [ctx = &ctx, x, a, o]() {
     std::vector<float> vals;
     std::vector<int32_t> idx;
     ref::topk(*x, o.m, o.n, o.topk, vals, idx);
     return ctx->read_i32(*a.indices) == idx && ctx->read(*a.values) == vals ? 0.0 : 1.0;
   };
-  return c;
+  return cases::make(D, "rows=" + std::to_string(o.m) + " n=" + std::to_string(o.n) + " k=" + std::to_string(o.topk),
+                     cases::recording(topk, a), exact, 0.0);
 }
 
 }  // namespace
 
+// Standard shape: greedy decoding's argmax over a vocabulary.
 VKF_OP_DESCRIPTOR(topk) {
-  OpDescriptor d;
-  d.name = "topk";
-  d.summary = "the k largest values of each row and their indices (k = 1: argmax)";
-  d.variants = {"subgroup", "shared"};
-  d.knobs = {"WG", "K"};
-  d.dims = {"m", "n"};
-  OpShape argmax = cases::rows_shape(1, 32000);  // greedy decoding over a vocabulary
-  d.bench_shapes = {argmax};
-  d.make_case = topk_case;
-  return d;
+  return {"topk", "the k largest values of each row and their indices (k = 1: argmax)", {"subgroup", "shared"},
+          {"WG", "K"}, {"m", "n"}, {cases::rows_shape(1, 32000)}, topk_case};
 }
 
 }  // namespace vkf
