@@ -13,6 +13,7 @@
 #include "vkformer/context.hpp"
 #include "vkformer/ops.hpp"
 #include "vkformer/recorder.hpp"
+#include "ops/op_case.hpp"
 #include "vk/context_impl.hpp"
 #include "vkformer/reference.hpp"
 
@@ -25,18 +26,10 @@ namespace vkf::test {
 constexpr double kF32Bound = 1e-5;
 constexpr double kF16Bound = 1e-5;
 
-inline std::vector<float> random_vector(size_t n, uint32_t seed, float lo = -1.f, float hi = 1.f) {
-  std::mt19937 gen(seed);
-  std::uniform_real_distribution<float> dist(lo, hi);
-  std::vector<float> v(n);
-  for (auto& x : v) x = dist(gen);
-  return v;
-}
-
-/// What a tensor of `dtype` holds after uploading `v`.
-inline std::vector<float> as_stored(const std::vector<float>& v, DType dtype) {
-  return dtype == DType::F16 ? round_to_half(v) : v;
-}
+/// n seeded values in [lo, hi); what a tensor of `dtype` holds after uploading v
+/// (the op cases' helpers, src/ops/op_case.hpp).
+using cases::random_vector;
+using cases::as_stored;
 
 class DeviceTest : public ::testing::Test {
  public:

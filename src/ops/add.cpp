@@ -30,8 +30,8 @@ namespace {
 
 OpCase add_case(Context& ctx, const OpShape& o) {
   auto D = std::make_shared<cases::Data>();
-  const auto* a = &D->h(cases::random(size_t(o.m * o.n), 41));
-  const auto* b = &D->h(cases::random(size_t(o.m * o.n), 42));
+  const auto* a = &D->h(cases::random_vector(size_t(o.m * o.n), 41));
+  const auto* b = &D->h(cases::random_vector(size_t(o.m * o.n), 42));
   const AddArgs args{&D->t(ctx.tensor({o.m, o.n}, *a)), &D->t(ctx.tensor({o.m, o.n}, *b)),
                      &D->t(ctx.tensor({o.m, o.n})), ""};
   return cases::make(D, std::to_string(o.m) + "x" + std::to_string(o.n), cases::recording(add, args),

@@ -49,7 +49,7 @@ namespace {
 OpCase attention_values_case(Context& ctx, const OpShape& o) {
   auto D = std::make_shared<cases::Data>();
   const cases::Heads h = cases::attention_inputs(ctx, o, *D);
-  const auto* probs = &D->h(cases::random(size_t(o.batch) * o.heads * o.q_len * o.kv_len, 14));
+  const auto* probs = &D->h(cases::random_vector(size_t(o.batch) * o.heads * o.q_len * o.kv_len, 14));
   const AttentionValuesArgs a{&D->t(ctx.tensor({o.batch, o.heads, o.q_len, o.kv_len}, *probs)), h.v, h.shape,
                               &D->t(ctx.tensor({o.batch, o.q_len, o.heads * o.head_dim})), ""};
   return cases::make(D, cases::attention_shape_text(o), cases::recording(attention_values, a),

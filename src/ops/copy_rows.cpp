@@ -144,8 +144,8 @@ namespace {
 OpCase copy_rows_case(Context& ctx, const OpShape& o) {
   auto D = std::make_shared<cases::Data>();
   const uint32_t width = uint32_t(o.n), rows = o.q_len, len = std::max(o.kv_len, o.q_len);
-  const auto* src = &D->h(cases::random(size_t(o.batch) * rows * width, 61));
-  const auto* dst = &D->h(cases::random(size_t(o.batch) * len * width, 62));
+  const auto* src = &D->h(cases::random_vector(size_t(o.batch) * rows * width, 61));
+  const auto* dst = &D->h(cases::random_vector(size_t(o.batch) * len * width, 62));
   D->ids.resize(o.batch);
   for (uint32_t b = 0; b < o.batch; ++b) D->ids[b] = int32_t(o.batch - 1 - b);
   CopyRowsArgs a;

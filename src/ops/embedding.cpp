@@ -154,8 +154,8 @@ namespace {
 OpCase embedding_case(Context& ctx, const OpShape& o) {
   auto D = std::make_shared<cases::Data>();
   const uint32_t vocab = uint32_t(o.n), d = uint32_t(o.k), len = o.q_len;
-  const auto* table = &D->h(cases::stored(cases::random(size_t(vocab) * d, 31), o.dtype));
-  const auto* pos = &D->h(cases::stored(sinusoidal_table(len, d), o.dtype));
+  const auto* table = &D->h(cases::as_stored(cases::random_vector(size_t(vocab) * d, 31), o.dtype));
+  const auto* pos = &D->h(cases::as_stored(sinusoidal_table(len, d), o.dtype));
   std::mt19937 g(32);
   D->ids.resize(size_t(o.batch) * len);
   for (auto& id : D->ids) id = int32_t(g() % vocab);

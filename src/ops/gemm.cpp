@@ -220,10 +220,10 @@ namespace {
 
 OpCase gemm_case(Context& ctx, const OpShape& o) {
   auto D = std::make_shared<cases::Data>();
-  const auto* x = &D->h(cases::random(size_t(o.m * o.k), 1));
-  const auto* w = &D->h(cases::stored(cases::random(size_t(o.n * o.k), 2), o.dtype));
-  const auto* b = &D->h(cases::stored(cases::random(size_t(o.n), 3), o.dtype));
-  const auto* res = &D->h(cases::random(size_t(o.m * o.n), 4));
+  const auto* x = &D->h(cases::random_vector(size_t(o.m * o.k), 1));
+  const auto* w = &D->h(cases::as_stored(cases::random_vector(size_t(o.n * o.k), 2), o.dtype));
+  const auto* b = &D->h(cases::as_stored(cases::random_vector(size_t(o.n), 3), o.dtype));
+  const auto* res = &D->h(cases::random_vector(size_t(o.m * o.n), 4));
   GemmArgs g;
   g.x = &D->t(ctx.tensor({o.m, o.k}, *x));
   g.w = &D->t(ctx.tensor({o.n, o.k}, *w, o.dtype));

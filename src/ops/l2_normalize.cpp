@@ -30,7 +30,7 @@ namespace {
 
 OpCase l2_normalize_case(Context& ctx, const OpShape& o) {
   auto D = std::make_shared<cases::Data>();
-  const auto* x = &D->h(cases::random(size_t(o.m * o.n), 46));
+  const auto* x = &D->h(cases::random_vector(size_t(o.m * o.n), 46));
   const L2NormalizeArgs a{&D->t(ctx.tensor({o.m, o.n}, *x)), &D->t(ctx.tensor({o.m, o.n})), 1e-12f, ""};
   return cases::make(D, "rows=" + std::to_string(o.m) + " d=" + std::to_string(o.n), cases::recording(l2_normalize, a),
                      cases::against(ctx, *a.y, [=] { return ref::l2_normalize(*x, o.m, o.n, 1e-12); }));

@@ -45,10 +45,10 @@ namespace {
 
 OpCase layernorm_case(Context& ctx, const OpShape& o) {
   auto D = std::make_shared<cases::Data>();
-  const auto* x = &D->h(cases::random(size_t(o.m * o.n), 21));
-  const auto* res = &D->h(cases::random(size_t(o.m * o.n), 22));
-  const auto* g = &D->h(cases::stored(cases::random(size_t(o.n), 23), o.dtype));
-  const auto* b = &D->h(cases::stored(cases::random(size_t(o.n), 24), o.dtype));
+  const auto* x = &D->h(cases::random_vector(size_t(o.m * o.n), 21));
+  const auto* res = &D->h(cases::random_vector(size_t(o.m * o.n), 22));
+  const auto* g = &D->h(cases::as_stored(cases::random_vector(size_t(o.n), 23), o.dtype));
+  const auto* b = &D->h(cases::as_stored(cases::random_vector(size_t(o.n), 24), o.dtype));
   const LayerNormArgs a{&D->t(ctx.tensor({o.m, o.n}, *x)), o.residual ? &D->t(ctx.tensor({o.m, o.n}, *res)) : nullptr,
                         &D->t(ctx.tensor({o.n}, *g, o.dtype)), &D->t(ctx.tensor({o.n}, *b, o.dtype)),
                         &D->t(ctx.tensor({o.m, o.n})), 1e-5f, ""};

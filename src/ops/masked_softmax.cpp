@@ -52,7 +52,7 @@ namespace {
 OpCase masked_softmax_case(Context& ctx, const OpShape& o) {
   auto D = std::make_shared<cases::Data>();
   auto mask = cases::make_mask(ctx, o);
-  const auto* scores = &D->h(cases::random(size_t(o.batch) * o.heads * o.q_len * o.kv_len, 13));
+  const auto* scores = &D->h(cases::random_vector(size_t(o.batch) * o.heads * o.q_len * o.kv_len, 13));
   const SoftmaxArgs a{&D->t(ctx.tensor({o.batch, o.heads, o.q_len, o.kv_len}, *scores)),
                       {o.batch, o.heads, 1, o.q_len, o.kv_len}, mask->dm, ""};
   auto record = [ctx = &ctx, a, mask, scores, run = cases::recording(masked_softmax, a)](Recorder& rec,

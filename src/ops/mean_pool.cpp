@@ -59,7 +59,7 @@ namespace {
 OpCase mean_pool_case(Context& ctx, const OpShape& o) {
   auto D = std::make_shared<cases::Data>();
   const uint32_t len = o.q_len, d = uint32_t(o.n);
-  const auto* x = &D->h(cases::random(size_t(o.batch) * len * d, 45));
+  const auto* x = &D->h(cases::random_vector(size_t(o.batch) * len * d, 45));
   const bool pad = o.mask == "padding" || o.mask == "both";
   D->ids.assign(size_t(o.batch) * len, 0);
   for (uint32_t b = 0; pad && b < o.batch; ++b)

@@ -15,7 +15,7 @@
 namespace vkf::cases {
 
 /// n values uniform in [lo, hi), seeded.
-inline std::vector<float> random(size_t n, uint32_t seed, float lo = -1.f, float hi = 1.f) {
+inline std::vector<float> random_vector(size_t n, uint32_t seed, float lo = -1.f, float hi = 1.f) {
   std::mt19937 g(seed);
   std::uniform_real_distribution<float> d(lo, hi);
   std::vector<float> v(n);
@@ -24,7 +24,7 @@ inline std::vector<float> random(size_t n, uint32_t seed, float lo = -1.f, float
 }
 
 /// What a tensor of `t` holds after uploading v: the reference uses these values.
-inline std::vector<float> stored(const std::vector<float>& v, DType t) {
+inline std::vector<float> as_stored(const std::vector<float>& v, DType t) {
   return t == DType::F16 ? round_to_half(v) : v;
 }
 

@@ -64,7 +64,7 @@ OpCase peak_fma_case(Context& ctx, const OpShape& o) {
 OpCase peak_bandwidth_case(Context& ctx, const OpShape& o) {
   auto D = std::make_shared<cases::Data>();
   const int64_t n = (o.n + 3) / 4 * 4;
-  const auto* x = &D->h(cases::random(size_t(n), 71));
+  const auto* x = &D->h(cases::random_vector(size_t(n), 71));
   PeakBandwidthArgs a;
   a.wg = peak_bandwidth_workgroup(ctx.caps());
   a.x = &D->t(ctx.tensor({n}, *x));

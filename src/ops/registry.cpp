@@ -170,8 +170,8 @@ Heads attention_inputs(Context& ctx, const OpShape& o, Data& D) {
   const uint32_t d = o.heads * o.head_dim;
   Heads a;
   a.shape = {o.batch, o.heads, o.head_dim, o.q_len, o.kv_len};
-  auto& qh = D.h(random(size_t(o.batch) * o.q_len * d, 11));
-  auto& kvh = D.h(stored(random(size_t(o.batch) * o.kv_len * 2 * d, 12), o.dtype));
+  auto& qh = D.h(random_vector(size_t(o.batch) * o.q_len * d, 11));
+  auto& kvh = D.h(as_stored(random_vector(size_t(o.batch) * o.kv_len * 2 * d, 12), o.dtype));
   Tensor& q = D.t(ctx.tensor({o.batch, o.q_len, d}, qh));
   Tensor& kv = D.t(ctx.tensor({o.batch, o.kv_len, 2 * d}, kvh, o.dtype));
   a.q = {&q, 0, 0, 0};

@@ -33,8 +33,8 @@ namespace {
 
 OpCase rmsnorm_case(Context& ctx, const OpShape& o) {
   auto D = std::make_shared<cases::Data>();
-  const auto* x = &D->h(cases::random(size_t(o.m * o.n), 25));
-  const auto* g = &D->h(cases::stored(cases::random(size_t(o.n), 26, 0.5f, 1.5f), o.dtype));
+  const auto* x = &D->h(cases::random_vector(size_t(o.m * o.n), 25));
+  const auto* g = &D->h(cases::as_stored(cases::random_vector(size_t(o.n), 26, 0.5f, 1.5f), o.dtype));
   const RmsNormArgs a{&D->t(ctx.tensor({o.m, o.n}, *x)), &D->t(ctx.tensor({o.n}, *g, o.dtype)),
                       &D->t(ctx.tensor({o.m, o.n})), 1e-6f, ""};
   return cases::make(D, "rows=" + std::to_string(o.m) + " d=" + std::to_string(o.n) + " " + dtype_name(o.dtype),

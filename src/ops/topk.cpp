@@ -60,7 +60,7 @@ namespace {
 // Exact: the error is 0 when every index and value equals the reference's, else 1.
 OpCase topk_case(Context& ctx, const OpShape& o) {
   auto D = std::make_shared<cases::Data>();
-  const auto* x = &D->h(cases::random(size_t(o.m * o.n), 51));
+  const auto* x = &D->h(cases::random_vector(size_t(o.m * o.n), 51));
   const TopKArgs a{&D->t(ctx.tensor({o.m, o.n}, *x)), o.topk, &D->t(ctx.tensor({o.m, int64_t(o.topk)})),
                    &D->t(ctx.tensor({o.m, int64_t(o.topk)}, DType::I32)), ""};
   auto exact = [ctx = &ctx, x, a, o]() {
