@@ -39,6 +39,7 @@ def check(cond, what):
 
 
 def run(args, **kw):
+    kw.setdefault("stdin", subprocess.DEVNULL)  # no texts given and an empty stdin: nothing to embed
     return subprocess.run([vkformer] + args, capture_output=True, text=True, **kw)
 
 

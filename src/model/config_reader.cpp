@@ -57,11 +57,16 @@ std::string ConfigReader::string(const char* key) const {
   return v.get<std::string>();
 }
 
-double ConfigReader::positive_number(const char* key) const {
+float ConfigReader::positive_float(const char* key) const {
   const json& v = need(key);
   if (!v.is_number() || !(v.get<double>() > 0) || !std::isfinite(v.get<double>()))
     wrong(key, "a positive number", v);
-  return v.get<double>();
+  // The kernels compute in fp32: 1e-57 would become 0 there, 1e300 infinity.
+  const float x = float(v.get<double>());
+  if (!(x > 0) || !std::isfinite(x))
+    fail("\"" + std::string(key) + "\" " + brief_json(v) +
+         " is outside the fp32 range (about 1.4e-45 to 3.4e38) the kernels compute in");
+  return x;
 }
 
 Activation ConfigReader::activation() const {

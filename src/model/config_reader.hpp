@@ -26,8 +26,8 @@ class ConfigReader {
   int32_t int32(const char* key) const;
   bool boolean(const char* key) const;
   std::string string(const char* key) const;
-  /// A finite number > 0, as a double (which may still be outside the fp32 range).
-  double positive_number(const char* key) const;
+  /// A number > 0 that stays finite and > 0 in fp32 (1e-60 would round to 0, 1e39 to inf).
+  float positive_float(const char* key) const;
   /// "activation": relu, gelu, gelu_tanh or silu.
   Activation activation() const;
   /// "positional_encoding": sinusoidal, learned or none.

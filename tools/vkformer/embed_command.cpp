@@ -11,30 +11,13 @@
 
 #include "model_commands.hpp"
 #include "npy.hpp"
+#include "text_input.hpp"
 #include "vkformer/model.hpp"
 #include "vkformer/session.hpp"
 #include "vkformer/tokenizer.hpp"
 
 namespace vkf::tools {
 namespace {
-
-std::vector<std::string> read_sentences(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error("--input " + path + ": cannot open");
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(in);
-  } catch (const nlohmann::json::exception& e) {
-    throw Error("--input " + path + ": not valid JSON: " + e.what());
-  }
-  if (!j.is_array()) throw Error("--input " + path + ": expected a JSON array of strings");
-  std::vector<std::string> out;
-  for (size_t i = 0; i < j.size(); ++i) {
-    if (!j[i].is_string()) throw Error("--input " + path + ": element " + std::to_string(i) + " is not a string");
-    out.push_back(j[i].get<std::string>());
-  }
-  return out;
-}
 
 /// At most `n` code points of valid UTF-8 `s`, with "…" when cut; newlines shown as spaces.
 std::string shorten(const std::string& s, size_t n) {
@@ -76,12 +59,12 @@ void print_similarities(const EmbedOutput& e, const std::vector<std::string>& la
 }  // namespace
 
 int run_embed(const ContextOptions& ctx_opts, const EmbedOptions& o) {
-  std::vector<std::string> sentences;
-  if (!o.input.empty()) sentences = read_sentences(o.input);
-  sentences.insert(sentences.end(), o.sentences.begin(), o.sentences.end());
+  const std::vector<std::string> sentences =
+      o.ids.empty() || !o.sentences.empty() || !o.input.empty() ? read_texts(o.sentences, o.input)
+                                                                 : std::vector<std::string>{};
   if (!sentences.empty() && !o.ids.empty())
     throw Error("give sentences or --ids, not both (--ids bypasses the tokenizer)");
-  if (sentences.empty() && o.ids.empty()) throw Error("give at least one sentence (or --ids, or --input FILE.json)");
+  if (sentences.empty() && o.ids.empty()) throw Error("give at least one sentence (as arguments, --input FILE, stdin, or --ids)");
   const Precision precision = parse_precision(o.precision);
 
   std::vector<Ids> ids;

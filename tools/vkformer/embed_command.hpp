@@ -11,8 +11,8 @@ namespace vkf::tools {
 
 struct EmbedOptions {
   std::string model_dir;
-  std::vector<std::string> sentences;  ///< embedded in order, after those of `input`
-  std::string input;                   ///< JSON file with an array of sentences; empty: none
+  std::vector<std::string> sentences;  ///< embedded in order, after those of `input` (text_input.hpp)
+  std::string input;                   ///< a file of sentences, "-" for stdin; empty: none
   std::vector<std::string> ids;        ///< "5,17,42" per sequence: ids instead of text (no tokenizer)
   std::string precision = "fp32";
   std::string out;                     ///< .npy of float32 [n, d]; empty: none

@@ -142,14 +142,14 @@ int main(int argc, char** argv) {
   auto* tokenize = app.add_subcommand("tokenize", "print the ids of texts under a model's tokenizer.json");
   tokenize->add_option("--model", tko.model_dir, "model directory (tokenizer.json)")->required();
   tokenize->add_option("texts", tko.texts, "texts (UTF-8); put -- before them if one starts with -");
-  tokenize->add_option("--input", tko.input, "JSON file with an array of texts, tokenized first");
+  tokenize->add_option("--input", tko.input, "file of texts (a JSON array, or one per line; - for stdin), tokenized first");
   tokenize->add_flag("--json", tko.json, "print [[ids...], ...] instead of one line of ids per text");
 
   vkf::tools::EmbedOptions eo;
   auto* embed = app.add_subcommand("embed", "sentence embeddings (use_lite models): cosine similarities, JSON or .npy");
   embed->add_option("--model", eo.model_dir, "model directory (config.json, model.safetensors, tokenizer.json)")->required();
   embed->add_option("sentences", eo.sentences, "sentences (UTF-8); put -- before one that starts with -");
-  embed->add_option("--input", eo.input, "JSON file with an array of sentences, embedded first");
+  embed->add_option("--input", eo.input, "file of sentences (a JSON array, or one per line; - for stdin), embedded first");
   embed->add_option("--ids", eo.ids, "comma-separated token ids instead of sentences; repeat per sequence");
   embed->add_option("--precision", eo.precision, "weight storage: fp32 or fp16");
   embed->add_option("--out", eo.out, "write the embeddings as float32 [n, d] .npy");

@@ -3,8 +3,8 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdio>
-#include <fstream>
 
+#include "text_input.hpp"
 #include "vkformer/tensor.hpp"  // vkf::Error
 #include "vkformer/tokenizer.hpp"
 
@@ -12,25 +12,7 @@ namespace vkf::tools {
 
 int run_tokenize(const TokenizeOptions& o) {
   auto tokenizer = Tokenizer::load(o.model_dir);
-  std::vector<std::string> texts;
-  if (!o.input.empty()) {
-    // A file, so that texts may start with "-", hold NULs or be longer than an argument.
-    std::ifstream in(o.input, std::ios::binary);
-    if (!in) throw Error("--input " + o.input + ": cannot open");
-    nlohmann::json j;
-    try {
-      j = nlohmann::json::parse(in);
-    } catch (const nlohmann::json::exception& e) {
-      throw Error("--input " + o.input + ": not valid JSON: " + e.what());
-    }
-    if (!j.is_array()) throw Error("--input " + o.input + ": expected a JSON array of strings");
-    for (size_t i = 0; i < j.size(); ++i) {
-      if (!j[i].is_string())
-        throw Error("--input " + o.input + ": element " + std::to_string(i) + " is not a string");
-      texts.push_back(j[i].get<std::string>());
-    }
-  }
-  texts.insert(texts.end(), o.texts.begin(), o.texts.end());
+  const std::vector<std::string> texts = read_texts(o.texts, o.input);
   nlohmann::json all = nlohmann::json::array();
   for (size_t i = 0; i < texts.size(); ++i) {
     std::vector<int32_t> ids;

@@ -9,7 +9,7 @@ namespace vkf::tools {
 struct TokenizeOptions {
   std::string model_dir;
   std::vector<std::string> texts;  ///< tokenized in order, after those of `input`
-  std::string input;               ///< a JSON file holding an array of strings; empty: none
+  std::string input;               ///< a file of texts, "-" for stdin; empty: none (text_input.hpp)
   bool json = false;               ///< print [[ids...], ...] instead of one line of ids per text
 };
 

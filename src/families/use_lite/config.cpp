@@ -22,10 +22,10 @@ void UseLiteFamily::read_config(const ConfigReader& r, ModelConfig& c) const {
   c.d_ff = r.uint("d_ff", 1);
   c.encoder_layers = r.uint("layers", 1);
   c.activation = r.activation();
-  c.layer_norm_eps = float(r.positive_number("layer_norm_eps"));
+  c.layer_norm_eps = r.positive_float("layer_norm_eps");
   c.max_positions = r.uint("max_positions", 1);
-  u->embedding_scale = float(r.positive_number("embedding_scale"));
-  u->l2_eps = float(r.positive_number("l2_eps"));
+  u->embedding_scale = r.positive_float("embedding_scale");
+  u->l2_eps = r.positive_float("l2_eps");
   c.norm_first = true;
   c.positional_encoding = PositionalEncoding::None;  // its own timing signal (timing.inv_timescales)
   c.pad_id = c.bos_id = c.eos_id = 0;                 // unused: padding is by length
