@@ -91,6 +91,8 @@ bool Loader::present(const std::string& prefix, std::string& why) const {
   return false;
 }
 
+bool Loader::has(const std::string& name) const { return file_.has(name); }
+
 void Loader::warn(const std::string& what) const {
   if (warnings_) warnings_->push_back(file_.path() + ": " + what);
 }

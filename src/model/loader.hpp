@@ -55,6 +55,8 @@ class Loader {
   /// Optional modules come with both tensors or neither: if one is there, the
   /// other is expected. `why` then says which one is there.
   bool present(const std::string& prefix, std::string& why) const;
+  /// Whether the file holds tensor `name` (e.g. to tell a head's prefixed names from a bare model's).
+  bool has(const std::string& name) const;
 
   /// Adds "<file>: what" to the warnings.
   void warn(const std::string& what) const;
