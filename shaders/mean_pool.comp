@@ -1,6 +1,7 @@
 #version 450
-// out[b, :] = mean of x[b, i, :] over the rows i whose key_padding is 0, or
-// zeros when there are none. An invocation owns one vec4 of columns of one
+// out[b, :] = pooling of x[b, i, :] over the rows i whose key_padding is 0, or
+// zeros when there are none. MODE (sentence-transformers' pooling modes):
+// 0 mean, 1 sum / sqrt(count) (mean_sqrt_len_tokens), 2 max, 3 the first row (cls). An invocation owns one vec4 of columns of one
 // sequence and walks down its rows: no cross-lane reduction, and lanes read
 // neighbouring addresses.
 #extension GL_GOOGLE_include_directive : require
@@ -10,6 +11,7 @@
 
 layout(local_size_x_id = 0) in;
 layout(constant_id = 1) const bool ALIGNED = false;  // d % 4 == 0
+layout(constant_id = 2) const uint MODE = 0;
 
 layout(std430, binding = 0) readonly buffer X { float x[]; };
 layout(std430, binding = 0) readonly buffer X4 { vec4 x4[]; };
@@ -27,13 +29,19 @@ void main() {
   const uint b = g / p.groups_per_row;
   const uint u = (g % p.groups_per_row) * gl_WorkGroupSize.x + gl_LocalInvocationID.x;
   if (b >= p.batch || u >= p.d4) return;  // no barriers below
-  vec4 s = vec4(0);
+  if (MODE == 3) {  // the first row, whatever the mask says (as sentence-transformers' cls)
+    store_o(b * p.d, 4 * u, p.d, load_x(b * p.len * p.d, 4 * u, p.d));
+    return;
+  }
+  vec4 s = vec4(MODE == 2 ? -1.0 / 0.0 : 0.0);
   uint count = 0;
   for (uint i = 0; i < p.len; ++i) {
     if (p.has_mask != 0 && mask[b * p.mask_stride + i] != 0) continue;
-    s += load_x((b * p.len + i) * p.d, 4 * u, p.d);
+    const vec4 v = load_x((b * p.len + i) * p.d, 4 * u, p.d);
+    s = MODE == 2 ? max(s, v) : s + v;
     ++count;
   }
-  const vec4 mean = count > 0 ? s / float(count) : vec4(0);
-  store_o(b * p.d, 4 * u, p.d, mean);
+  vec4 r = vec4(0);
+  if (count > 0) r = MODE == 0 ? s / float(count) : MODE == 1 ? s / sqrt(float(count)) : s;
+  store_o(b * p.d, 4 * u, p.d, r);
 }

@@ -10,7 +10,7 @@ enum class MaskKind { Tail, Scattered, All };
 // Mean pool of [batch, len, d] with a key padding mask of `stride` columns;
 // returns max_rel_error against the reference.
 double run_pool(Context& ctx, uint32_t batch, uint32_t len, uint32_t d, MaskKind kind, uint32_t stride = 0,
-                OpInfo* info = nullptr) {
+                OpInfo* info = nullptr, PoolMode mode = PoolMode::Mean) {
   const uint32_t ms = stride ? stride : len;
   auto x = random_vector(size_t(batch) * len * d, batch * 131 + len * 7 + d, -2.f, 2.f);
   std::vector<int32_t> mask(size_t(batch) * ms, 1);  // columns past len stay 1: never read
@@ -31,12 +31,13 @@ double run_pool(Context& ctx, uint32_t batch, uint32_t len, uint32_t d, MaskKind
   a.key_padding = &tm;
   a.key_padding_stride = stride;
   a.out = &to;
+  a.mode = mode;
   OpInfo i = mean_pool(rec, a);
   if (info) *info = i;
   ctx.submit(rec);
-  auto want = ref::mean_pool(x, &mask, ms, batch, len, d);
+  auto want = ref::mean_pool(x, &mask, ms, batch, len, d, mode);
   auto got = ctx.read(to);
-  if (kind == MaskKind::All)  // fully masked sequences give exact zeros, never NaN
+  if (kind == MaskKind::All && mode != PoolMode::First)  // fully masked sequences give exact zeros, never NaN
     for (uint32_t b = 0; b < batch; b += 2)
       for (uint32_t c = 0; c < d; ++c) EXPECT_EQ(got[size_t(b) * d + c], 0.0f);
   return ref::max_rel_error(got, want);
@@ -65,6 +66,20 @@ TEST_P(MeanPoolTest, ScatteredAndFullyMaskedSequences) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Masks, MeanPoolTest, ::testing::Values(MaskKind::Scattered, MaskKind::All));
+
+// sentence-transformers' other pooling modes: mean_sqrt_len_tokens, max, cls
+// (the first row, even where masked), with tail and scattered masks.
+TEST_F(DeviceTest, MeanPoolModes) {
+  for (PoolMode mode : {PoolMode::MeanSqrtLen, PoolMode::Max, PoolMode::First})
+    for (MaskKind kind : {MaskKind::Tail, MaskKind::Scattered, MaskKind::All})
+      for (const char* text : {"n=3,q_len=1,batch=3", "n=130,q_len=37,batch=3", "n=1025,q_len=2,batch=1"}) {
+        SCOPED_TRACE(std::string(text) + " mode " + std::to_string(int(mode)) + " mask " + std::to_string(int(kind)));
+        const OpShape s = parse_op_shape(text);
+        OpInfo info;
+        EXPECT_LE(run_pool(ctx(), s.batch, s.q_len, uint32_t(s.n), kind, 0, &info, mode), kF32Bound);
+        EXPECT_EQ(info.spec.back(), std::make_pair(std::string("MODE"), uint32_t(mode)));
+      }
+}
 
 // A mask wider than len (a plan's buffer reused for a shorter batch).
 TEST_F(DeviceTest, MeanPoolMaskStride) {

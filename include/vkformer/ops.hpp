@@ -161,14 +161,23 @@ std::vector<float> sinusoidal_table(uint32_t max_positions, uint32_t d);
 /// to fp32 first, as TensorFlow computes it; sin and cos in double.
 std::vector<float> concat_sinusoidal_table(uint32_t max_positions, const std::vector<float>& freqs);
 
-/// out[b, :] = mean of x[b, i, :] over the rows i whose key_padding is 0, or
-/// zeros when no row is (TF's Σ/max(count, 1)): a sentence embedding's pooling.
+/// How mean_pool() pools a sequence's rows (sentence-transformers' pooling modes).
+enum class PoolMode {
+  Mean,         ///< Σ / count (TF's Σ/max(count, 1))
+  MeanSqrtLen,  ///< Σ / √count
+  Max,          ///< elementwise max
+  First,        ///< row 0, mask ignored (CLS pooling)
+};
+
+/// out[b, :] = the mean (or another PoolMode) of x[b, i, :] over the rows i
+/// whose key_padding is 0, or zeros when no row is: a sentence embedding's pooling.
 struct MeanPoolArgs {
   const Tensor* x = nullptr;            ///< [batch, len, d] f32
   const Tensor* key_padding = nullptr;  ///< optional [batch, ≥len] i32; nonzero = left out
   uint32_t key_padding_stride = 0;      ///< elements between sequences; 0: len
   Tensor* out = nullptr;                ///< [batch, d] f32
   std::string variant;                  ///< "default" or "" (the same)
+  PoolMode mode = PoolMode::Mean;
 };
 OpInfo mean_pool(Recorder& rec, const MeanPoolArgs& a);
 

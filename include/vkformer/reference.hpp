@@ -78,9 +78,10 @@ std::vector<double> embedding_at(const std::vector<int32_t>& ids, uint32_t batch
 std::vector<float> copy_rows(const std::vector<float>& src, std::vector<float> dst,
                              const CopyRowsArgs& a, const std::vector<int32_t>* index);
 
-/// Mean of x[b, i, :] over the rows whose key_padding is 0 (stride `mask_stride`), [B, d].
+/// Mean (or `mode`) of x[b, i, :] over the rows whose key_padding is 0 (stride `mask_stride`), [B, d].
 std::vector<double> mean_pool(const std::vector<float>& x, const std::vector<int32_t>* key_padding,
-                              uint32_t mask_stride, uint32_t batch, uint32_t len, uint32_t d);
+                              uint32_t mask_stride, uint32_t batch, uint32_t len, uint32_t d,
+                              PoolMode mode = PoolMode::Mean);
 
 /// x / √max(Σx², eps) over rows of length d.
 std::vector<double> l2_normalize(const std::vector<float>& x, int64_t rows, int64_t d, double eps);

@@ -36,7 +36,8 @@ OpInfo mean_pool(Recorder& rec, const MeanPoolArgs& a) {
   const uint32_t wg = workgroup_size(caps, std::max<uint32_t>(sg, std::min<uint64_t>(64, (d4 + sg - 1) / sg * sg)));
   const uint32_t per_row = ceil_div(d4, wg);
   const uint32_t aligned = d % 4 == 0;
-  const Pipeline& p = r.pipeline("mean_pool", {wg, aligned});
+  const uint32_t mode = uint32_t(a.mode);
+  const Pipeline& p = r.pipeline("mean_pool", {wg, aligned, mode});
   const MeanPoolPush push{uint32_t(batch), uint32_t(len), uint32_t(d), uint32_t(d4),
                           per_row, a.key_padding ? 1u : 0u, stride};
   const Tensor* mask = a.key_padding ? a.key_padding : a.x;  // unread when absent
@@ -45,7 +46,7 @@ OpInfo mean_pool(Recorder& rec, const MeanPoolArgs& a) {
   const double n = double(batch * len * d);
   return {op,
           "default",
-          {{"WG", wg}, {"ALIGNED", aligned}},
+          {{"WG", wg}, {"ALIGNED", aligned}, {"MODE", mode}},
           n + double(batch * d),
           n * 4 + (a.key_padding ? double(batch * len) * 4 : 0) + double(batch * d) * 4};
 }
@@ -71,7 +72,7 @@ OpCase mean_pool_case(Context& ctx, const OpShape& o) {
   return cases::make(D, "B=" + std::to_string(o.batch) + " L=" + std::to_string(len) + " d=" + std::to_string(d) +
                             (pad ? " padding" : ""),
                      cases::recording(mean_pool, a), cases::against(ctx, *a.out, [=] {
-                       return ref::mean_pool(*x, pad ? ids : nullptr, len, o.batch, len, d);
+                       return ref::mean_pool(*x, pad ? ids : nullptr, len, o.batch, len, d, PoolMode::Mean);
                      }));
 }
 
@@ -82,7 +83,7 @@ VKF_OP_DESCRIPTOR(mean_pool) {
   OpShape s;
   s.batch = 8, s.q_len = 128, s.n = 512, s.mask = "padding";
   return {"mean_pool", "out[b] = mean of x[b, i] over unmasked rows, zeros when none (sentence pooling)",
-          {"default"}, {"WG", "ALIGNED"}, {"batch", "q_len", "n"}, {s}, mean_pool_case};
+          {"default"}, {"WG", "ALIGNED", "MODE"}, {"batch", "q_len", "n"}, {s}, mean_pool_case};
 }
 
 }  // namespace vkf
