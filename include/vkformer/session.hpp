@@ -26,7 +26,25 @@ struct ForwardOutput {
 struct EmbedOutput {
   uint32_t batch = 0, dim = 0;
   std::vector<uint32_t> lengths;  ///< tokens each embedding used (after the max_positions cap)
-  std::vector<float> data;        ///< batch·dim, row b = sequence b's unit-length embedding
+  std::vector<float> data;        ///< batch·dim, row b = sequence b's embedding (unit length unless not normalized)
+};
+
+/// forward()'s and embed()'s optional inputs and choices, for the families
+/// that have them (the Hugging Face encoders: bert, roberta, xlm-roberta,
+/// distilbert). Others refuse any option that is set.
+struct RunOptions {
+  /// Token types of each sequence (BERT's token_type_ids), each as long as its
+  /// ids, below the config's type_vocab_size; empty: all 0.
+  std::vector<Ids> type_ids;
+  /// forward(): "" the model's own output (a head's logits, else the last
+  /// hidden state), "hidden" (the last hidden state) or "pooler" (the pooler's
+  /// output, [batch, 1, d]). Sequence-level outputs have len 1.
+  std::string output;
+  /// embed(): "" the directory's pooling (sentence-transformers' modules.json
+  /// and 1_Pooling), or "mean", "cls", "max", "mean_sqrt_len".
+  std::string pooling;
+  /// embed(): -1 as the directory says (a 2_Normalize module), 0 no, 1 L2-normalize.
+  int normalize = -1;
 };
 
 struct GenerateOptions {
@@ -60,6 +78,9 @@ class Session {
   /// Runs the whole stack on a batch. Enc–dec models need one target per source.
   /// @throws vkf::Error on bad ids (outside the vocabulary, empty, longer than max_positions).
   ForwardOutput forward(const std::vector<Ids>& src, const std::vector<Ids>& tgt = {});
+  /// forward() with token types or another output (RunOptions).
+  /// @throws vkf::Error as forward(), and for an option the model's family does not have.
+  ForwardOutput forward(const std::vector<Ids>& src, const std::vector<Ids>& tgt, const RunOptions& options);
 
   /// Generates a continuation of each source: for enc–dec models the target
   /// after BOS, for decoder-only models the tokens after the prompt; up to, not
@@ -83,6 +104,12 @@ class Session {
   /// gets the embedding of zero tokens (normalized tanh of the pooler's bias).
   /// @throws vkf::Error for another model type, no sequences, or an id outside the vocabulary.
   EmbedOutput embed(const std::vector<Ids>& ids);
+  /// Sentence embeddings of an encoder with sentence-transformers pooling (the
+  /// directory's, or options.pooling): [d] per sequence, unit length when the
+  /// directory or options.normalize says so. Ids as its tokenizer gives them
+  /// (with [CLS]/[SEP]), at most the model's maximum length each.
+  /// @throws vkf::Error as embed(), and when no pooling is known.
+  EmbedOutput embed(const std::vector<Ids>& ids, const RunOptions& options);
 
   const RunStats& stats() const { return stats_; }
   /// Brackets every dispatch with timestamp queries from now on (and serializes

@@ -46,6 +46,9 @@ class Tensor {
   bool empty() const { return !alloc_; }
   /// "[2, 3, 4] f32", for messages.
   std::string describe() const;
+  /// The same memory seen with another shape of the same number of elements.
+  /// @throws vkf::Error when the element counts differ.
+  Tensor reshaped(std::vector<int64_t> shape) const;
 
   /// Internal: the allocation behind this tensor.
   const std::shared_ptr<Allocation>& allocation() const { return alloc_; }

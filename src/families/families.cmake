@@ -17,6 +17,7 @@ endfunction()
 # ---- the families, in the order known_model_types() lists them ------------
 vkf_add_family(transformer)
 vkf_add_family(use_lite)
+vkf_add_family(bert)
 
 # ---- the table families() returns -------------------------------------------
 set(includes "")

@@ -10,8 +10,12 @@ namespace {
 /// "\"a\", \"b\"": the names of the families `keep` accepts, quoted.
 std::string quoted_names(bool (*keep)(const Family&)) {
   std::string list;
-  for (const Family* f : families())
-    if (keep(*f)) list += (list.empty() ? "\"" : ", \"") + std::string(f->name()) + "\"";
+  for (const Family* f : families()) {
+    if (!keep(*f)) continue;
+    std::vector<std::string> names{f->name()};
+    for (const std::string& a : f->aliases()) names.push_back(a);
+    for (const std::string& n : names) list += (list.empty() ? "\"" : ", \"") + n + "\"";
+  }
   return list;
 }
 
@@ -36,9 +40,19 @@ std::unique_ptr<LogitsSource> Family::logits_source(Session::Impl&, const std::v
   throw Error(refusal(Task::Generate));
 }
 
+void Family::refuse_options(const RunOptions& o) const {
+  const std::string type = std::string("a \"") + name() + "\" model";
+  if (!o.type_ids.empty()) throw Error("type ids: " + type + " has no token types");
+  if (!o.output.empty()) throw Error("output \"" + printable(o.output) + "\": " + type + " has one output");
+  if (!o.pooling.empty() || o.normalize != -1) throw Error("pooling: " + type + " has its own pooling");
+}
+
 const Family* find_family(const std::string& model_type) {
-  for (const Family* f : families())
+  for (const Family* f : families()) {
     if (model_type == f->name()) return f;
+    for (const std::string& a : f->aliases())
+      if (model_type == a) return f;
+  }
   return nullptr;
 }
 

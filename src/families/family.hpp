@@ -32,8 +32,9 @@ struct PlanKey {
   uint32_t batch = 0;
   uint32_t len = 0;   ///< padded length of the source (or only) side
   uint32_t len2 = 0;  ///< padded length of the target side; 0 without one
+  uint32_t mode = 0;  ///< the family's choice of output (a head, pooling...); 0 by default
   bool operator==(const PlanKey& o) const {
-    return task == o.task && batch == o.batch && len == o.len && len2 == o.len2;
+    return task == o.task && batch == o.batch && len == o.len && len2 == o.len2 && mode == o.mode;
   }
 };
 
@@ -62,6 +63,8 @@ class Family {
   virtual ~Family() = default;
   /// config.json's "model_type".
   virtual const char* name() const = 0;
+  /// Other model_types the family reads (e.g. "roberta" for "bert").
+  virtual std::vector<std::string> aliases() const { return {}; }
 
   /// Reads the family's keys (model_type is already read): the generic
   /// fields into `c`, its own into c.family_config. @throws through r.fail().
@@ -77,10 +80,10 @@ class Family {
   /// Width of forward()'s rows, or of embed()'s vectors.
   virtual uint32_t output_dim(const Model& m) const = 0;
 
-  /// Checks and pads a forward (src, tgt) or embed (src) call's ids.
+  /// Checks and pads a forward (src, tgt) or embed (src) call's ids, with its options.
   /// @throws vkf::Error naming the sequence and the id or length that is wrong.
-  virtual Batch prepare(Task task, const Model& m, const std::vector<Ids>& src,
-                        const std::vector<Ids>& tgt) const = 0;
+  virtual Batch prepare(Task task, const Model& m, const std::vector<Ids>& src, const std::vector<Ids>& tgt,
+                        const RunOptions& o) const = 0;
   /// The buffers of one shape (the Session adds the Recorder).
   virtual std::unique_ptr<Plan> make_plan(const Model& m, const PlanKey& key) const = 0;
   /// Records the pass on the plan's buffers into `rec` and sets p.out. Each
@@ -91,6 +94,10 @@ class Family {
   /// Next-token logits for Session::generate (only asked if supports(Task::Generate)).
   virtual std::unique_ptr<LogitsSource> logits_source(Session::Impl& s, const std::vector<Ids>& src,
                                                       const GenerateOptions& o) const;
+
+ protected:
+  /// For families without RunOptions: an error naming the first option that is set.
+  void refuse_options(const RunOptions& o) const;
 };
 
 /// Every registered family, in registration order (generated from families.cmake).

@@ -16,7 +16,10 @@ namespace vkf {
 const std::vector<std::string>& known_model_types() {
   static const std::vector<std::string> kTypes = [] {
     std::vector<std::string> v;
-    for (const Family* f : families()) v.push_back(f->name());
+    for (const Family* f : families()) {
+      v.push_back(f->name());
+      for (const std::string& a : f->aliases()) v.push_back(a);
+    }
     return v;
   }();
   return kTypes;

@@ -20,6 +20,10 @@ class ConfigReader {
   /// The key's value. @throws vkf::Error when it is missing.
   const nlohmann::json& need(const char* key) const;
   bool has(const char* key) const { return j_.contains(key); }
+  /// Present and not null (HF writes null for "not set").
+  bool set(const char* key) const { return has(key) && !j_.at(key).is_null(); }
+  /// The config file's path.
+  const std::string& path() const { return path_; }
 
   /// An integer in [min, 2^32).
   uint32_t uint(const char* key, uint32_t min) const;

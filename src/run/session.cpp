@@ -44,9 +44,10 @@ void Session::Impl::submit(Recorder& rec, const char* what) {
   last_timings = rec.timings();
 }
 
-Batch Session::Impl::prepare(Task task, const std::vector<Ids>& src, const std::vector<Ids>& tgt) const {
+Batch Session::Impl::prepare(Task task, const std::vector<Ids>& src, const std::vector<Ids>& tgt,
+                             const RunOptions& o) const {
   if (!family.supports(task)) throw Error(family.refusal(task));
-  return family.prepare(task, model, src, tgt);
+  return family.prepare(task, model, src, tgt, o);
 }
 
 Plan& Session::Impl::plan(const Batch& b) {
@@ -69,8 +70,9 @@ Plan& Session::Impl::run(const Batch& b) {
   return p;
 }
 
-ForwardOutput Session::Impl::forward(const std::vector<Ids>& src, const std::vector<Ids>& tgt) {
-  const Batch b = prepare(Task::Forward, src, tgt);
+ForwardOutput Session::Impl::forward(const std::vector<Ids>& src, const std::vector<Ids>& tgt,
+                                     const RunOptions& opts) {
+  const Batch b = prepare(Task::Forward, src, tgt, opts);
   const Plan& p = run(b);
   ForwardOutput o;
   o.batch = b.key.batch;
@@ -84,8 +86,8 @@ ForwardOutput Session::Impl::forward(const std::vector<Ids>& src, const std::vec
   return o;
 }
 
-EmbedOutput Session::Impl::embed(const std::vector<Ids>& seqs) {
-  const Batch b = prepare(Task::Embed, seqs, {});
+EmbedOutput Session::Impl::embed(const std::vector<Ids>& seqs, const RunOptions& opts) {
+  const Batch b = prepare(Task::Embed, seqs, {}, opts);
   const Plan& p = run(b);
   EmbedOutput o;
   o.batch = b.key.batch;
@@ -132,9 +134,13 @@ Session::Session(std::shared_ptr<Model> model)
 Session::~Session() = default;
 
 ForwardOutput Session::forward(const std::vector<Ids>& src, const std::vector<Ids>& tgt) {
+  return forward(src, tgt, RunOptions{});
+}
+
+ForwardOutput Session::forward(const std::vector<Ids>& src, const std::vector<Ids>& tgt, const RunOptions& o) {
   return guarded(
       *impl_, stats_, "Session::forward", [&](const RunStats&) { return count(src.size(), "sequence", "sequences"); },
-      [&](RunStats&) { return impl_->forward(src, tgt); });
+      [&](RunStats&) { return impl_->forward(src, tgt, o); });
 }
 
 std::vector<Ids> Session::generate(const std::vector<Ids>& src, const GenerateOptions& o) {
@@ -147,10 +153,12 @@ std::vector<Ids> Session::generate(const std::vector<Ids>& src, const GenerateOp
       [&](RunStats& r) { return impl_->generate(src, o, r); });
 }
 
-EmbedOutput Session::embed(const std::vector<Ids>& seqs) {
+EmbedOutput Session::embed(const std::vector<Ids>& seqs) { return embed(seqs, RunOptions{}); }
+
+EmbedOutput Session::embed(const std::vector<Ids>& seqs, const RunOptions& o) {
   return guarded(
       *impl_, stats_, "Session::embed", [&](const RunStats&) { return count(seqs.size(), "sentence", "sentences"); },
-      [&](RunStats&) { return impl_->embed(seqs); });
+      [&](RunStats&) { return impl_->embed(seqs, o); });
 }
 
 Tensor Session::record_forward(Recorder& rec, const std::vector<Ids>& src, const std::vector<Ids>& tgt,

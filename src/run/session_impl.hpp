@@ -22,14 +22,15 @@ struct Session::Impl {
   /// Submits and notes what the stats report; device errors say what was submitted.
   void submit(Recorder& rec, const char* what = "a command buffer");
   /// The family's checked and padded ids for `task`, or its refusal.
-  Batch prepare(Task task, const std::vector<Ids>& src, const std::vector<Ids>& tgt) const;
+  Batch prepare(Task task, const std::vector<Ids>& src, const std::vector<Ids>& tgt,
+                const RunOptions& o = {}) const;
   /// The plan of the batch's shape (made on first use, not yet recorded).
   Plan& plan(const Batch& b);
   /// Writes the batch into its plan, recorded once, and submits it.
   Plan& run(const Batch& b);
 
-  ForwardOutput forward(const std::vector<Ids>& src, const std::vector<Ids>& tgt);
-  EmbedOutput embed(const std::vector<Ids>& seqs);
+  ForwardOutput forward(const std::vector<Ids>& src, const std::vector<Ids>& tgt, const RunOptions& o = {});
+  EmbedOutput embed(const std::vector<Ids>& seqs, const RunOptions& o = {});
   std::vector<Ids> generate(const std::vector<Ids>& src, const GenerateOptions& o, RunStats& stats);
   Tensor record_forward(Recorder& rec, const std::vector<Ids>& src, const std::vector<Ids>& tgt, Tensor* out);
 };

@@ -15,6 +15,12 @@ const char* dtype_name(DType t) {
   return "?";
 }
 
+Tensor Tensor::reshaped(std::vector<int64_t> shape) const {
+  Tensor t(alloc_, std::move(shape), dtype_);
+  if (t.numel() != numel()) throw Error("reshaped: " + describe() + " cannot be seen as " + t.describe());
+  return t;
+}
+
 int64_t Tensor::numel() const {
   if (shape_.empty()) return 0;
   int64_t n = 1;

@@ -46,6 +46,8 @@ int main(int argc, char** argv) {
   add_model_options(forward);
   forward->add_option("--tgt-ids", mo.tgt_ids, "comma-separated target ids (enc-dec models), one per source");
   forward->add_option("--out", mo.out, "output .npy: logits, or the last hidden state")->required();
+  forward->add_option("--type-ids", mo.type_ids, "comma-separated token types (BERT), one per --src-ids; default 0");
+  forward->add_option("--output", mo.output, "HF encoders: hidden (last hidden state) or pooler; default: the head's logits");
   auto* generate = app.add_subcommand("generate", "generate continuations with the KV cache (greedy or beam search)");
   add_model_options(generate);
   generate->add_option("--beam", mo.beam, "beam width (1: greedy)");

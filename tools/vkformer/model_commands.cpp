@@ -59,10 +59,15 @@ int run_forward(const ContextOptions& ctx_opts, const ModelRunOptions& o) {
   Context ctx(ctx_opts);
   auto model = load_model(ctx, o.model_dir, o.precision);
   Session session(model);
-  ForwardOutput out = session.forward(src, tgt);
+  RunOptions ro;
+  ro.type_ids = parse_ids(o.type_ids, "--type-ids");
+  ro.output = o.output;
+  ForwardOutput out = session.forward(src, tgt, ro);
   write_npy(o.out, {out.batch, out.len, out.dim}, out.data);
-  std::fprintf(stderr, "vkformer: wrote %s [%u, %u, %u] (%s), %llu submission(s)\n", o.out.c_str(),
-               out.batch, out.len, out.dim, out.dim == model->config().d_model && model->output_dim() == model->config().d_model ? "hidden state" : "logits",
+  const bool hidden = o.output == "hidden" || (o.output.empty() && model->output_dim() == model->config().d_model &&
+                                               out.dim == model->config().d_model);
+  std::fprintf(stderr, "vkformer: wrote %s [%u, %u, %u] (%s), %llu submission(s)\n", o.out.c_str(), out.batch,
+               out.len, out.dim, o.output == "pooler" ? "pooler output" : hidden ? "hidden state" : "logits",
                (unsigned long long)session.stats().submissions);
   return 0;
 }

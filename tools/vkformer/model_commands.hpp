@@ -16,6 +16,8 @@ namespace vkf::tools {
 struct ModelRunOptions {
   std::string model_dir;
   std::vector<std::string> src_ids, tgt_ids;  ///< "5,17,42", one per sequence
+  std::vector<std::string> type_ids;          ///< forward: token types, one per source
+  std::string output;                         ///< forward: RunOptions::output
   std::string precision = "fp32";
   std::string out;                            ///< forward: the .npy path
   unsigned beam = 1, max_new_tokens = 32;

@@ -19,8 +19,8 @@ class TransformerFamily final : public Family {
   std::unique_ptr<ModelWeights> build_weights(Loader& L, const ModelConfig& c) const override;
   bool supports(Task task) const override { return task != Task::Embed; }
   uint32_t output_dim(const Model& m) const override;
-  Batch prepare(Task task, const Model& m, const std::vector<Ids>& src,
-                const std::vector<Ids>& tgt) const override;
+  Batch prepare(Task task, const Model& m, const std::vector<Ids>& src, const std::vector<Ids>& tgt,
+                const RunOptions& o) const override;
   std::unique_ptr<Plan> make_plan(const Model& m, const PlanKey& key) const override;
   void record(Recorder& rec, const Model& m, Plan& p) const override;
   std::unique_ptr<LogitsSource> logits_source(Session::Impl& s, const std::vector<Ids>& src,

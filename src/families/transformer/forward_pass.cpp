@@ -17,8 +17,9 @@ struct ForwardPlan : Plan {
 
 }  // namespace
 
-Batch TransformerFamily::prepare(Task, const Model& m, const std::vector<Ids>& src,
-                                 const std::vector<Ids>& tgt) const {
+Batch TransformerFamily::prepare(Task, const Model& m, const std::vector<Ids>& src, const std::vector<Ids>& tgt,
+                                 const RunOptions& o) const {
+  refuse_options(o);
   const ModelConfig& cfg = m.config();
   const bool encdec = cfg.encoder_decoder();
   PaddedIds s = pad_batch(src, cfg.pad_id, cfg.src_vocab_size, cfg.max_positions, "source"), t;

@@ -155,12 +155,17 @@ void record_encoder_stack(Recorder& rec, const ModelConfig& cfg, const Transform
                           const StackAttention& att) {
   rec.set_scope(scope + ".embed");
   record_embedding(rec, cfg, w.src_embed, w.src_pos, in, a);
-  for (size_t l = 0; l < w.encoder.size(); ++l) {
-    rec.set_scope(scope + "." + std::to_string(l));
-    record_encoder_layer(rec, cfg, w.encoder[l], a, layer_self(att, l));
-  }
+  record_encoder_layers(rec, cfg, w.encoder, scope, a, att);
   rec.set_scope(scope + ".norm");
   if (w.encoder_norm) record_final_norm(rec, cfg, *w.encoder_norm, a);
+}
+
+void record_encoder_layers(Recorder& rec, const ModelConfig& cfg, const std::vector<EncoderLayerWeights>& layers,
+                           const std::string& scope, Activations& a, const StackAttention& att) {
+  for (size_t l = 0; l < layers.size(); ++l) {
+    rec.set_scope(scope + "." + std::to_string(l));
+    record_encoder_layer(rec, cfg, layers[l], a, layer_self(att, l));
+  }
 }
 
 void record_decoder_stack(Recorder& rec, const ModelConfig& cfg, const TransformerWeights& w,

@@ -85,6 +85,10 @@ struct DecoderMemory {
 void record_encoder_stack(Recorder& rec, const ModelConfig& cfg, const TransformerWeights& w,
                           const std::string& scope, const StackInput& in, Activations& a,
                           const StackAttention& att);
+/// Only the layers of an encoder stack, each as "<scope>.N", on the a.x() a
+/// family's own embedding left (BERT's word + position + type, then LayerNorm).
+void record_encoder_layers(Recorder& rec, const ModelConfig& cfg, const std::vector<EncoderLayerWeights>& layers,
+                           const std::string& scope, Activations& a, const StackAttention& att);
 /// The decoder stack on a.x(), scoped like the encoder's.
 void record_decoder_stack(Recorder& rec, const ModelConfig& cfg, const TransformerWeights& w,
                           const std::string& scope, const StackInput& in, Activations& a,

@@ -77,7 +77,9 @@ std::string UseLiteFamily::refusal(Task task) const {
 }
 
 // Tokens past max_positions are dropped, as the TF graph's ClipToMaxLength does.
-Batch UseLiteFamily::prepare(Task, const Model& m, const std::vector<Ids>& seqs, const std::vector<Ids>&) const {
+Batch UseLiteFamily::prepare(Task, const Model& m, const std::vector<Ids>& seqs, const std::vector<Ids>&,
+                             const RunOptions& o) const {
+  refuse_options(o);
   const ModelConfig& cfg = m.config();
   if (seqs.empty()) throw Error("embed: no sequences were given");
   Batch b;

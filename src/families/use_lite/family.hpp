@@ -17,8 +17,8 @@ class UseLiteFamily final : public Family {
   bool supports(Task task) const override { return task == Task::Embed; }
   std::string refusal(Task task) const override;
   uint32_t output_dim(const Model& m) const override { return m.config().d_model; }
-  Batch prepare(Task task, const Model& m, const std::vector<Ids>& src,
-                const std::vector<Ids>& tgt) const override;
+  Batch prepare(Task task, const Model& m, const std::vector<Ids>& src, const std::vector<Ids>& tgt,
+                const RunOptions& o) const override;
   std::unique_ptr<Plan> make_plan(const Model& m, const PlanKey& key) const override;
   void record(Recorder& rec, const Model& m, Plan& p) const override;
 };
