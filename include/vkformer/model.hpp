@@ -57,6 +57,23 @@ enum class Precision { F32, F16 };
 /// What a Session can be asked to do with a model; each family supports some.
 enum class Task { Forward, Generate, Embed };
 
+/// What a model's output means and what text it takes, for the commands that
+/// tokenize and print (classify, fill-mask, embed). Families without these
+/// notions leave the defaults.
+struct ModelInfo {
+  std::string architecture;         ///< HF's class name (architectures[0]), e.g. "BertForSequenceClassification"
+  /// "" (hidden states or the family's own), "sequence_classification",
+  /// "token_classification" or "masked_lm".
+  std::string head;
+  std::vector<std::string> labels;  ///< a classifier's id2label, by id
+  std::string score;                ///< a classifier's scores: "softmax", "sigmoid" or "none" (regression)
+  uint32_t max_tokens = 0;          ///< the longest sequence forward() and embed() take; 0: the family's own rule
+  uint32_t max_seq_length = 0;      ///< sentence-transformers' max_seq_length; 0: not given
+  bool lowercase = false;           ///< sentence-transformers' do_lower_case: lowercase texts before tokenizing
+  std::string pooling;              ///< sentence-transformers' pooling ("mean", "cls", ...); "": none
+  bool normalize = false;           ///< sentence-transformers' Normalize module
+};
+
 struct ModelWeights;  // internal: the device tensors, layer by layer (src/model/weights.hpp)
 class Family;         // internal: what the model_type means (src/families/family.hpp)
 
@@ -78,6 +95,8 @@ class Model {
   uint32_t output_dim() const;
   /// Whether Session::forward, generate or embed can run this model (by its family).
   bool supports(Task task) const;
+  /// What its output means and which texts it takes (ModelInfo).
+  ModelInfo info() const;
   /// Internal: the weights.
   const ModelWeights& weights() const { return *weights_; }
   /// Internal: the model's family.

@@ -77,6 +77,8 @@ class Family {
   virtual bool supports(Task task) const = 0;
   /// The error for a task it does not support.
   virtual std::string refusal(Task task) const;
+  /// Model::info(): what the output means. By default, nothing beyond the defaults.
+  virtual ModelInfo info(const Model&) const { return {}; }
   /// Width of forward()'s rows, or of embed()'s vectors.
   virtual uint32_t output_dim(const Model& m) const = 0;
 

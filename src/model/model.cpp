@@ -42,4 +42,6 @@ uint32_t Model::output_dim() const { return family_->output_dim(*this); }
 
 bool Model::supports(Task task) const { return family_->supports(task); }
 
+ModelInfo Model::info() const { return family_->info(*this); }
+
 }  // namespace vkf

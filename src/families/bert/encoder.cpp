@@ -84,6 +84,22 @@ uint32_t BertFamily::output_dim(const Model& m) const {
   return m.config().d_model;
 }
 
+ModelInfo BertFamily::info(const Model& m) const {
+  const BertConfig& b = bert_config(m.config());
+  ModelInfo i;
+  i.architecture = b.architecture;
+  const char* heads[] = {"", "sequence_classification", "token_classification", "masked_lm"};
+  i.head = heads[int(b.head)];
+  i.labels = b.labels;
+  i.score = classify_function(b);
+  i.max_tokens = b.max_tokens;
+  i.max_seq_length = b.max_seq_length;
+  i.lowercase = b.do_lower_case;
+  i.pooling = b.pooling;
+  i.normalize = b.normalize;
+  return i;
+}
+
 Batch BertFamily::prepare(Task task, const Model& m, const std::vector<Ids>& src, const std::vector<Ids>& tgt,
                           const RunOptions& o) const {
   const ModelConfig& cfg = m.config();

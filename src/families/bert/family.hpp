@@ -21,6 +21,7 @@ class BertFamily final : public Family {
   bool supports(Task task) const override { return task != Task::Generate; }
   std::string refusal(Task task) const override;
   uint32_t output_dim(const Model& m) const override;
+  ModelInfo info(const Model& m) const override;
   Batch prepare(Task task, const Model& m, const std::vector<Ids>& src, const std::vector<Ids>& tgt,
                 const RunOptions& o) const override;
   std::unique_ptr<Plan> make_plan(const Model& m, const PlanKey& key) const override;
