@@ -85,6 +85,13 @@ TEST(SafeTensors, WriterRoundTrip) {
   for (const auto& [name, t] : m) EXPECT_EQ(f.to_f32(name), file_values(t)) << name;
   SafeTensorsFile empty(write_st("no-tensors", safetensors_raw("{}", "")));
   EXPECT_TRUE(empty.tensors().empty());
+  // Integer buffers (BERT's I64 embeddings.position_ids) are read as present; they are not weights.
+  const std::string ints = write_st("ints", safetensors_raw(
+      R"({"position_ids": {"dtype": "I64", "shape": [1, 2], "data_offsets": [0, 16]}})", std::string(16, '\0')));
+  SafeTensorsFile with_ints(ints);
+  EXPECT_EQ(with_ints.get("position_ids").dtype, "I64");
+  expect_error([&] { with_ints.to_f32("position_ids"); },
+               ints + ": tensor \"position_ids\": dtype I64 is not supported for weights (only F32, F16 and BF16)");
   // The format allows the header to be padded with spaces.
   SafeTensorsFile padded(write_st("padded", safetensors_raw("{}      ", "")));
   EXPECT_TRUE(padded.tensors().empty());
@@ -152,7 +159,7 @@ TEST(SafeTensors, HeaderErrors) {
                       "\"shape\" must hold non-negative integers, got an array of 2 elements");
   // Names and values are quoted on one line, escaped and shortened.
   expect_header_error("newline-name", R"({"a\nb": {"dtype": "F64\n", "shape": [1], "data_offsets": [0, 8]}})", 8,
-                      "tensor \"a\\nb\": dtype F64\\n is not supported");
+                      "tensor \"a\\nb\": dtype F64\\n is unknown");
   // Fuzzer finding: out_of_range from the JSON parser escaped as a non-vkf exception.
   expect_header_error("overflow", R"({"w": {"dtype": "F32", "shape": [1e400], "data_offsets": [0, 4]}})", 4,
                       "header is not valid JSON: number overflow parsing '1e400'");
@@ -166,8 +173,8 @@ TEST(SafeTensors, HeaderErrors) {
                       "tensor \"w\": missing \"data_offsets\"");
   expect_header_error("dtype-type", R"({"w": {"dtype": 4, "shape": [1], "data_offsets": [0, 4]}})", 4,
                       "tensor \"w\": \"dtype\" must be a string, got 4");
-  expect_header_error("dtype", R"({"w": {"dtype": "F64", "shape": [1], "data_offsets": [0, 8]}})", 8,
-                      "tensor \"w\": dtype F64 is not supported (only F32, F16 and BF16)");
+  expect_header_error("dtype", R"({"w": {"dtype": "C64", "shape": [1], "data_offsets": [0, 8]}})", 8,
+                      "tensor \"w\": dtype C64 is unknown");
   expect_header_error("shape-type", R"({"w": {"dtype": "F32", "shape": 3, "data_offsets": [0, 12]}})", 12,
                       "tensor \"w\": \"shape\" must be an array, got 3");
   expect_header_error("shape-neg", R"({"w": {"dtype": "F32", "shape": [2, -1], "data_offsets": [0, 8]}})", 8,

@@ -31,6 +31,8 @@ std::vector<float> Loader::fetch(const std::string& name, const std::vector<int6
   if (t.shape != shape)
     throw Error(file_.path() + ": tensor \"" + name + "\" has shape " + shape_string(t.shape) +
                 ", expected " + shape_string(shape) + " = " + dims);
+  if (t.dtype != "F32" && t.dtype != "F16" && t.dtype != "BF16")
+    throw Error(file_.path() + ": tensor \"" + name + "\" has dtype " + t.dtype + ", expected F32, F16 or BF16");
   if (dry_) return {};
   std::vector<float> v = file_.to_f32(name);
   size_t nan = 0, inf = 0, overflow = 0;

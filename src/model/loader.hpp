@@ -57,6 +57,8 @@ class Loader {
   bool present(const std::string& prefix, std::string& why) const;
   /// Whether the file holds tensor `name` (e.g. to tell a head's prefixed names from a bare model's).
   bool has(const std::string& name) const;
+  /// Tensors the family knows and does not need (HF's saved buffers): no "unexpected tensor" warning.
+  void ignore(const std::string& name) { used_.insert(name); }
 
   /// Adds "<file>: what" to the warnings.
   void warn(const std::string& what) const;

@@ -19,9 +19,14 @@ using json = nlohmann::json;
 
 constexpr uint64_t kMaxHeader = 100ull << 20;  // the reference implementation's limit
 
+/// Bytes per element of every dtype the format defines; 0 for an unknown one.
+/// Only F32, F16 and BF16 are weights (to_f32); the others are read as present
+/// (HF checkpoints hold buffers such as BERT's I64 embeddings.position_ids).
 uint64_t dtype_bytes(const std::string& dtype) {
-  if (dtype == "F32") return 4;
-  if (dtype == "F16" || dtype == "BF16") return 2;
+  if (dtype == "F64" || dtype == "I64" || dtype == "U64") return 8;
+  if (dtype == "F32" || dtype == "I32" || dtype == "U32") return 4;
+  if (dtype == "F16" || dtype == "BF16" || dtype == "I16" || dtype == "U16") return 2;
+  if (dtype == "I8" || dtype == "U8" || dtype == "BOOL" || dtype == "F8_E4M3" || dtype == "F8_E5M2") return 1;
   return 0;
 }
 
@@ -106,7 +111,9 @@ void SafeTensorsFile::parse() {
     if (!dt.is_string()) throw fail(where + ": \"dtype\" must be a string, got " + brief_json(dt));
     t.dtype = dt.get<std::string>();
     const uint64_t elem = dtype_bytes(t.dtype);
-    if (elem == 0) throw fail(where + ": dtype " + printable(t.dtype) + " is not supported (only F32, F16 and BF16)");
+    if (elem == 0)
+      throw fail(where + ": dtype " + printable(t.dtype) +
+                 " is unknown (F64, F32, F16, BF16, I64, I32, I16, I8, U64, U32, U16, U8, BOOL, F8_E4M3, F8_E5M2)");
 
     const json& sh = e["shape"];
     if (!sh.is_array()) throw fail(where + ": \"shape\" must be an array, got " + brief_json(sh));
@@ -179,6 +186,9 @@ const SafeTensor& SafeTensorsFile::get(const std::string& name) const {
 
 std::vector<float> SafeTensorsFile::to_f32(const std::string& name) const {
   const SafeTensor& t = get(name);
+  if (t.dtype != "F32" && t.dtype != "F16" && t.dtype != "BF16")
+    throw Error(path_ + ": tensor \"" + printable(name) + "\": dtype " + t.dtype +
+                " is not supported for weights (only F32, F16 and BF16)");
   const uint8_t* p = bytes_.data() + data_start_ + t.offset;
   const size_t n = size_t(t.bytes / dtype_bytes(t.dtype));
   std::vector<float> out(n);

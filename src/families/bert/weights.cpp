@@ -82,6 +82,7 @@ std::unique_ptr<ModelWeights> BertFamily::build_weights(Loader& L, const ModelCo
     w->type = L.load(e + "token_type_embeddings.weight", {b.type_vocab_size, d}, "[type_vocab_size, hidden_size]",
                      "type_vocab_size is " + std::to_string(b.type_vocab_size));
   w->embed_norm = L.norm(e + "LayerNorm", d, why);
+  L.ignore(e + "position_ids");  // a buffer older transformers saved (0, 1, ...); computed here
   static const char* const kBertQkv[3] = {"attention.self.query", "attention.self.key", "attention.self.value"};
   static const char* const kDistilQkv[3] = {"attention.q_lin", "attention.k_lin", "attention.v_lin"};
   for (uint32_t i = 0; i < c.encoder_layers; ++i) {
