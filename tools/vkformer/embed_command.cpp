@@ -10,6 +10,7 @@
 #include <map>
 
 #include "model_commands.hpp"
+#include "encoder_input.hpp"
 #include "npy.hpp"
 #include "text_input.hpp"
 #include "vkformer/model.hpp"
@@ -38,7 +39,7 @@ std::string shorten(const std::string& s, size_t n) {
 }
 
 void print_similarities(const EmbedOutput& e, const std::vector<std::string>& labels) {
-  std::printf("cosine similarity (embeddings have unit length: the dot product)\n");
+  std::printf("cosine similarity\n");
   for (uint32_t a = 0; a < e.batch; ++a)
     std::printf("  [%u] %s  (%u tokens)\n", a + 1, labels[a].c_str(), e.lengths[a]);
   std::printf("\n     ");
@@ -47,10 +48,12 @@ void print_similarities(const EmbedOutput& e, const std::vector<std::string>& la
   for (uint32_t a = 0; a < e.batch; ++a) {
     std::printf("%5s", ("[" + std::to_string(a + 1) + "]").c_str());
     for (uint32_t b = 0; b < e.batch; ++b) {
-      double dot = 0;
-      for (uint32_t c = 0; c < e.dim; ++c)
-        dot += double(e.data[size_t(a) * e.dim + c]) * double(e.data[size_t(b) * e.dim + c]);
-      std::printf(" %6.3f", dot);
+      double dot = 0, na = 0, nb = 0;
+      for (uint32_t c = 0; c < e.dim; ++c) {
+        const double x = e.data[size_t(a) * e.dim + c], y = e.data[size_t(b) * e.dim + c];
+        dot += x * y, na += x * x, nb += y * y;
+      }
+      std::printf(" %6.3f", na > 0 && nb > 0 ? dot / std::sqrt(na * nb) : 0.0);
     }
     std::printf("\n");
   }
@@ -67,38 +70,59 @@ int run_embed(const ContextOptions& ctx_opts, const EmbedOptions& o) {
   if (sentences.empty() && o.ids.empty()) throw Error("give at least one sentence (as arguments, --input FILE, stdin, or --ids)");
   const Precision precision = parse_precision(o.precision);
 
+  if (o.repeat < 1) throw Error("--repeat must be at least 1");
+  if (o.batch_size < 1) throw Error("--batch-size must be at least 1");
+  RunOptions ro;
+  ro.pooling = o.pooling;
+  if (o.normalize) ro.normalize = 1;
+
   std::vector<Ids> ids;
   std::vector<std::string> labels;
+  // Before the device: a bad tokenizer.json fails fast.
+  std::unique_ptr<Tokenizer> tokenizer = sentences.empty() ? nullptr : Tokenizer::load(o.model_dir);
   if (!o.ids.empty()) {
     ids = parse_ids(o.ids, "--ids");
     for (const auto& s : o.ids) labels.push_back("ids " + shorten(s, 60));
-  } else {
-    // Before the device: a bad tokenizer.json or text fails fast.
-    auto tokenizer = Tokenizer::load(o.model_dir);
+  }
+  for (const auto& s : sentences) labels.push_back("\"" + shorten(s, 60) + "\"");
+
+  Context ctx(ctx_opts);
+  auto model = load_model(ctx, o.model_dir, o.precision);
+  if (!model->supports(Task::Embed))
+    throw Error(o.model_dir + ": model_type is \"" + model->config().model_type +
+                "\"; vkformer embed needs a sentence encoder (use_lite, or an HF encoder: bert, roberta, xlm-roberta, distilbert)");
+  const ModelInfo info = model->info();
+  if (tokenizer && !info.architecture.empty()) {
+    ids = encode_texts(*tokenizer, info, sentences);
+  } else if (tokenizer) {  // use_lite: its tokenizer gives the ids; the family keeps the first max_positions
     for (size_t i = 0; i < sentences.size(); ++i) {
       try {
         ids.push_back(tokenizer->encode(sentences[i]));
       } catch (const Error& e) {
         throw Error("sentence #" + std::to_string(i + 1) + ": " + e.what());
       }
-      labels.push_back("\"" + shorten(sentences[i], 60) + "\"");
     }
   }
-
-  Context ctx(ctx_opts);
-  auto model = Model::load(ctx, o.model_dir, precision);
-  if (!model->supports(Task::Embed))
-    throw Error(o.model_dir + ": model_type is \"" + model->config().model_type +
-                "\"; vkformer embed needs a sentence encoder (\"use_lite\")");
   Session session(model);
-  if (o.repeat < 1) throw Error("--repeat must be at least 1");
+  // One submission per batch of --batch-size texts.
+  auto embed_all = [&] {
+    EmbedOutput all;
+    in_batches(ids.size(), o.batch_size, [&](size_t b0, size_t b1) {
+      EmbedOutput part = session.embed({ids.begin() + std::ptrdiff_t(b0), ids.begin() + std::ptrdiff_t(b1)}, ro);
+      all.batch += part.batch;
+      all.dim = part.dim;
+      all.lengths.insert(all.lengths.end(), part.lengths.begin(), part.lengths.end());
+      all.data.insert(all.data.end(), part.data.begin(), part.data.end());
+    });
+    return all;
+  };
   // The first call records the command buffer (and on lavapipe compiles the
   // pipelines it has not seen); later calls only write ids and resubmit.
   std::vector<double> ms;
   EmbedOutput e;
   for (unsigned r = 0; r < o.repeat; ++r) {
     const auto t0 = std::chrono::steady_clock::now();
-    e = session.embed(ids);
+    e = embed_all();
     ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
   }
   for (uint32_t b = 0; b < e.batch; ++b)
@@ -120,7 +144,7 @@ int run_embed(const ContextOptions& ctx_opts, const EmbedOptions& o) {
   if (o.profile) {
     // Timestamps serialize the dispatches, so each time is the kernel's own.
     session.set_profiling(true);
-    session.embed(ids);
+    session.embed({ids.begin(), ids.begin() + std::ptrdiff_t(std::min<size_t>(ids.size(), o.batch_size))}, ro);
     std::map<std::string, std::pair<double, int>> by_op;  // "op/variant" -> (ms, dispatches)
     double total = 0;
     for (const auto& t : session.stats().timings) {
@@ -143,8 +167,8 @@ int run_embed(const ContextOptions& ctx_opts, const EmbedOptions& o) {
     std::snprintf(buf, sizeof buf, " the first time, then %.1f ms (median of %zu)", rest[rest.size() / 2], rest.size());
     timing += buf;
   }
-  std::fprintf(stderr, "vkformer: %u embedding(s) of %u in %s (%s weights, %llu submission per call)%s%s\n",
-               e.batch, e.dim, timing.c_str(), o.precision.c_str(),
+  std::fprintf(stderr, "vkformer: %u embedding(s) of %u in %s (%s weights, batches of %u, %llu submission per batch)%s%s\n",
+               e.batch, e.dim, timing.c_str(), o.precision.c_str(), o.batch_size,
                (unsigned long long)session.stats().submissions, o.out.empty() ? "" : ", wrote ", o.out.c_str());
   return 0;
 }

@@ -19,6 +19,9 @@ struct EmbedOptions {
   bool json = false;                   ///< print {"embeddings": [[...], ...]}
   bool profile = false;                ///< then one more call with timestamps: device time per op
   unsigned repeat = 1;                 ///< embed this many times; report the first and the median of the others
+  unsigned batch_size = 64;            ///< texts per submission
+  std::string pooling;                 ///< RunOptions::pooling: "" the directory's, mean, cls, max, mean_sqrt_len
+  bool normalize = false;              ///< L2-normalize even if the directory does not say so
 };
 
 /// Returns the exit code; errors are thrown as vkf::Error.

@@ -9,6 +9,7 @@
 #include "model_commands.hpp"
 #include "tokenize_command.hpp"
 #include "embed_command.hpp"
+#include "head_commands.hpp"
 #include "translate_command.hpp"
 #include "soak_command.hpp"
 #include "vkformer/context.hpp"
@@ -148,7 +149,7 @@ int main(int argc, char** argv) {
   tokenize->add_flag("--json", tko.json, "print [[ids...], ...] instead of one line of ids per text");
 
   vkf::tools::EmbedOptions eo;
-  auto* embed = app.add_subcommand("embed", "sentence embeddings (use_lite models): cosine similarities, JSON or .npy");
+  auto* embed = app.add_subcommand("embed", "sentence embeddings (USE lite, sentence-transformers and HF encoders): cosine similarities, JSON or .npy");
   embed->add_option("--model", eo.model_dir, "model directory (config.json, model.safetensors, tokenizer.json)")->required();
   embed->add_option("sentences", eo.sentences, "sentences (UTF-8); put -- before one that starts with -");
   embed->add_option("--input", eo.input, "file of sentences (a JSON array, or one per line; - for stdin), embedded first");
@@ -158,7 +159,25 @@ int main(int argc, char** argv) {
   embed->add_option("--repeat", eo.repeat, "embed N times: time of the first call and median of the others");
   embed->add_flag("--profile", eo.profile, "then print the device time of one more call, by op");
   embed->add_flag("--json", eo.json, "print {\"embeddings\": [[...], ...]} instead of the similarity table");
+  embed->add_option("--batch-size", eo.batch_size, "texts per submission (default 64)");
+  embed->add_option("--pooling", eo.pooling, "HF encoders: mean, cls, max or mean_sqrt_len (default: the directory's 1_Pooling)");
+  embed->add_flag("--normalize", eo.normalize, "HF encoders: L2-normalize (default: as the directory's modules.json says)");
   vkf::tools::TranslateOptions to;
+  vkf::tools::HeadOptions co, fo;
+  auto add_head_options = [&](CLI::App* c, vkf::tools::HeadOptions& h, const char* k_help) {
+    c->add_option("--model", h.model_dir, "HF model directory (config.json, model.safetensors, tokenizer.json)")->required();
+    c->add_option("texts", h.texts, "texts (UTF-8); put -- before one that starts with -");
+    c->add_option("--input", h.input, "file of texts (a JSON array, or one per line; - for stdin), first");
+    c->add_option("--precision", h.precision, "weight storage: fp32 or fp16");
+    c->add_option("--top-k", h.top_k, k_help);
+    c->add_option("--batch-size", h.batch_size, "texts per submission (default 32)");
+    c->add_flag("--json", h.json, "print JSON as HF's pipeline returns it");
+  };
+  auto* classify = app.add_subcommand("classify", "labels with scores from an HF sequence or token classifier");
+  add_head_options(classify, co, "labels per text (default 1)");
+  auto* fill_mask = app.add_subcommand("fill-mask", "the likeliest tokens for each mask token of an HF masked LM");
+  add_head_options(fill_mask, fo, "tokens per mask (default 5)");
+
   auto* translate = app.add_subcommand("translate", "text to text with an encoder-decoder model and its tokenizer.json");
   translate->add_option("--model", to.model_dir, "model directory (config.json, model.safetensors, tokenizer.json)")->required();
   translate->add_option("text", to.texts, "texts to translate; one output line each, in order")->required();
@@ -185,6 +204,8 @@ int main(int argc, char** argv) {
     if (*generate) return vkf::tools::run_generate(ctx_opts, mo);
     if (*tokenize) return vkf::tools::run_tokenize(tko);
     if (*embed) return vkf::tools::run_embed(ctx_opts, eo);
+    if (*classify) return vkf::tools::run_classify(ctx_opts, co);
+    if (*fill_mask) return vkf::tools::run_fill_mask(ctx_opts, fo);
     if (*translate) return vkf::tools::run_translate(ctx_opts, to);
     if (*profile) return vkf::tools::run_profile(ctx_opts, po);
     if (*bench_ops) {
