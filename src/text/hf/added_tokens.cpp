@@ -12,16 +12,11 @@ bool operator==(const AddedToken& a, const AddedToken& b) {
          a.normalized == b.normalized && a.special == b.special;
 }
 
-/// The code point that ends at byte `end` of valid UTF-8 `s` (end > 0).
-char32_t last_char(const std::string& s, size_t end) {
+/// The start of the character that ends at byte `end` of valid UTF-8 `s` (end > 0).
+size_t char_before(const std::string& s, size_t end) {
   size_t b = end - 1;
   while (b > 0 && (uint8_t(s[b]) & 0xC0) == 0x80) --b;
-  return to_u32(std::string_view(s).substr(b, end - b))[0];
-}
-char32_t first_char(const std::string& s, size_t at) {
-  const uint8_t lead = uint8_t(s[at]);
-  const size_t n = lead < 0x80 ? 1 : lead >= 0xF0 ? 4 : lead >= 0xE0 ? 3 : 2;
-  return to_u32(std::string_view(s).substr(at, n))[0];
+  return b;
 }
 
 }  // namespace
@@ -124,20 +119,17 @@ void AddedVocabulary::split(const Piece& piece, const Matcher& m, Pieces& out) c
     i = stop;
     const AddedToken& t = tokens_.at(id);
     if (t.single_word) {
-      const bool space_before = start == 0 || !is_word_char(last_char(s, start));
-      const bool space_after = stop == s.size() || !is_word_char(first_char(s, stop));
+      const bool space_before = start == 0 || !is_word_char(code_point_at(s, char_before(s, start)));
+      const bool space_after = stop == s.size() || !is_word_char(code_point_at(s, stop));
       if (!space_before || !space_after) continue;
     }
     if (t.lstrip) {
       size_t b = start;
-      while (b > 0 && is_whitespace(last_char(s, b))) {
-        --b;
-        while (b > 0 && (uint8_t(s[b]) & 0xC0) == 0x80) --b;
-      }
+      while (b > 0 && is_whitespace(code_point_at(s, char_before(s, b)))) b = char_before(s, b);
       start = std::max(b, done);
     }
     if (t.rstrip)
-      while (stop < s.size() && is_whitespace(first_char(s, stop))) stop += to_utf8(first_char(s, stop)).size();
+      while (stop < s.size() && is_whitespace(code_point_at(s, stop))) stop += utf8_length(uint8_t(s[stop]));
     emit(done, start, -1);
     emit(start, stop, id);
     done = stop;

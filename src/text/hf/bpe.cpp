@@ -85,8 +85,7 @@ class Bpe final : public Model {
     int32_t unk = -1;  // a pending unk (fuse_unk merges runs of them)
     auto add = [&](int32_t id) { sym.push_back({id, int32_t(sym.size()) - 1, int32_t(sym.size()) + 1, false}); };
     for (size_t i = 0; i < w.size();) {
-      const uint8_t lead = uint8_t(w[i]);
-      const size_t n = lead < 0x80 ? 1 : lead >= 0xF0 ? 4 : lead >= 0xE0 ? 3 : 2;
+      const size_t n = utf8_length(uint8_t(w[i]));
       std::string s = w.substr(i, n);
       if (i > 0 && o_.prefix) s = *o_.prefix + s;
       if (i + n >= w.size() && o_.suffix) s += *o_.suffix;

@@ -69,9 +69,8 @@ std::vector<Match> char_matches(const std::string& s, Pred pred) {
   std::vector<Match> out;
   size_t last = 0;
   for (size_t i = 0; i < s.size();) {
-    const uint8_t lead = uint8_t(s[i]);
-    const size_t n = lead < 0x80 ? 1 : lead >= 0xF0 ? 4 : lead >= 0xE0 ? 3 : 2;
-    if (pred(to_u32(std::string_view(s).substr(i, n))[0])) {
+    const size_t n = utf8_length(uint8_t(s[i]));
+    if (pred(code_point_at(s, i))) {
       if (last < i) out.push_back({last, i, false});
       out.push_back({i, i + n, true});
       last = i + n;
@@ -219,24 +218,22 @@ class Whitespace final : public PreTokenizer {
   // \w+|[^\w\s]+ kept, the rest removed: maximal runs of word characters or of others.
   void pre_tokenize(Pieces& pieces) const override {
     split_each(pieces, [](const Piece& p, Pieces& out) {
-      const std::u32string cps = to_u32(p.text);
-      size_t byte = 0;
       int run = -1;  // 0: word run, 1: other run
       size_t run_start = 0;
       auto close = [&](size_t end) {
         if (run >= 0) out.push_back({p.text.substr(run_start, end - run_start), p.at_start && run_start == 0, -1});
         run = -1;
       };
-      for (char32_t c : cps) {
+      for (size_t byte = 0; byte < p.text.size(); byte += utf8_length(uint8_t(p.text[byte]))) {
+        const char32_t c = code_point_at(p.text, byte);
         const int kind = is_word_char(c) ? 0 : is_whitespace(c) ? -1 : 1;
         if (kind != run) {
           close(byte);
           run = kind;
           run_start = byte;
         }
-        byte += to_utf8(c).size();
       }
-      close(byte);
+      close(p.text.size());
     });
   }
 };

@@ -86,8 +86,7 @@ class Precompiled final : public Normalizer {
         }
       }
       for (size_t k = 0; k < cluster.size();) {
-        const uint8_t lead = uint8_t(cluster[k]);
-        const size_t n = lead < 0x80 ? 1 : lead >= 0xF0 ? 4 : lead >= 0xE0 ? 3 : 2;
+        const size_t n = utf8_length(uint8_t(cluster[k]));
         const std::string_view ch(cluster.data() + k, n);
         const auto norm = transform(ch);
         out += norm ? *norm : ch;

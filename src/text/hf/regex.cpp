@@ -4,6 +4,7 @@
 #include <unicode/unistr.h>
 
 #include "model/json_text.hpp"  // printable
+#include "text/hf/unicode.hpp"
 #include "vkformer/tensor.hpp"  // vkf::Error
 
 namespace vkf::text::hf {
@@ -77,8 +78,7 @@ std::vector<Span> Regex::find_all(std::string_view text) const {
   // UTF-16 index -> UTF-8 byte offset.
   std::vector<size_t> byte_at(size_t(u.length()) + 1, text.size());
   for (size_t b = 0, k = 0; b < text.size(); ++k) {
-    const uint8_t lead = uint8_t(text[b]);
-    const size_t n = lead < 0x80 ? 1 : lead >= 0xF0 ? 4 : lead >= 0xE0 ? 3 : 2;
+    const size_t n = utf8_length(uint8_t(text[b]));
     byte_at[k] = b;
     if (n == 4) byte_at[++k] = b;  // the low surrogate
     b += n;

@@ -118,19 +118,7 @@ std::u32string lowercase_chars(const std::u32string& s) {
 std::u32string to_u32(std::string_view s) {
   std::u32string out;
   out.reserve(s.size());
-  for (size_t i = 0; i < s.size();) {
-    const uint8_t b = uint8_t(s[i]);
-    if (b < 0x80) {
-      out.push_back(b);
-      ++i;
-      continue;
-    }
-    const int n = b >= 0xF0 ? 3 : b >= 0xE0 ? 2 : 1;
-    char32_t cp = b & (0x3F >> n);
-    for (int k = 1; k <= n && i + k < s.size(); ++k) cp = (cp << 6) | (uint8_t(s[i + k]) & 0x3F);
-    out.push_back(cp);
-    i += size_t(n) + 1;
-  }
+  for (size_t i = 0; i < s.size(); i += utf8_length(uint8_t(s[i]))) out.push_back(code_point_at(s, i));
   return out;
 }
 

@@ -45,6 +45,18 @@ std::u32string to_normal_form(const std::u32string& s, NormalForm f);
 /// Rust's char::to_lowercase of every character (full mappings, no context).
 std::u32string lowercase_chars(const std::u32string& s);
 
+/// Length in bytes of the UTF-8 sequence that starts with byte `lead` (valid text).
+inline size_t utf8_length(uint8_t lead) { return lead < 0x80 ? 1 : lead >= 0xF0 ? 4 : lead >= 0xE0 ? 3 : 2; }
+/// The code point at byte `i` of valid UTF-8 `s`.
+inline char32_t code_point_at(std::string_view s, size_t i) {
+  const uint8_t lead = uint8_t(s[i]);
+  const size_t n = utf8_length(lead);
+  if (n == 1) return lead;
+  char32_t cp = lead & (0x3F >> (n - 1));
+  for (size_t k = 1; k < n && i + k < s.size(); ++k) cp = (cp << 6) | (uint8_t(s[i + k]) & 0x3F);
+  return cp;
+}
+
 /// Code points of valid UTF-8 `s` (no checks: for text already validated).
 std::u32string to_u32(std::string_view s);
 /// UTF-8 of code points `s`.

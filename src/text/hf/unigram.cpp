@@ -8,6 +8,7 @@
 #include <limits>
 
 #include "text/hf/models.hpp"
+#include "text/hf/unicode.hpp"
 #include "vkformer/tensor.hpp"  // vkf::Error
 
 namespace vkf::text::hf {
@@ -84,8 +85,7 @@ class Unigram final : public Model {
     const double unk_score = min_score_ - 10.0;
     for (size_t start = 0; start < n;) {
       const double here = best[start].score;
-      const uint8_t lead = uint8_t(s[start]);
-      const size_t mblen = lead < 0x80 ? 1 : lead >= 0xF0 ? 4 : lead >= 0xE0 ? 3 : 2;
+      const size_t mblen = utf8_length(uint8_t(s[start]));
       bool single = false;
       int32_t node = 0;
       for (size_t k = start; k < n; ++k) {

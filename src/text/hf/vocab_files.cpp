@@ -100,6 +100,11 @@ std::vector<AddedToken> special_tokens(const nlohmann::json& config, const Vocab
   return out;
 }
 
+/// The special-token roles with their defaults (tokenizer_config.json overrides them later).
+void default_roles(Parts& p, const nlohmann::json& config, const std::vector<std::pair<const char*, std::string>>& roles) {
+  for (const auto& [role, def] : roles) p.special_tokens[role] = special(config, role, def);
+}
+
 std::unique_ptr<Normalizer> bert_normalizer(const nlohmann::json& config) {
   nlohmann::json n = {{"type", "BertNormalizer"},
                       {"clean_text", true},
@@ -123,10 +128,11 @@ Parts bert(const std::string& dir, const nlohmann::json& config) {
   for (size_t i = 0; i < lines.size(); ++i) vocab.add(lines[i], int32_t(i));
   if (vocab.size() == 0) throw Error(file + ": empty vocabulary");
   Parts p;
-  p.added_tokens = special_tokens(config, vocab,
-                                  {{"unk_token", "[UNK]"}, {"sep_token", "[SEP]"}, {"pad_token", "[PAD]"},
-                                   {"cls_token", "[CLS]"}, {"mask_token", "[MASK]"}},
-                                  "");
+  const std::vector<std::pair<const char*, std::string>> roles = {
+      {"unk_token", "[UNK]"}, {"sep_token", "[SEP]"}, {"pad_token", "[PAD]"}, {"cls_token", "[CLS]"},
+      {"mask_token", "[MASK]"}};
+  p.added_tokens = special_tokens(config, vocab, roles, "");
+  default_roles(p, config, roles);
   const std::string unk = special(config, "unk_token", "[UNK]");
   const std::string cls = special(config, "cls_token", "[CLS]"), sep = special(config, "sep_token", "[SEP]");
   p.normalizer = bert_normalizer(config);
@@ -198,18 +204,20 @@ Parts byte_level_bpe(const std::string& dir, const nlohmann::json& config) {
       from_json(make_pre_tokenizer, {{"type", "ByteLevel"}, {"add_prefix_space", prefix_space}, {"use_regex", true}});
   p.decoder = from_json(make_decoder, {{"type", "ByteLevel"}});
   if (roberta) {
-    p.added_tokens = special_tokens(config, vocab,
-                                    {{"bos_token", "<s>"}, {"eos_token", "</s>"}, {"sep_token", "</s>"},
-                                     {"cls_token", "<s>"}, {"unk_token", "<unk>"}, {"pad_token", "<pad>"},
-                                     {"mask_token", "<mask>"}},
-                                    "mask_token");
+    const std::vector<std::pair<const char*, std::string>> roles = {
+        {"bos_token", "<s>"}, {"eos_token", "</s>"}, {"sep_token", "</s>"}, {"cls_token", "<s>"},
+        {"unk_token", "<unk>"}, {"pad_token", "<pad>"}, {"mask_token", "<mask>"}};
+    p.added_tokens = special_tokens(config, vocab, roles, "mask_token");
+    default_roles(p, config, roles);
     const std::string c = special(config, "cls_token", "<s>"), s = special(config, "sep_token", "</s>");
     const auto cid = vocab.find(c), sid = vocab.find(s);
     if (!cid || !sid) throw Error(vocab_file + ": \"" + printable(cid ? s : c, 40) + "\" is not in the vocabulary");
     p.post_processor = from_json(make_post_processor, {{"type", "RobertaProcessing"}, {"cls", {c, *cid}}, {"sep", {s, *sid}}});
   } else {
-    p.added_tokens = special_tokens(
-        config, vocab, {{"unk_token", "<|endoftext|>"}, {"bos_token", "<|endoftext|>"}, {"eos_token", "<|endoftext|>"}}, "");
+    const std::vector<std::pair<const char*, std::string>> roles = {
+        {"unk_token", "<|endoftext|>"}, {"bos_token", "<|endoftext|>"}, {"eos_token", "<|endoftext|>"}};
+    p.added_tokens = special_tokens(config, vocab, roles, "");
+    default_roles(p, config, roles);
     if (config_bool(config, "add_bos_token", false)) {
       const std::string bos = special(config, "bos_token", "<|endoftext|>");
       const auto id = vocab.find(bos);
