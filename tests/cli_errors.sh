@@ -119,6 +119,10 @@ run_env=(VKFORMER_FAULT_INJECT=submit)
 expect "VKFORMER_FAULT_INJECT \"submit\": no RESULT" -- $(fwd "$M")
 expect "tokenizer.json" -- tokenize --model "$TMP/nomodel" hello
 expect "text #2: tokenizer input: invalid UTF-8 at byte offset 2" -- tokenize --model "$MODELS/../data/sp_small" -- ok $'ab\xff'
+mkdir -p "$TMP/hfvocab" && printf '[PAD]\n[UNK]\n[CLS]\n[SEP]\nhello\n' > "$TMP/hfvocab/vocab.txt"
+expect "text #1: \"5x\" is not an id" -- tokenize --model "$TMP/hfvocab" --decode "2 5x"
+expect "text #1: decode: id 99 at position 1 is not in the vocabulary" -- tokenize --model "$TMP/hfvocab" --decode "2,99"
+expect "text #1: max_length 1 is less than the 2 special tokens" -- tokenize --model "$TMP/hfvocab" --max-length 1 hello
 
 echo "$failures failed"
 [ $failures -eq 0 ]

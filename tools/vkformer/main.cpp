@@ -142,11 +142,18 @@ int main(int argc, char** argv) {
   bench_model->add_option("--svg", bmo.svg, "bar chart of the forward pass (and FILE-step.svg of the decode step)");
 
   vkf::tools::TokenizeOptions tko;
-  auto* tokenize = app.add_subcommand("tokenize", "print the ids of texts under a model's tokenizer.json");
-  tokenize->add_option("--model", tko.model_dir, "model directory (tokenizer.json)")->required();
+  auto* tokenize = app.add_subcommand("tokenize", "print the ids of texts under a model's tokenizer (or the text of ids)");
+  tokenize->add_option("--model", tko.model_dir, "model directory (tokenizer.json, vocab.txt, or vocab.json + merges.txt)")
+      ->required();
   tokenize->add_option("texts", tko.texts, "texts (UTF-8); put -- before them if one starts with -");
   tokenize->add_option("--input", tko.input, "file of texts (a JSON array, or one per line; - for stdin), tokenized first");
   tokenize->add_flag("--json", tko.json, "print [[ids...], ...] instead of one line of ids per text");
+  tokenize->add_flag("--tokens", tko.tokens, "print the tokens too (a JSON array after each line of ids; "
+                                             "with --json, [{\"ids\": [...], \"tokens\": [...]}, ...])");
+  tokenize->add_flag("--decode", tko.decode, "the texts are id lists (\"5 17 42\" or \"5,17,42\"): print their text");
+  tokenize->add_flag("--no-special", tko.no_special, "encode without the special tokens ([CLS], <s>, ...)");
+  tokenize->add_flag("--keep-special", tko.keep_special, "with --decode: keep the special tokens in the text");
+  tokenize->add_option("--max-length", tko.max_length, "at most N ids per text, special tokens included (truncation)");
 
   vkf::tools::EmbedOptions eo;
   auto* embed = app.add_subcommand("embed", "sentence embeddings (USE lite, sentence-transformers and HF encoders): cosine similarities, JSON or .npy");

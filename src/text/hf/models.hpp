@@ -1,0 +1,46 @@
+// What the three models share: a vocabulary of token -> id.
+#pragma once
+
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "text/hf/pipeline.hpp"
+
+namespace vkf::text::hf {
+
+/// A token <-> id table read from {"token": id, ...}.
+class Vocab {
+ public:
+  Vocab() = default;
+  /// From the JSON object `j` (ids in [0, 2^31)).
+  explicit Vocab(const JsonNode& j);
+  void add(const std::string& token, int32_t id);
+  std::optional<int32_t> find(const std::string& token) const {
+    auto it = ids_.find(token);
+    if (it == ids_.end()) return std::nullopt;
+    return it->second;
+  }
+  std::optional<std::string> token(int32_t id) const {
+    if (id < 0 || size_t(id) >= tokens_.size() || !has_[size_t(id)]) return std::nullopt;
+    return tokens_[size_t(id)];
+  }
+  size_t size() const { return ids_.size(); }
+
+ private:
+  std::unordered_map<std::string, int32_t> ids_;
+  std::vector<std::string> tokens_;
+  std::vector<bool> has_;
+};
+
+std::unique_ptr<Model> make_wordpiece(const JsonNode& j);
+std::unique_ptr<Model> make_bpe(const JsonNode& j);
+std::unique_ptr<Model> make_unigram(const JsonNode& j);
+
+/// A BPE model from parts (vocab.json + merges.txt directories).
+std::unique_ptr<Model> make_bpe(Vocab vocab, const std::vector<std::pair<std::string, std::string>>& merges,
+                                const std::string& where);
+/// A WordPiece model from parts (vocab.txt directories).
+std::unique_ptr<Model> make_wordpiece(Vocab vocab, const std::string& unk_token, const std::string& where);
+
+}  // namespace vkf::text::hf

@@ -1,0 +1,165 @@
+// The Unigram model (models/unigram/model.rs, encode_optimized): Viterbi over
+// the byte positions of a word, candidates from a byte trie of the pieces;
+// where no piece covers a whole character, that character is an unknown scoring
+// min_score - 10, and runs of unknowns are fused into one unk token (or, with
+// byte_fallback, into <0xXX> byte tokens when all of them exist).
+#include <cmath>
+#include <cstdio>
+#include <limits>
+
+#include "text/hf/models.hpp"
+#include "text/hf/unicode.hpp"
+#include "vkformer/tensor.hpp"  // vkf::Error
+
+namespace vkf::text::hf {
+namespace {
+
+class Unigram final : public Model {
+ public:
+  explicit Unigram(const JsonNode& j) : where_(j.file() + ": " + j.path()) {
+    const std::vector<JsonNode> vocab = j.at("vocab").elements();
+    if (vocab.size() > size_t(INT32_MAX)) j.at("vocab").fail("has too many entries");
+    if (j.has("unk_id")) {
+      if (vocab.empty()) j.at("vocab").fail("is empty, but unk_id is set");
+      unk_ = int32_t(j.at("unk_id").as_int(0, int64_t(vocab.size()) - 1));
+    }
+    byte_fallback_ = j.boolean("byte_fallback", false);
+    for (size_t i = 0; i < vocab.size(); ++i) {
+      const JsonNode& e = vocab[i];
+      if (!e.json().is_array() || e.json().size() != 2 || !e.json()[0].is_string() || !e.json()[1].is_number())
+        e.expected("[piece, score]");
+      const std::string piece = e.json()[0].get<std::string>();
+      const double score = e.json()[1].get<double>();
+      if (!std::isfinite(score)) e.fail("has a score that is not finite");
+      pieces_.push_back(piece);
+      scores_.push_back(score);
+      ids_[piece] = int32_t(i);
+      min_score_ = std::min(min_score_, score);
+      insert(piece, int32_t(i));
+    }
+  }
+
+  void tokenize(const std::string& word, std::vector<Token>& out, WordCache& cache) const override {
+    auto it = cache.find(word);
+    if (it == cache.end()) it = cache.emplace(word, encode(word)).first;
+    out.insert(out.end(), it->second.begin(), it->second.end());
+  }
+  std::optional<int32_t> token_to_id(const std::string& t) const override {
+    auto it = ids_.find(t);
+    if (it == ids_.end()) return std::nullopt;
+    return it->second;
+  }
+  std::optional<std::string> id_to_token(int32_t id) const override {
+    if (id < 0 || size_t(id) >= pieces_.size()) return std::nullopt;
+    return pieces_[size_t(id)];
+  }
+  size_t vocab_size() const override { return pieces_.size(); }
+
+ private:
+  int32_t child(int32_t node, uint8_t b) const {
+    auto it = edges_.find((uint64_t(node) << 8) | b);
+    return it == edges_.end() ? -1 : it->second;
+  }
+  void insert(const std::string& piece, int32_t id) {
+    int32_t node = 0;
+    for (char c : piece) {
+      int32_t next = child(node, uint8_t(c));
+      if (next < 0) {
+        next = int32_t(node_id_.size());
+        node_id_.push_back(-1);
+        edges_.emplace((uint64_t(node) << 8) | uint8_t(c), next);
+      }
+      node = next;
+    }
+    node_id_[size_t(node)] = id;  // a repeated piece: its last id, as HF's token map
+  }
+
+  std::vector<Token> encode(const std::string& s) const {
+    struct Node {
+      int32_t id = 0;
+      double score = 0;
+      int64_t start = -1;
+    };
+    const size_t n = s.size();
+    std::vector<Node> best(n + 1);
+    const double unk_score = min_score_ - 10.0;
+    for (size_t start = 0; start < n;) {
+      const double here = best[start].score;
+      const size_t mblen = utf8_length(uint8_t(s[start]));
+      bool single = false;
+      int32_t node = 0;
+      for (size_t k = start; k < n; ++k) {
+        node = child(node, uint8_t(s[k]));
+        if (node < 0) break;
+        const int32_t id = node_id_[size_t(node)];
+        if (id < 0) continue;
+        const double cand = scores_[size_t(id)] + here;
+        Node& t = best[k + 1];
+        if (t.start < 0 || cand > t.score) t = {id, cand, int64_t(start)};
+        if (k + 1 - start == mblen) single = true;
+      }
+      if (!single) {
+        if (!unk_) throw Error(where_ + ": the text has a character no piece covers, and unk_id is not set");
+        const double cand = unk_score + here;
+        Node& t = best[std::min(start + mblen, n)];
+        if (t.start < 0 || cand > t.score) t = {*unk_, cand, int64_t(start)};
+      }
+      start += mblen;
+    }
+    // Back from the end; runs of unknowns become one string.
+    std::vector<std::string> strings;
+    std::string unk_run;
+    for (size_t end = n; end > 0;) {
+      const Node& nd = best[end];
+      const size_t start = size_t(nd.start);
+      if (unk_ && nd.id == *unk_) {
+        unk_run.insert(0, s, start, end - start);
+      } else {
+        if (!unk_run.empty()) strings.push_back(std::move(unk_run)), unk_run.clear();
+        strings.push_back(s.substr(start, end - start));
+      }
+      end = start;
+    }
+    if (!unk_run.empty()) strings.push_back(std::move(unk_run));
+    std::vector<Token> out;
+    for (auto it = strings.rbegin(); it != strings.rend(); ++it) {
+      if (const auto id = token_to_id(*it)) {
+        out.push_back({*id, *it});
+        continue;
+      }
+      if (byte_fallback_ && append_bytes(*it, out)) continue;
+      out.push_back({unk_.value_or(0), *it});
+    }
+    return out;
+  }
+
+  /// The <0xXX> tokens of the bytes of `s`, if all exist.
+  bool append_bytes(const std::string& s, std::vector<Token>& out) const {
+    std::vector<Token> bytes;
+    for (char c : s) {
+      char name[8];
+      std::snprintf(name, sizeof name, "<0x%02X>", unsigned(uint8_t(c)));
+      const auto id = token_to_id(name);
+      if (!id) return false;
+      bytes.push_back({*id, name});
+    }
+    out.insert(out.end(), bytes.begin(), bytes.end());
+    return true;
+  }
+
+  std::string where_;
+  std::vector<std::string> pieces_;
+  std::vector<double> scores_;
+  std::unordered_map<std::string, int32_t> ids_;
+  std::unordered_map<uint64_t, int32_t> edges_;
+  std::vector<int32_t> node_id_{-1};  ///< trie node -> id of the piece ending there, or -1
+  double min_score_ = std::numeric_limits<double>::infinity();
+  std::optional<int32_t> unk_;
+  bool byte_fallback_ = false;
+};
+
+}  // namespace
+
+std::unique_ptr<Model> make_unigram(const JsonNode& j) { return std::make_unique<Unigram>(j); }
+
+}  // namespace vkf::text::hf

@@ -1,0 +1,340 @@
+// Hugging Face tokenizers (src/text/hf, docs/tokenizer.md): hand-made tokenizer.json
+// files with known ids, the vocabulary-file directories, the public API, and one clear
+// error per bad input. tests/hf_tokenizers_check.py compares with HF's own library.
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "vkformer/tensor.hpp"
+#include "vkformer/tokenizer.hpp"
+
+namespace vkf::test {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+using Ids = std::vector<int32_t>;
+
+/// A lowercase WordPiece: [PAD] [UNK] [CLS] [SEP] [MASK], a-z and ##a-##z (interleaved), a few words.
+json wordpiece_json() {
+  json vocab = {{"[PAD]", 0}, {"[UNK]", 1}, {"[CLS]", 2}, {"[SEP]", 3}, {"[MASK]", 4}};
+  for (char c = 'a'; c <= 'z'; ++c) {
+    vocab[std::string(1, c)] = int(vocab.size());
+    vocab["##" + std::string(1, c)] = int(vocab.size());
+  }
+  for (const char* w : {"the", "cat", "hello", "world", "!", ",", "."}) vocab[w] = int(vocab.size());
+  auto special = [](const char* t, int id) {
+    return json{{"id", id}, {"content", t}, {"single_word", false}, {"lstrip", false}, {"rstrip", false},
+                {"normalized", false}, {"special", true}};
+  };
+  return {{"version", "1.0"},
+          {"added_tokens", {special("[PAD]", 0), special("[UNK]", 1), special("[CLS]", 2), special("[SEP]", 3),
+                            special("[MASK]", 4)}},
+          {"normalizer", {{"type", "BertNormalizer"}, {"lowercase", true}}},
+          {"pre_tokenizer", {{"type", "BertPreTokenizer"}}},
+          {"post_processor", {{"type", "BertProcessing"}, {"cls", {"[CLS]", 2}}, {"sep", {"[SEP]", 3}}}},
+          {"decoder", {{"type", "WordPiece"}, {"prefix", "##"}, {"cleanup", true}}},
+          {"model", {{"type", "WordPiece"}, {"unk_token", "[UNK]"}, {"vocab", vocab}}}};
+}
+
+/// A BPE over letters with merges t+h, th+e, c+a, ca+t; Whitespace pre-tokenizer.
+json bpe_json(bool list_merges) {
+  json vocab = json::object();
+  for (char c = 'a'; c <= 'z'; ++c) vocab[std::string(1, c)] = int(vocab.size());
+  for (const char* w : {"th", "the", "ca", "cat", "<unk>"}) vocab[w] = int(vocab.size());
+  json merges = json::array();
+  for (auto [a, b] : {std::pair{"t", "h"}, {"th", "e"}, {"c", "a"}, {"ca", "t"}})
+    merges.push_back(list_merges ? json{a, b} : json(std::string(a) + " " + b));
+  return {{"model", {{"type", "BPE"}, {"vocab", vocab}, {"merges", merges}, {"unk_token", "<unk>"}}},
+          {"pre_tokenizer", {{"type", "Whitespace"}}}};
+}
+
+/// A Unigram with Metaspace: "▁the" and "cat" are cheap, letters dear.
+json unigram_json() {
+  json pieces = json::array();
+  for (auto [p, score] : {std::pair{"<unk>", 0.0}, {"\xE2\x96\x81", -2.0}, {"\xE2\x96\x81the", -1.0}, {"cat", -1.5}})
+    pieces.push_back(json::array({p, score}));
+  for (char c = 'a'; c <= 'z'; ++c) pieces.push_back(json::array({std::string(1, c), -3.0}));
+  return {{"model", {{"type", "Unigram"}, {"unk_id", 0}, {"vocab", pieces}}},
+          {"pre_tokenizer", {{"type", "Metaspace"}, {"replacement", "\xE2\x96\x81"}, {"prepend_scheme", "always"}}},
+          {"decoder", {{"type", "Metaspace"}, {"replacement", "\xE2\x96\x81"}, {"prepend_scheme", "always"}}}};
+}
+
+class HfTokenizerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("vkf_hf_tok_" + std::to_string(::getpid()) + "_" +
+                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  void write(const std::string& name, const std::string& text) {
+    std::ofstream(dir_ / name, std::ios::binary) << text;
+  }
+  std::unique_ptr<Tokenizer> load(const json& j) {
+    write("tokenizer.json", j.dump());
+    return Tokenizer::load(dir_.string());
+  }
+  /// Loading fails with one line holding every one of `parts`.
+  void expect_error(const std::function<void()>& f, std::initializer_list<std::string> parts) {
+    try {
+      f();
+      ADD_FAILURE() << "no error";
+    } catch (const Error& e) {
+      const std::string msg = e.what();
+      EXPECT_EQ(msg.find('\n'), std::string::npos) << msg;
+      EXPECT_LT(msg.size(), 400u) << msg;
+      for (const auto& p : parts) EXPECT_NE(msg.find(p), std::string::npos) << "'" << p << "' not in: " << msg;
+    }
+  }
+  void expect_load_error(const json& j, std::initializer_list<std::string> parts) {
+    expect_error([&] { load(j); }, parts);
+  }
+
+  fs::path dir_;
+};
+
+TEST_F(HfTokenizerTest, WordPieceIdsTokensAndDecode) {
+  auto tok = load(wordpiece_json());
+  const Encoding e = tok->encode_with("The CATS, Hello [MASK] wörld!", {});
+  // [CLS] the cat ##s , hello [MASK] w ##o ##r ##l ##d ! [SEP]  (ö loses its accent: lowercase strips accents)
+  EXPECT_EQ(e.tokens, (std::vector<std::string>{"[CLS]", "the", "cat", "##s", ",", "hello", "[MASK]", "world", "!",
+                                                "[SEP]"}));
+  EXPECT_EQ(e.ids, tok->encode("The CATS, Hello [MASK] wörld!"));
+  EXPECT_EQ(e.type_ids, Ids(e.ids.size(), 0));
+  EXPECT_FALSE(e.truncated);
+  EXPECT_EQ(tok->decode(e.ids), "the cats, hello world!");
+  EXPECT_EQ(tok->decode(e.ids, false), "[CLS] the cats, hello [MASK] world! [SEP]");
+  EXPECT_EQ(tok->token_to_id("[MASK]"), 4);
+  EXPECT_EQ(tok->token_to_id("nope"), std::nullopt);
+  EXPECT_EQ(tok->id_to_token(2), "[CLS]");
+  EXPECT_EQ(tok->vocab_size(), 5u + 52 + 7);
+  // A word with a character no piece covers is one [UNK].
+  EXPECT_EQ(tok->encode_with("cat 7x", {false, 0}).tokens, (std::vector<std::string>{"cat", "[UNK]"}));
+  EXPECT_EQ(tok->encode(""), (Ids{2, 3}));
+}
+
+TEST_F(HfTokenizerTest, TruncationCountsTheSpecialTokens) {
+  auto tok = load(wordpiece_json());
+  EncodeOptions o;
+  o.max_length = 4;
+  const Encoding e = tok->encode_with("hello world hello world", o);
+  EXPECT_EQ(e.tokens, (std::vector<std::string>{"[CLS]", "hello", "world", "[SEP]"}));
+  EXPECT_TRUE(e.truncated);
+  o.add_special_tokens = false;
+  EXPECT_EQ(tok->encode_with("hello world hello world", o).tokens,
+            (std::vector<std::string>{"hello", "world", "hello", "world"}));
+  o.add_special_tokens = true;
+  o.max_length = 1;
+  expect_error([&] { tok->encode_with("hello", o); }, {"max_length 1", "2 special tokens"});
+}
+
+TEST_F(HfTokenizerTest, TokenizerConfigGivesSpecialTokensAndMaxLength) {
+  write("tokenizer_config.json",
+        R"({"model_max_length": 128, "mask_token": {"content": "[MASK]", "lstrip": false}, "pad_token": "[PAD]"})");
+  auto tok = load(wordpiece_json());
+  EXPECT_EQ(tok->model_max_length(), 128u);
+  EXPECT_EQ(tok->special_token("mask_token"), "[MASK]");
+  EXPECT_EQ(tok->special_token("pad_token"), "[PAD]");
+  EXPECT_EQ(tok->special_token("bos_token"), std::nullopt);
+  write("tokenizer_config.json", R"({"model_max_length": 1e30})");  // transformers' "no limit"
+  EXPECT_EQ(load(wordpiece_json())->model_max_length(), 0u);
+}
+
+TEST_F(HfTokenizerTest, BpeMergesAsStringsOrLists) {
+  auto a = load(bpe_json(false));
+  auto b = load(bpe_json(true));
+  const Encoding e = a->encode_with("the cat bathes 9", {});
+  EXPECT_EQ(e.tokens, (std::vector<std::string>{"the", "cat", "b", "a", "the", "s", "<unk>"}));
+  EXPECT_EQ(b->encode("the cat bathes 9"), e.ids);
+  EXPECT_EQ(a->decode(e.ids), "the cat b a the s <unk>");  // no decoder: tokens joined by spaces
+}
+
+TEST_F(HfTokenizerTest, UnigramViterbi) {
+  auto tok = load(unigram_json());
+  const Encoding e = tok->encode_with("the cat", {});
+  // ▁the (-1) beats ▁ t h e; "▁" + "cat" (-3.5) beats ▁ c a t.
+  EXPECT_EQ(e.tokens, (std::vector<std::string>{"\xE2\x96\x81the", "\xE2\x96\x81", "cat"}));
+  EXPECT_EQ(tok->decode(e.ids), "the cat");
+  // Unknown characters: one unk per run.
+  EXPECT_EQ(tok->encode_with("a99b", {}).tokens,
+            (std::vector<std::string>{"\xE2\x96\x81", "a", "99", "b"}));
+  EXPECT_EQ(tok->encode("a99b")[2], 0);
+}
+
+TEST_F(HfTokenizerTest, VocabTxtDirectory) {
+  write("vocab.txt", "[PAD]\n[UNK]\n[CLS]\n[SEP]\n[MASK]\nhello\nworld\n##s\n!\n");
+  auto tok = Tokenizer::load(dir_.string());
+  EXPECT_EQ(tok->encode("Hello worlds!"), (Ids{2, 5, 6, 7, 8, 3}));
+  EXPECT_EQ(tok->special_token("cls_token"), "[CLS]");
+  write("tokenizer_config.json", R"({"do_lower_case": false})");
+  EXPECT_EQ(Tokenizer::load(dir_.string())->encode("Hello"), (Ids{2, 1, 3}));
+}
+
+TEST_F(HfTokenizerTest, UnicodeLowerIsPythons) {
+  EXPECT_EQ(unicode_lower("HELLO \xCE\xA3\xCE\x91\xCE\xA3"), "hello \xCF\x83\xCE\xB1\xCF\x82");  // ΣΑΣ -> σας
+  EXPECT_EQ(unicode_lower("\xC4\xB0"), "i\xCC\x87");                                        // İ -> i̇
+  EXPECT_EQ(unicode_lower("Stra\xC3\x9F" "E"), "stra\xC3\x9F" "e");
+  expect_error([] { unicode_lower("a\xFF"); }, {"invalid UTF-8 at byte offset 1"});
+}
+
+TEST_F(HfTokenizerTest, InvalidUtf8AndUnknownIds) {
+  auto tok = load(wordpiece_json());
+  expect_error([&] { tok->encode("ok \xC3"); }, {"invalid UTF-8 at byte offset 3"});
+  expect_error([&] { tok->decode({2, 9999}); }, {"id 9999 at position 1", "not in the vocabulary"});
+  expect_error([&] { tok->decode({-1}); }, {"id -1"});
+  expect_error([&] { tok->id_to_token(12345); }, {"12345"});
+}
+
+TEST_F(HfTokenizerTest, BadTokenizerJson) {
+  json j = wordpiece_json();
+  j["model"]["type"] = "Foo";
+  expect_load_error(j, {"tokenizer.json: model.type \"Foo\" is not supported (WordPiece, BPE, Unigram)"});
+  j = wordpiece_json();
+  j["model"].erase("vocab");
+  expect_load_error(j, {"tokenizer.json: model.vocab is missing"});
+  j = wordpiece_json();
+  j["model"]["vocab"] = json::array({1, 2});
+  expect_load_error(j, {"model.vocab must be an object {token: id}, got [1,2]"});
+  j = wordpiece_json();
+  j["model"]["vocab"]["cat"] = -3;
+  expect_load_error(j, {"model.vocab[\"cat\"] must be an integer in [0, "});
+  j = wordpiece_json();
+  j["normalizer"] = {{"type", "Sequence"}, {"normalizers", {{{"type", "Lowercase"}}, {{"type", "Upper"}}}}};
+  expect_load_error(j, {"normalizer.normalizers[1].type \"Upper\" is not supported (BertNormalizer, NFC"});
+  j = wordpiece_json();
+  j["pre_tokenizer"] = {{"type", "UnicodeScripts"}};
+  expect_load_error(j, {"pre_tokenizer.type \"UnicodeScripts\" is not supported"});
+  j = wordpiece_json();
+  j["post_processor"] = {{"type", "TemplateProcessing"},
+                         {"single", {{{"SpecialToken", {{"id", "[BOS]"}, {"type_id", 0}}}}}},
+                         {"pair", json::array()},
+                         {"special_tokens", json::object()}};
+  expect_load_error(j, {"post_processor.single[0].SpecialToken.id \"[BOS]\" is not in special_tokens"});
+  j = wordpiece_json();
+  j["decoder"] = {{"type", "CTC"}};
+  expect_load_error(j, {"decoder.type \"CTC\" is not supported"});
+  j = wordpiece_json();
+  j["version"] = "2.0";
+  expect_load_error(j, {"version \"2.0\" is not supported"});
+  j = wordpiece_json();
+  j["added_tokens"][0]["content"] = 7;
+  expect_load_error(j, {"added_tokens[0].content must be a string, got 7"});
+  j = wordpiece_json();
+  j["pre_tokenizer"] = {{"type", "Split"}, {"pattern", {{"Regex", "(a"}}}, {"behavior", "Isolated"}};
+  expect_load_error(j, {"pre_tokenizer.pattern.Regex \"(a\" is not a valid regular expression"});
+  j = wordpiece_json();
+  j["pre_tokenizer"] = {{"type", "Split"}, {"pattern", {{"Regex", "a"}}}, {"behavior", "Sideways"}};
+  expect_load_error(j, {"pre_tokenizer.behavior must be one of Removed, Isolated"});
+  j = wordpiece_json();
+  j["pre_tokenizer"] = {{"type", "Metaspace"}, {"replacement", "ab"}};
+  expect_load_error(j, {"pre_tokenizer.replacement must be one character, got \"ab\""});
+  j = wordpiece_json();
+  j["pre_tokenizer"] = {{"type", "Metaspace"}, {"replacement", "_"}, {"add_prefix_space", false},
+                        {"prepend_scheme", "always"}};
+  expect_load_error(j, {"pre_tokenizer.add_prefix_space is false but prepend_scheme is not \"never\""});
+  j = wordpiece_json();
+  j["normalizer"] = {{"type", "Precompiled"}, {"precompiled_charsmap", "not base64!"}};
+  expect_load_error(j, {"normalizer.precompiled_charsmap is not base64"});
+  j["normalizer"] = {{"type", "Precompiled"}, {"precompiled_charsmap", "CAAAAA=="}};  // says 8 bytes of trie, has 0
+  expect_load_error(j, {"normalizer.precompiled_charsmap says its trie has 8 bytes, but the charsmap holds 0"});
+  // A huge value is described, not dumped.
+  j = wordpiece_json();
+  j["model"]["type"] = std::string(100000, 'x');
+  expect_load_error(j, {"model.type \"xxxx", "...\" is not supported"});
+  // Unreadable JSON, and the project's own kinds still report their known types.
+  write("tokenizer.json", "{\"model\": ");
+  expect_error([&] { Tokenizer::load(dir_.string()); }, {"tokenizer.json: not valid JSON"});
+  expect_load_error({{"type", "wordpiece"}}, {"field \"type\" is unknown", "\"char\""});
+}
+
+TEST_F(HfTokenizerTest, BadModels) {
+  json j = bpe_json(false);
+  j["model"]["dropout"] = 0.1;
+  expect_load_error(j, {"model.dropout must be null"});
+  j = bpe_json(false);
+  j["model"]["merges"][1] = "th zz";
+  expect_load_error(j, {"merge 1 \"th zz\": \"zz\" is not in the vocabulary"});
+  j = bpe_json(false);
+  j["model"]["merges"][0] = "t h e";
+  expect_load_error(j, {"model.merges[0] must be \"a b\""});
+  j = unigram_json();
+  j["model"]["unk_id"] = 1000;
+  expect_load_error(j, {"model.unk_id must be an integer in [0, 29]"});
+  j = unigram_json();
+  j["model"]["vocab"][3] = json::array({"cat"});
+  expect_load_error(j, {"model.vocab[3] must be [piece, score], got [\"cat\"]"});
+  j = unigram_json();
+  j["model"].erase("unk_id");
+  auto tok = load(j);
+  expect_error([&] { tok->encode("the 9"); }, {"no piece covers", "unk_id is not set"});
+  j = wordpiece_json();
+  j["model"]["unk_token"] = "<nope>";
+  tok = load(j);
+  expect_error([&] { tok->encode("7"); }, {"unk_token \"<nope>\" is not in the vocabulary"});
+}
+
+TEST_F(HfTokenizerTest, DeeplyNestedSequencesAreRefused) {
+  // 10,000 nested Sequence normalizers: refused at depth 17, no stack overflow.
+  std::string nested;
+  for (int i = 0; i < 10000; ++i) nested += R"({"type": "Sequence", "normalizers": [)";
+  nested += R"({"type": "Lowercase"})";
+  for (int i = 0; i < 10000; ++i) nested += "]}";
+  json j = wordpiece_json();
+  std::string text = j.dump();
+  const std::string key = "\"normalizer\":";
+  const size_t at = text.find(key) + key.size();
+  const size_t end = text.find("},", at) + 1;
+  text = text.substr(0, at) + nested + text.substr(end);
+  write("tokenizer.json", text);
+  expect_error([&] { Tokenizer::load(dir_.string()); }, {"is nested more than 16 deep"});
+  // 16 levels load.
+  json n = {{"type", "Lowercase"}};
+  for (int i = 0; i < 16; ++i) n = {{"type", "Sequence"}, {"normalizers", {n}}};
+  j["normalizer"] = n;
+  EXPECT_EQ(load(j)->encode("CAT"), load(wordpiece_json())->encode("cat"));
+}
+
+TEST_F(HfTokenizerTest, VocabularyFileErrors) {
+  expect_error([&] { Tokenizer::load(dir_.string()); }, {"tokenizer.json: cannot open", "vocab.txt"});
+  write("vocab.json", R"({"a": 0, "b": 1, "ab": 2})");
+  expect_error([&] { Tokenizer::load(dir_.string()); }, {"no tokenizer", "vocab.json + merges.txt"});
+  write("merges.txt", "#version: 0.2\na b c\n");
+  expect_error([&] { Tokenizer::load(dir_.string()); }, {"merges.txt: line 2 must be two tokens"});
+  write("merges.txt", "#version: 0.2\na b\n");
+  EXPECT_EQ(Tokenizer::load(dir_.string())->encode("ab ba"), (Ids{2, 1, 0}));  // " " is no byte token here
+}
+
+// Speed: 1 MB of text through each model type. Prints the time; asserts nothing about it.
+TEST_F(HfTokenizerTest, OneMegabyteSpeedReport) {
+  std::string text;
+  uint32_t state = 12345;
+  while (text.size() < (1u << 20)) {
+    state = state * 1103515245u + 12345u;
+    const size_t len = 1 + (state >> 16) % 9;
+    for (size_t k = 0; k < len; ++k) {
+      state = state * 1103515245u + 12345u;
+      text += char('a' + (state >> 16) % 26);
+    }
+    text += (state >> 8) % 13 == 0 ? ". " : " ";
+  }
+  for (const auto& [name, j] : {std::pair{"WordPiece", wordpiece_json()}, {"BPE", bpe_json(false)},
+                                {"Unigram", unigram_json()}}) {
+    auto tok = load(j);
+    const auto t0 = std::chrono::steady_clock::now();
+    const size_t n = tok->encode(text).size();
+    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    std::printf("%-9s 1 MiB: %zu ids in %.3f s\n", name, n, s);
+    EXPECT_GT(n, text.size() / 10);
+  }
+}
+
+}  // namespace
+}  // namespace vkf::test
