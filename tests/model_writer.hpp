@@ -22,7 +22,7 @@ namespace vkf::test {
 using json = nlohmann::json;
 
 struct FileTensor {
-  std::string dtype = "F32";  ///< F32, F16 or BF16 (anything else is written as 4-byte values)
+  std::string dtype = "F32";  ///< F32, F16, BF16, I64 (the values as integers), anything else as 4-byte values
   std::vector<int64_t> shape;
   std::vector<float> data;  ///< rounded to the dtype when written
 };
@@ -81,6 +81,9 @@ inline std::string encode(const FileTensor& t) {
       put16(float_to_half(v));
     } else if (t.dtype == "BF16") {
       put16(float_to_bf16(v));
+    } else if (t.dtype == "I64") {
+      const auto x = uint64_t(int64_t(v));
+      for (int k = 0; k < 8; ++k) b.push_back(char((x >> (8 * k)) & 0xff));
     } else {
       uint32_t x;
       std::memcpy(&x, &v, 4);

@@ -6,6 +6,7 @@
 
 #include "loaded_weights.hpp"
 #include "model/config.hpp"
+#include "model/loader.hpp"
 #include "model/tensor_files.hpp"
 #include "model/weights.hpp"
 #include "model_writer.hpp"
@@ -186,6 +187,34 @@ TEST_F(WeightFilesTest, PicklesAreRefused) {
     write_file(dir + "/model.safetensors", safetensors_bytes(tiny_weights(cfg)));
     EXPECT_TRUE(Model::load(ctx(), dir)->warnings().empty());
   }
+}
+
+TEST_F(WeightFilesTest, IntegerTensors) {
+  // Hugging Face checkpoints carry embeddings.position_ids (I64): a valid
+  // file, whose integer tensors are unexpected (a warning) or ignored on purpose.
+  const json cfg = tiny_config(Kind::EncoderOnly);
+  TensorMap file = tiny_weights(cfg);
+  file["embeddings.position_ids"] = {"I64", {1, 4}, {0, 1, 2, 3}};
+  const std::string dir = write_model("position-ids", cfg, file);
+  auto model = Model::load(ctx(), dir);
+  EXPECT_EQ(model->warnings(), std::vector<std::string>{dir + "/model.safetensors: unexpected tensor "
+                                                              "\"embeddings.position_ids\" [1, 4] I64 is ignored"});
+  const SafeTensorsFile f(dir + "/model.safetensors");
+  std::vector<std::string> warnings;
+  Loader L(nullptr, f, DType::F32, false, &warnings);
+  L.ignore("embeddings.position_ids");
+  L.warn_unused();
+  EXPECT_EQ(warnings.size(), file.size() - 1);  // every tensor but the ignored one: none was fetched
+  for (const auto& w : warnings) EXPECT_EQ(w.find("position_ids"), std::string::npos) << w;
+
+  // A weight stored as integers is an error, in the dry run already.
+  file["generator.weight"].dtype = "I32";
+  const std::string dir2 = write_model("int-weight", cfg, file);
+  expect_error([&] { Model::load(ctx(), dir2); },
+               dir2 + "/model.safetensors: tensor \"generator.weight\": dtype I32 is not supported (only F32, F16 "
+                      "and BF16)");
+  expect_error([&] { check_weights(load_config(dir2 + "/config.json"), SafeTensorsFile(dir2 + "/model.safetensors")); },
+               "dtype I32 is not supported");
 }
 
 TEST(TensorFiles, ViewOfOneOrSeveralFiles) {

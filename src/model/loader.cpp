@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "model/safetensors.hpp"
 #include "vk/context_impl.hpp"
 
 namespace vkf {
@@ -31,6 +32,7 @@ std::vector<float> Loader::fetch(const std::string& name, const std::vector<int6
   if (t.shape != shape)
     throw Error(path + ": tensor \"" + name + "\" has shape " + shape_string(t.shape) +
                 ", expected " + shape_string(shape) + " = " + dims);
+  if (!is_float_dtype(t.dtype)) throw Error(path + ": " + unsupported_dtype(name, t.dtype));
   if (dry_) return {};
   std::vector<float> v = files_.to_f32(name);
   size_t nan = 0, inf = 0, overflow = 0;

@@ -55,6 +55,10 @@ class Loader {
   /// Optional modules come with both tensors or neither: if one is there, the
   /// other is expected. `why` then says which one is there.
   bool present(const std::string& prefix, std::string& why) const;
+  /// Marks tensor `name`, if present, as known and not needed: no "unexpected
+  /// tensor" warning (Hugging Face's position_ids buffer, which transformers
+  /// also ignores on load).
+  void ignore(const std::string& name) { used_.insert(name); }
   /// Whether the files hold tensor `name` (e.g. to tell a head's prefixed names from a bare model's).
   bool has(const std::string& name) const { return files_.has(name); }
 

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include "model/json_text.hpp"
@@ -19,10 +20,15 @@ using json = nlohmann::json;
 
 constexpr uint64_t kMaxHeader = 100ull << 20;  // the reference implementation's limit
 
+// Every dtype of the format, with its size: files may hold integer tensors
+// (Hugging Face checkpoints carry "embeddings.position_ids" as I64) that the
+// model does not read. Only the float ones convert to fp32.
 uint64_t dtype_bytes(const std::string& dtype) {
-  if (dtype == "F32") return 4;
-  if (dtype == "F16" || dtype == "BF16") return 2;
-  return 0;
+  static const std::map<std::string, uint64_t> kSizes = {
+      {"BOOL", 1}, {"U8", 1},  {"I8", 1},  {"F8_E5M2", 1}, {"F8_E4M3", 1}, {"I16", 2}, {"U16", 2}, {"F16", 2},
+      {"BF16", 2}, {"I32", 4}, {"U32", 4}, {"F32", 4},     {"F64", 8},     {"I64", 8}, {"U64", 8}};
+  auto it = kSizes.find(dtype);
+  return it == kSizes.end() ? 0 : it->second;
 }
 
 std::string shape_string(const std::vector<int64_t>& shape) {
@@ -106,7 +112,9 @@ void SafeTensorsFile::parse() {
     if (!dt.is_string()) throw fail(where + ": \"dtype\" must be a string, got " + brief_json(dt));
     t.dtype = dt.get<std::string>();
     const uint64_t elem = dtype_bytes(t.dtype);
-    if (elem == 0) throw fail(where + ": dtype " + printable(t.dtype) + " is not supported (only F32, F16 and BF16)");
+    if (elem == 0)
+      throw fail(where + ": unknown dtype " + printable(t.dtype) +
+                 " (safetensors has BOOL, U8, I8, F8_E5M2, F8_E4M3, I16, U16, F16, BF16, I32, U32, F32, F64, I64, U64)");
 
     const json& sh = e["shape"];
     if (!sh.is_array()) throw fail(where + ": \"shape\" must be an array, got " + brief_json(sh));
@@ -177,8 +185,13 @@ const SafeTensor& SafeTensorsFile::get(const std::string& name) const {
   return it->second;
 }
 
+std::string unsupported_dtype(const std::string& name, const std::string& dtype) {
+  return "tensor \"" + printable(name) + "\": dtype " + dtype + " is not supported (only F32, F16 and BF16)";
+}
+
 std::vector<float> SafeTensorsFile::to_f32(const std::string& name) const {
   const SafeTensor& t = get(name);
+  if (!is_float_dtype(t.dtype)) throw Error(path_ + ": " + unsupported_dtype(name, t.dtype));
   const uint8_t* p = bytes_.data() + data_start_ + t.offset;
   const size_t n = size_t(t.bytes / dtype_bytes(t.dtype));
   std::vector<float> out(n);
