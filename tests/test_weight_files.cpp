@@ -9,6 +9,7 @@
 #include "model/loader.hpp"
 #include "model/tensor_files.hpp"
 #include "model/weights.hpp"
+#include "model_util.hpp"
 #include "model_writer.hpp"
 #include "vkformer/session.hpp"
 
@@ -245,6 +246,33 @@ TEST(TensorFiles, ViewOfOneOrSeveralFiles) {
   EXPECT_EQ(single.path(), one);
   EXPECT_EQ(single.path_of("nope"), one);
   check_weights(load_config(dir + "/config.json"), f);
+}
+
+TEST(TensorFiles, TransformersShardedCheckpoint) {
+  // transformers' own save_pretrained(max_shard_size="20KB") of the BertModel in
+  // bert_model (make hf-test-models): every tensor as in the single file, to the bit.
+  const std::string sharded = hf_model_dir("bert_model_sharded"), single = hf_model_dir("bert_model");
+  EXPECT_EQ(weights_path(sharded), sharded + kIndex);
+  const WeightFiles files(weights_path(sharded));
+  const TensorFiles view = files.view();
+  EXPECT_GE(view.files().size(), 2u);
+  const SafeTensorsFile one(weights_path(single));
+  size_t n = 0;
+  for (const SafeTensorsFile* f : view.files()) n += f->tensors().size();
+  EXPECT_EQ(n, one.tensors().size());
+  for (const auto& [name, t] : one.tensors()) {
+    SCOPED_TRACE(name);
+    ASSERT_TRUE(view.has(name));
+    EXPECT_EQ(view.get(name).dtype, t.dtype);
+    EXPECT_EQ(view.get(name).shape, t.shape);
+    EXPECT_EQ(view.to_f32(name), one.to_f32(name));
+    EXPECT_NE(view.path_of(name), view.path());  // a shard
+  }
+  // transformers' pytorch_model.bin alone: refused, with the command that converts it.
+  const std::string bin = hf_model_dir("bert_mlm_bin");
+  expect_error([&] { weights_path(bin); }, bin + ": has pytorch_model.bin but no model.safetensors; vkformer "
+                                                  "does not read pickles: convert it with "
+                                                  "tools/hf/convert_to_safetensors.py " + bin);
 }
 
 }  // namespace
