@@ -25,8 +25,8 @@ std::vector<float> Loader::fetch(const std::string& name, const std::vector<int6
                                  const std::string& dims, const std::string& why) {
   used_.insert(name);
   if (!files_.has(name))
-    throw Error(files_.path_of(name) + ": missing tensor \"" + name + "\" " + shape_string(shape) + " = " + dims +
-                " (expected because " + why + ")");
+    throw Error(files_.path_of(name) + ": missing tensor \"" + name + "\" " + shape_string(shape) + " = " +
+                dims + " (expected because " + why + ")");
   const SafeTensor& t = files_.get(name);
   const std::string& path = files_.path_of(name);
   if (t.shape != shape)
@@ -101,8 +101,8 @@ void Loader::warn_unused() const {
   for (const SafeTensorsFile* f : files_.files())
     for (const auto& [name, t] : f->tensors())
       if (!used_.count(name))
-        warn_in(f->path(),
-                "unexpected tensor \"" + name + "\" " + shape_string(t.shape) + " " + t.dtype + " is ignored");
+        warn_in(f->path(), "unexpected tensor \"" + name + "\" " + shape_string(t.shape) + " " + t.dtype +
+                               " is ignored");
 }
 
 }  // namespace vkf

@@ -18,7 +18,8 @@ std::shared_ptr<Model> Model::load(Context& ctx, const std::string& dir, Precisi
     throw Error(dir +
                 ": not a model directory (expected a directory with config.json and model.safetensors)");
   const fs::path root(dir);
-  const std::string weights = weights_path(dir);  // first: a directory of pickles says so, whatever its config
+  // First: a directory of pickles says so, whatever its config.
+  const std::string weights = weights_path(dir);
   ModelConfig config = load_config((root / "config.json").string());
   const WeightFiles files(weights);
   const std::string call = "Model::load(" + dir + ")";

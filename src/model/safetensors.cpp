@@ -114,7 +114,8 @@ void SafeTensorsFile::parse() {
     const uint64_t elem = dtype_bytes(t.dtype);
     if (elem == 0)
       throw fail(where + ": unknown dtype " + printable(t.dtype) +
-                 " (safetensors has BOOL, U8, I8, F8_E5M2, F8_E4M3, I16, U16, F16, BF16, I32, U32, F32, F64, I64, U64)");
+                 " (safetensors has BOOL, U8, I8, F8_E5M2, F8_E4M3, I16, U16, F16, BF16, I32, U32, F32, F64, "
+                 "I64, U64)");
 
     const json& sh = e["shape"];
     if (!sh.is_array()) throw fail(where + ": \"shape\" must be an array, got " + brief_json(sh));

@@ -18,7 +18,9 @@ struct SafeTensor {
 
 /// Whether to_f32 reads this dtype: F32, F16 and BF16 (the others are read
 /// and checked at open, but a model cannot use them).
-inline bool is_float_dtype(const std::string& dtype) { return dtype == "F32" || dtype == "F16" || dtype == "BF16"; }
+inline bool is_float_dtype(const std::string& dtype) {
+  return dtype == "F32" || dtype == "F16" || dtype == "BF16";
+}
 /// The message for a tensor of another dtype asked for as a weight.
 std::string unsupported_dtype(const std::string& name, const std::string& dtype);
 

@@ -73,7 +73,8 @@ const SafeTensorsFile& TensorFiles::holder(const std::string& name) const {
 
 std::string weights_path(const std::string& dir) {
   const fs::path root(dir);
-  const fs::path single = root / "model.safetensors", index = root / ("model.safetensors" + std::string(kIndexSuffix));
+  const fs::path single = root / "model.safetensors";
+  const fs::path index = root / ("model.safetensors" + std::string(kIndexSuffix));
   std::error_code ec;
   if (fs::exists(single, ec)) return single.string();
   if (fs::exists(index, ec)) return index.string();
@@ -94,15 +95,16 @@ WeightFiles::WeightFiles(const std::string& path) : path_(path) {
   files_.reserve(shards.size());  // no reallocation: view() points into files_
   for (const auto& [shard, names] : shards) {
     const std::string shard_path = (dir / shard).string();
+    const std::string shown = printable(shard_path, 300);  // the name comes from the index: one line
     std::error_code ec;
     if (!fs::exists(shard_path, ec))
-      throw Error(path + ": shard \"" + printable(shard) + "\" is missing: " + shard_path + " should hold \"" +
+      throw Error(path + ": shard \"" + printable(shard) + "\" is missing: " + shown + " should hold \"" +
                   printable(names.front()) + "\"" +
                   (names.size() > 1 ? " and " + std::to_string(names.size() - 1) + " more tensors" : ""));
     const SafeTensorsFile& f = files_.emplace_back(shard_path);
     for (const std::string& name : names)
       if (!f.has(name))
-        throw Error(shard_path + ": no tensor \"" + printable(name) + "\", though " + path +
+        throw Error(shown + ": no tensor \"" + printable(name) + "\", though " + path +
                     " maps it to this shard");
   }
   // A name must mean one tensor.
