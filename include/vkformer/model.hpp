@@ -80,8 +80,11 @@ class Family;         // internal: what the model_type means (src/families/famil
 /// A model on the device. Weights are uploaded once, at load.
 class Model {
  public:
-  /// Loads DIR/config.json and DIR/model.safetensors. Checks every file and
-  /// tensor, and that the weights fit in the device memory left, before uploading.
+  /// Loads DIR/config.json and DIR/model.safetensors, or, without it, the
+  /// shards that DIR/model.safetensors.index.json names (Hugging Face's sharded
+  /// checkpoint). Checks every file and tensor, and that the weights fit in the
+  /// device memory left, before uploading. PyTorch pickles (pytorch_model.bin)
+  /// are refused with the command that converts them.
   /// @throws vkf::Error naming the file, tensor or field and what was expected;
   /// out of device memory and device loss name the model and the tensor.
   static std::shared_ptr<Model> load(Context& ctx, const std::string& dir,

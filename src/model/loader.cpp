@@ -24,17 +24,17 @@ std::string tensor_what(const std::string& name, const std::vector<int64_t>& sha
 std::vector<float> Loader::fetch(const std::string& name, const std::vector<int64_t>& shape,
                                  const std::string& dims, const std::string& why) {
   used_.insert(name);
-  if (!file_.has(name))
-    throw Error(file_.path() + ": missing tensor \"" + name + "\" " + shape_string(shape) + " = " + dims +
-                " (expected because " + why + ")");
-  const SafeTensor& t = file_.get(name);
+  if (!files_.has(name))
+    throw Error(files_.path_of(name) + ": missing tensor \"" + name + "\" " + shape_string(shape) + " = " +
+                dims + " (expected because " + why + ")");
+  const SafeTensor& t = files_.get(name);
+  const std::string& path = files_.path_of(name);
   if (t.shape != shape)
-    throw Error(file_.path() + ": tensor \"" + name + "\" has shape " + shape_string(t.shape) +
+    throw Error(path + ": tensor \"" + name + "\" has shape " + shape_string(t.shape) +
                 ", expected " + shape_string(shape) + " = " + dims);
-  if (t.dtype != "F32" && t.dtype != "F16" && t.dtype != "BF16")
-    throw Error(file_.path() + ": tensor \"" + name + "\" has dtype " + t.dtype + ", expected F32, F16 or BF16");
+  if (!is_float_dtype(t.dtype)) throw Error(path + ": " + unsupported_dtype(name, t.dtype));
   if (dry_) return {};
-  std::vector<float> v = file_.to_f32(name);
+  std::vector<float> v = files_.to_f32(name);
   size_t nan = 0, inf = 0, overflow = 0;
   for (float x : v) {
     if (std::isnan(x))
@@ -45,10 +45,10 @@ std::vector<float> Loader::fetch(const std::string& name, const std::vector<int6
       ++overflow;  // rounds to ±inf in fp16
   }
   if (nan || inf)
-    warn("tensor \"" + name + "\" holds " + std::to_string(nan) + " NaN and " + std::to_string(inf) +
+    warn_in(path, "tensor \"" + name + "\" holds " + std::to_string(nan) + " NaN and " + std::to_string(inf) +
          " Inf values");
   if (overflow)
-    warn("tensor \"" + name + "\" has " + std::to_string(overflow) +
+    warn_in(path, "tensor \"" + name + "\" has " + std::to_string(overflow) +
          " values beyond the fp16 range; they become Inf in fp16 precision");
   return v;
 }
@@ -86,23 +86,23 @@ NormWeights Loader::norm(const std::string& prefix, int64_t d, const std::string
 
 bool Loader::present(const std::string& prefix, std::string& why) const {
   for (const char* s : {".weight", ".bias"})
-    if (file_.has(prefix + s)) {
+    if (files_.has(prefix + s)) {
       why = "\"" + prefix + s + "\" is present";
       return true;
     }
   return false;
 }
 
-bool Loader::has(const std::string& name) const { return file_.has(name); }
-
-void Loader::warn(const std::string& what) const {
-  if (warnings_) warnings_->push_back(file_.path() + ": " + what);
+void Loader::warn_in(const std::string& path, const std::string& what) const {
+  if (warnings_) warnings_->push_back(path + ": " + what);
 }
 
 void Loader::warn_unused() const {
-  for (const auto& [name, t] : file_.tensors())
-    if (!used_.count(name))
-      warn("unexpected tensor \"" + name + "\" " + shape_string(t.shape) + " " + t.dtype + " is ignored");
+  for (const SafeTensorsFile* f : files_.files())
+    for (const auto& [name, t] : f->tensors())
+      if (!used_.count(name))
+        warn_in(f->path(), "unexpected tensor \"" + name + "\" " + shape_string(t.shape) + " " + t.dtype +
+                               " is ignored");
 }
 
 }  // namespace vkf

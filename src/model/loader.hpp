@@ -1,5 +1,5 @@
-// How a family's build_weights gets its tensors out of model.safetensors:
-// checked by name and shape, counted in a dry run, then uploaded.
+// How a family's build_weights gets its tensors out of the model's safetensors
+// file(s): checked by name and shape, counted in a dry run, then uploaded.
 #pragma once
 
 #include <cstdint>
@@ -7,11 +7,10 @@
 #include <string>
 #include <vector>
 
+#include "model/tensor_files.hpp"
 #include "model/weights.hpp"
 
 namespace vkf {
-
-class SafeTensorsFile;
 
 /// Checks and uploads. A dry run checks names and shapes and adds up the device
 /// memory the uploads will take, without converting or uploading anything, so
@@ -19,8 +18,9 @@ class SafeTensorsFile;
 class Loader {
  public:
   /// ctx null: check names, shapes and values only (check_weights), upload nothing.
-  Loader(Context* ctx, const SafeTensorsFile& file, DType dtype, bool dry, std::vector<std::string>* warnings)
-      : ctx_(ctx), file_(file), dtype_(dtype), dry_(dry), warnings_(warnings) {}
+  /// `files` (or a single SafeTensorsFile) must outlive the Loader.
+  Loader(Context* ctx, TensorFiles files, DType dtype, bool dry, std::vector<std::string>* warnings)
+      : ctx_(ctx), files_(std::move(files)), dtype_(dtype), dry_(dry), warnings_(warnings) {}
 
   bool dry() const { return dry_; }
   /// False in a dry run and when only checking: tables computed on the host are not needed.
@@ -55,19 +55,24 @@ class Loader {
   /// Optional modules come with both tensors or neither: if one is there, the
   /// other is expected. `why` then says which one is there.
   bool present(const std::string& prefix, std::string& why) const;
-  /// Whether the file holds tensor `name` (e.g. to tell a head's prefixed names from a bare model's).
-  bool has(const std::string& name) const;
-  /// Tensors the family knows and does not need (HF's saved buffers): no "unexpected tensor" warning.
+  /// Marks tensor `name`, if present, as known and not needed: no "unexpected
+  /// tensor" warning (Hugging Face's position_ids buffer, which transformers
+  /// also ignores on load).
   void ignore(const std::string& name) { used_.insert(name); }
+  /// Whether the files hold tensor `name` (e.g. to tell a head's prefixed names from a bare model's).
+  bool has(const std::string& name) const { return files_.has(name); }
 
-  /// Adds "<file>: what" to the warnings.
-  void warn(const std::string& what) const;
-  /// Warns about every tensor of the file that no fetch asked for.
+  /// Adds "<file>: what" to the warnings; <file> is the single file or the shards' index.
+  void warn(const std::string& what) const { warn_in(files_.path(), what); }
+  /// Warns about every tensor of the files that no fetch asked for.
   void warn_unused() const;
 
  private:
+  /// Adds "<path>: what" to the warnings.
+  void warn_in(const std::string& path, const std::string& what) const;
+
   Context* ctx_;
-  const SafeTensorsFile& file_;
+  TensorFiles files_;
   DType dtype_;
   bool dry_;
   std::vector<std::string>* warnings_;

@@ -1,10 +1,11 @@
-// Model: config.json + model.safetensors from a directory, uploaded once.
+// Model: config.json + model.safetensors (or a sharded checkpoint) from a
+// directory, uploaded once.
 #include "vkformer/model.hpp"
 
 #include <filesystem>
 
 #include "families/family.hpp"
-#include "model/safetensors.hpp"
+#include "model/tensor_files.hpp"
 #include "model/weights.hpp"
 #include "vk/context_impl.hpp"
 
@@ -17,14 +18,16 @@ std::shared_ptr<Model> Model::load(Context& ctx, const std::string& dir, Precisi
     throw Error(dir +
                 ": not a model directory (expected a directory with config.json and model.safetensors)");
   const fs::path root(dir);
+  // First: a directory of pickles says so, whatever its config.
+  const std::string weights = weights_path(dir);
   ModelConfig config = load_config((root / "config.json").string());
-  SafeTensorsFile file((root / "model.safetensors").string());
+  const WeightFiles files(weights);
   const std::string call = "Model::load(" + dir + ")";
   internals(ctx).alive(call);
   // Device errors say which model; file errors already name the file.
   return with_context([&] { return call; }, [&] {
-    auto weights = load_weights(ctx, config, file, precision);
-    return std::make_shared<Model>(ctx, std::move(config), precision, std::move(weights));
+    auto w = load_weights(ctx, config, files.view(), precision);
+    return std::make_shared<Model>(ctx, std::move(config), precision, std::move(w));
   });
 }
 

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include "model/json_text.hpp"
@@ -19,15 +20,15 @@ using json = nlohmann::json;
 
 constexpr uint64_t kMaxHeader = 100ull << 20;  // the reference implementation's limit
 
-/// Bytes per element of every dtype the format defines; 0 for an unknown one.
-/// Only F32, F16 and BF16 are weights (to_f32); the others are read as present
-/// (HF checkpoints hold buffers such as BERT's I64 embeddings.position_ids).
+// Every dtype of the format, with its size: files may hold integer tensors
+// (Hugging Face checkpoints carry "embeddings.position_ids" as I64) that the
+// model does not read. Only the float ones convert to fp32.
 uint64_t dtype_bytes(const std::string& dtype) {
-  if (dtype == "F64" || dtype == "I64" || dtype == "U64") return 8;
-  if (dtype == "F32" || dtype == "I32" || dtype == "U32") return 4;
-  if (dtype == "F16" || dtype == "BF16" || dtype == "I16" || dtype == "U16") return 2;
-  if (dtype == "I8" || dtype == "U8" || dtype == "BOOL" || dtype == "F8_E4M3" || dtype == "F8_E5M2") return 1;
-  return 0;
+  static const std::map<std::string, uint64_t> kSizes = {
+      {"BOOL", 1}, {"U8", 1},  {"I8", 1},  {"F8_E5M2", 1}, {"F8_E4M3", 1}, {"I16", 2}, {"U16", 2}, {"F16", 2},
+      {"BF16", 2}, {"I32", 4}, {"U32", 4}, {"F32", 4},     {"F64", 8},     {"I64", 8}, {"U64", 8}};
+  auto it = kSizes.find(dtype);
+  return it == kSizes.end() ? 0 : it->second;
 }
 
 std::string shape_string(const std::vector<int64_t>& shape) {
@@ -112,8 +113,9 @@ void SafeTensorsFile::parse() {
     t.dtype = dt.get<std::string>();
     const uint64_t elem = dtype_bytes(t.dtype);
     if (elem == 0)
-      throw fail(where + ": dtype " + printable(t.dtype) +
-                 " is unknown (F64, F32, F16, BF16, I64, I32, I16, I8, U64, U32, U16, U8, BOOL, F8_E4M3, F8_E5M2)");
+      throw fail(where + ": unknown dtype " + printable(t.dtype) +
+                 " (safetensors has BOOL, U8, I8, F8_E5M2, F8_E4M3, I16, U16, F16, BF16, I32, U32, F32, F64, "
+                 "I64, U64)");
 
     const json& sh = e["shape"];
     if (!sh.is_array()) throw fail(where + ": \"shape\" must be an array, got " + brief_json(sh));
@@ -184,11 +186,13 @@ const SafeTensor& SafeTensorsFile::get(const std::string& name) const {
   return it->second;
 }
 
+std::string unsupported_dtype(const std::string& name, const std::string& dtype) {
+  return "tensor \"" + printable(name) + "\": dtype " + dtype + " is not supported (only F32, F16 and BF16)";
+}
+
 std::vector<float> SafeTensorsFile::to_f32(const std::string& name) const {
   const SafeTensor& t = get(name);
-  if (t.dtype != "F32" && t.dtype != "F16" && t.dtype != "BF16")
-    throw Error(path_ + ": tensor \"" + printable(name) + "\": dtype " + t.dtype +
-                " is not supported for weights (only F32, F16 and BF16)");
+  if (!is_float_dtype(t.dtype)) throw Error(path_ + ": " + unsupported_dtype(name, t.dtype));
   const uint8_t* p = bytes_.data() + data_start_ + t.offset;
   const size_t n = size_t(t.bytes / dtype_bytes(t.dtype));
   std::vector<float> out(n);

@@ -10,11 +10,19 @@
 namespace vkf {
 
 struct SafeTensor {
-  std::string dtype;            ///< "F32", "F16" or "BF16"
+  std::string dtype;            ///< any of the format's: "F32", "F16", "BF16", "I64", "BOOL", ...
   std::vector<int64_t> shape;
   uint64_t offset = 0;          ///< into the data section
   uint64_t bytes = 0;
 };
+
+/// Whether to_f32 reads this dtype: F32, F16 and BF16 (the others are read
+/// and checked at open, but a model cannot use them).
+inline bool is_float_dtype(const std::string& dtype) {
+  return dtype == "F32" || dtype == "F16" || dtype == "BF16";
+}
+/// The message for a tensor of another dtype asked for as a weight.
+std::string unsupported_dtype(const std::string& name, const std::string& dtype);
 
 /// A whole safetensors file, read and checked at open.
 class SafeTensorsFile {
@@ -31,7 +39,7 @@ class SafeTensorsFile {
   const std::map<std::string, SafeTensor>& tensors() const { return tensors_; }
   bool has(const std::string& name) const { return tensors_.count(name) != 0; }
   /// The tensor converted to fp32.
-  /// @throws vkf::Error if the tensor is missing.
+  /// @throws vkf::Error if the tensor is missing or its dtype is not F32, F16 or BF16.
   std::vector<float> to_f32(const std::string& name) const;
   const SafeTensor& get(const std::string& name) const;
 

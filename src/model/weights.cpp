@@ -5,12 +5,11 @@
 
 #include "families/family.hpp"
 #include "model/loader.hpp"
-#include "model/safetensors.hpp"
 #include "vk/context_impl.hpp"
 
 namespace vkf {
 
-std::unique_ptr<ModelWeights> load_weights(Context& ctx, const ModelConfig& cfg, const SafeTensorsFile& file,
+std::unique_ptr<ModelWeights> load_weights(Context& ctx, const ModelConfig& cfg, const TensorFiles& files,
                                            Precision precision) {
   const Family& family = family_of(cfg);
   if (precision == Precision::F16 && !ctx.caps().storage_16bit)
@@ -18,7 +17,7 @@ std::unique_ptr<ModelWeights> load_weights(Context& ctx, const ModelConfig& cfg,
                 ", profile " + ctx.caps().profile + ") has no 16-bit storage; load the model in fp32 "
                 "(F16 and BF16 files are converted)");
   const DType dtype = precision == Precision::F16 ? DType::F16 : DType::F32;
-  Loader plan(&ctx, file, dtype, true, nullptr);
+  Loader plan(&ctx, files, dtype, true, nullptr);
   family.build_weights(plan, cfg);
   const MemoryStatus mem = internals(ctx).memory->status();
   if (plan.planned() > mem.available())
@@ -26,15 +25,15 @@ std::unique_ptr<ModelWeights> load_weights(Context& ctx, const ModelConfig& cfg,
                       "out of device memory: the weights need " + format_bytes(plan.planned()) + " in " +
                           dtype_name(dtype) + ", more than the device can give: " + mem.describe());
   std::vector<std::string> warnings;
-  Loader L(&ctx, file, dtype, false, &warnings);
+  Loader L(&ctx, files, dtype, false, &warnings);
   auto w = family.build_weights(L, cfg);
   L.warn_unused();
   w->warnings = std::move(warnings);
   return w;
 }
 
-void check_weights(const ModelConfig& cfg, const SafeTensorsFile& file) {
-  Loader L(nullptr, file, DType::F32, false, nullptr);
+void check_weights(const ModelConfig& cfg, const TensorFiles& files) {
+  Loader L(nullptr, files, DType::F32, false, nullptr);
   family_of(cfg).build_weights(L, cfg);
 }
 

@@ -7,12 +7,11 @@
 #include <string>
 #include <vector>
 
+#include "model/tensor_files.hpp"
 #include "vkformer/model.hpp"
 #include "vkformer/tensor.hpp"
 
 namespace vkf {
-
-class SafeTensorsFile;
 
 struct LinearWeights {
   Tensor w;  ///< [out, in]
@@ -31,16 +30,17 @@ struct ModelWeights {
   std::vector<std::string> warnings;
 };
 
-/// Checks every tensor the config implies (name, shape, dtype F32/F16/BF16),
+/// Checks every tensor the config implies (name, shape, dtype F32/F16/BF16) in
+/// `files` (one SafeTensorsFile, or the shards of a sharded checkpoint),
 /// checks that they fit in device memory, and uploads them in `precision`.
 /// Unexpected tensors and NaN/Inf values become ModelWeights::warnings.
 /// @throws vkf::Error naming the file and tensor: missing, wrong shape;
 /// VulkanError (VK_ERROR_OUT_OF_DEVICE_MEMORY) when the weights do not fit.
-std::unique_ptr<ModelWeights> load_weights(Context& ctx, const ModelConfig& cfg,
-                                           const SafeTensorsFile& file, Precision precision);
+std::unique_ptr<ModelWeights> load_weights(Context& ctx, const ModelConfig& cfg, const TensorFiles& files,
+                                           Precision precision);
 
 /// The same checks as load_weights without a device (no upload, no warnings).
 /// @throws vkf::Error as load_weights does.
-void check_weights(const ModelConfig& cfg, const SafeTensorsFile& file);
+void check_weights(const ModelConfig& cfg, const TensorFiles& files);
 
 }  // namespace vkf

@@ -33,6 +33,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     // An exactly sized copy, so ASan sees any read past the end of the file.
     const auto file = vkf::SafeTensorsFile::from_memory("fuzz.safetensors", std::vector<uint8_t>(data, data + size));
     for (const auto& [name, t] : file.tensors()) {
+      if (!vkf::is_float_dtype(t.dtype)) continue;  // valid, but not convertible
       uint64_t n = 1;
       for (int64_t d : t.shape) n *= uint64_t(d);
       if (file.to_f32(name).size() != n) __builtin_trap();  // parser and reader disagree
