@@ -99,11 +99,12 @@ int run_classify(const ContextOptions& ctx_opts, const HeadOptions& o) {
         one.push_back({{"label", r.info.labels[l]}, {"score", s[l]}});
         if (!o.json) std::printf("  %-24s %.4f\n", r.info.labels[l].c_str(), s[l]);
       }
-    } else {  // each token's best label (the special tokens left out), as the pipeline's "none" aggregation
+    } else {  // each token's best label, as the pipeline's "none" aggregation: special tokens and "O" left out
       for (size_t t = 0; t < r.ids[i].size(); ++t) {
         if (r.tok->decode({r.ids[i][t]}, true).empty()) continue;
         const std::vector<double> s = scores(r.row(i, t), n, "softmax");
         const size_t l = best(s, 1)[0];
+        if (r.info.labels[l] == "O") continue;
         const std::string word = r.tok->id_to_token(r.ids[i][t]);
         one.push_back({{"entity", r.info.labels[l]}, {"score", s[l]}, {"index", t}, {"word", word}});
         if (!o.json) std::printf("  %-20s %-16s %.4f\n", word.c_str(), r.info.labels[l].c_str(), s[l]);
