@@ -26,7 +26,7 @@ test: build use-lite hf-venv hf-test-models hf-models
 	$(MAKE) test-asan
 	$(MAKE) fuzz
 
-demo: build use-lite
+demo: build use-lite hf-models
 	@bash tools/demo.sh $(BUILD)
 
 clean:

