@@ -93,7 +93,7 @@ c = dict(config)
 del c["d_ff"]
 case("config_missing_key", cfg=c)
 case("config_wrong_type", cfg=dict(config, d_model="32"))
-case("config_unknown_type", cfg=dict(config, model_type="bert"))
+case("config_unknown_type", cfg=dict(config, model_type="funnel"))
 case("config_indivisible", cfg=dict(config, n_heads=3))
 
 

@@ -86,7 +86,7 @@ expect_warning "tensor \"generator.weight\" holds 2 NaN and 1 Inf values" -- $(f
 expect "config.json: not valid JSON: parse error at line 2" -- $(fwd "$B/config_not_json")
 expect "config.json: missing key \"d_ff\"" -- $(fwd "$B/config_missing_key")
 expect "\"d_model\" must be a positive integer, got \"32\"" -- $(fwd "$B/config_wrong_type")
-expect "unknown \"model_type\" \"bert\" \(known: \"transformer\"" -- $(fwd "$B/config_unknown_type")
+expect "unknown \"model_type\" \"funnel\" \(known: \"transformer\"" -- $(fwd "$B/config_unknown_type")
 expect "\"d_model\" 32 is not divisible by \"n_heads\" 3" -- $(fwd "$B/config_indivisible")
 
 # Requests.

@@ -159,7 +159,7 @@ TEST(Config, BadValues) {
        {"d_model", "n_heads", "d_ff", "encoder_layers", "src_vocab_size", "tgt_vocab_size", "max_positions"})
     expect_config_error(std::string("zero-") + key, with(key, 0),
                         "\"" + std::string(key) + "\" must be a positive integer, got 0");
-  expect_config_error("model_type", with("model_type", "bert"), "unknown \"model_type\" \"bert\" (known: ");
+  expect_config_error("model_type", with("model_type", "funnel"), "unknown \"model_type\" \"funnel\" (known: ");
   // The message lists every known type, from the one list load_config checks.
   std::string listed;
   for (const auto& k : known_model_types()) listed += (listed.empty() ? "\"" : ", \"") + k + "\"";
