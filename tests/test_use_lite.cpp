@@ -189,7 +189,7 @@ TEST_F(UseLite, RejectsWhatItCannotRun) {
   EXPECT_TRUE(encoder->supports(Task::Forward));
   Session t(encoder);
   expect_error([&] { t.embed({{1, 2}}); },
-               "embed: the model is a \"transformer\" model; embed() needs a sentence encoder (\"use_lite\")");
+               "embed: the model is a \"transformer\" model; embed() needs a sentence encoder (\"use_lite\", \"bert\"");
 }
 
 // Small random models against NumPy in float64 (tools/use_lite/make_tiny_models.py):
