@@ -126,6 +126,9 @@ TEST(BertConfig, BadConfigsNameTheKey) {
   expect_bad("decoder", with(tiny_bert(), "is_decoder", true), "\"is_decoder\": true is not supported");
   expect_bad("labels", with(with(tiny_bert(), "architectures", {"BertForTokenClassification"}), "id2label", {{"0", "a"}, {"5", "b"}}),
              "\"id2label\" must map the ids 0..1 to strings");
+  // Found by review while fuzzing (tests/fuzz/corpus/config/crash-num-labels-4e9): 4e9 label names.
+  expect_bad("num-labels", with(with(tiny_bert(), "architectures", {"BertForSequenceClassification"}), "num_labels", 4000000000u),
+             "\"num_labels\" 4000000000 is more than 1000000");
   expect_bad("problem", with(with(tiny_bert(), "architectures", {"BertForSequenceClassification"}), "problem_type", "ranking"),
              "\"problem_type\" \"ranking\" is not one of");
   expect_bad("roberta-positions", with(tiny_bert("roberta"), "max_position_embeddings", 2),

@@ -1,16 +1,19 @@
-// Replays the committed fuzz corpora of the parsers (tests/fuzz/corpus/{safetensors,config})
+// Replays the committed fuzz corpora of the parsers (tests/fuzz/corpus/{safetensors,config,hf_tokenizer})
 // in the normal and the sanitizer builds: every file, including each crasher
 // the fuzzer once found, must parse or throw vkf::Error. Host only.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <filesystem>
+#include <functional>
 #include <fstream>
 #include <iterator>
 
 #include "model/config.hpp"
 #include "model/safetensors.hpp"
 #include "model/weights.hpp"
+#include "text/hf/hf_tokenizer.hpp"
+#include "vkformer/tokenizer.hpp"
 
 namespace vkf::test {
 namespace {
@@ -30,44 +33,58 @@ std::string slurp(const fs::path& p) {
   return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
 
-TEST(FuzzCorpus, SafeTensors) {
-  const auto files = corpus("safetensors");
-  ASSERT_GE(files.size(), 10u);
-  const ModelConfig cfg = load_config(std::string(VKF_MODELS_DIR) + "/encoder_bf16/config.json");
+/// Runs `parse` on every file of corpus `name` (at least `min_files`): it must return or
+/// throw a one-line vkf::Error. Returns how many returned.
+size_t replay(const std::string& name, size_t min_files,
+              const std::function<void(const fs::path&, const std::string&)>& parse) {
+  const auto files = corpus(name);
+  EXPECT_GE(files.size(), min_files);
   size_t accepted = 0;
   for (const auto& p : files) {
     SCOPED_TRACE(p.string());
-    const std::string bytes = slurp(p);
     try {
-      const auto f = SafeTensorsFile::from_memory(p.filename().string(),
-                                                  std::vector<uint8_t>(bytes.begin(), bytes.end()));
-      for (const auto& [name, t] : f.tensors()) f.to_f32(name);
+      parse(p, slurp(p));
       ++accepted;
-      try {
-        check_weights(cfg, f);
-      } catch (const Error&) {
-      }
     } catch (const Error& e) {
       EXPECT_EQ(std::string(e.what()).find('\n'), std::string::npos) << "one line: " << e.what();
     }
   }
+  return accepted;
+}
+
+TEST(FuzzCorpus, SafeTensors) {
+  const ModelConfig cfg = load_config(std::string(VKF_MODELS_DIR) + "/encoder_bf16/config.json");
+  const size_t accepted = replay("safetensors", 10, [&](const fs::path& p, const std::string& bytes) {
+    const auto f =
+        SafeTensorsFile::from_memory(p.filename().string(), std::vector<uint8_t>(bytes.begin(), bytes.end()));
+    for (const auto& [name, t] : f.tensors()) f.to_f32(name);
+    try {
+      check_weights(cfg, f);
+    } catch (const Error&) {
+    }
+  });
   EXPECT_GE(accepted, 3u);  // the valid models at least
 }
 
 TEST(FuzzCorpus, Config) {
-  const auto files = corpus("config");
-  ASSERT_GE(files.size(), 10u);
-  size_t accepted = 0;
-  for (const auto& p : files) {
-    SCOPED_TRACE(p.string());
-    try {
-      parse_config(p.filename().string(), slurp(p));
-      ++accepted;
-    } catch (const Error& e) {
-      EXPECT_EQ(std::string(e.what()).find('\n'), std::string::npos) << "one line: " << e.what();
-    }
-  }
+  const size_t accepted = replay("config", 10, [](const fs::path& p, const std::string& bytes) {
+    parse_config(p.filename().string(), bytes);
+  });
   EXPECT_GE(accepted, 6u);  // the six test models' configs
+}
+
+TEST(FuzzCorpus, HfTokenizer) {
+  // tokenizer.json, a NUL byte, a text (fuzz_hf_tokenizer.cpp).
+  const size_t accepted = replay("hf_tokenizer", 5, [](const fs::path& p, const std::string& bytes) {
+    const size_t nul = bytes.find('\0');
+    const std::string text = nul == std::string::npos ? "ab c" : bytes.substr(nul + 1);
+    const auto t = text::hf::load_hf_tokenizer_json(p.filename().string(), std::string_view(bytes).substr(0, nul));
+    const Encoding e = t->encode_with(text, {false, 0});
+    EXPECT_EQ(e.tokens.size(), e.ids.size());
+    t->decode(e.ids, false);
+    t->encode(text);
+  });
+  EXPECT_GE(accepted, 5u);  // the hand-made tokenizers
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -310,6 +311,117 @@ TEST_F(HfTokenizerTest, VocabularyFileErrors) {
   expect_error([&] { Tokenizer::load(dir_.string()); }, {"merges.txt: line 2 must be two tokens"});
   write("merges.txt", "#version: 0.2\na b\n");
   EXPECT_EQ(Tokenizer::load(dir_.string())->encode("ab ba"), (Ids{2, 1, 0}));  // " " is no byte token here
+}
+
+// Found by fuzz_hf_tokenizer (tests/fuzz/corpus/hf_tokenizer/crash-*).
+
+TEST_F(HfTokenizerTest, SparseVocabularyIds) {
+  // vocab_size() is one more than the largest id, and a huge id allocates nothing.
+  json j = bpe_json(false);
+  j["model"]["vocab"]["z"] = 2147483646;
+  auto tok = load(j);
+  EXPECT_EQ(tok->vocab_size(), 2147483647u);
+  EXPECT_EQ(tok->encode("z"), (Ids{2147483646}));
+  EXPECT_EQ(tok->id_to_token(2147483646), "z");
+  EXPECT_EQ(tok->decode({2147483646}), "z");
+  expect_error([&] { tok->id_to_token(25); }, {"id 25"});  // "z"'s old id is free now
+}
+
+TEST_F(HfTokenizerTest, AddedTokensRunOutOfIds) {
+  json j = bpe_json(false);
+  j["model"]["vocab"]["z"] = 2147483646;
+  j["added_tokens"] = json::array();
+  for (const char* t : {"z", "<a>", "<b>"})  // "z" keeps its id, "<a>" takes 2^31 - 1, "<b>" has none left
+    j["added_tokens"].push_back({{"id", 0}, {"content", t}, {"special", true}});
+  expect_load_error(j, {"added token \"<b>\": no id left"});
+}
+
+TEST_F(HfTokenizerTest, ExponentialRegexTimesOut) {
+  json j = wordpiece_json();
+  j["pre_tokenizer"] = {{"type", "Split"}, {"pattern", {{"Regex", "(a|a)*b"}}}, {"behavior", "Isolated"}};
+  auto tok = load(j);
+  expect_error([&] { tok->encode(std::string(64, 'a')); }, {"\"(a|a)*b\"", "catastrophic backtracking"});
+}
+
+TEST_F(HfTokenizerTest, ReplacementsCannotGrowTheTextWithoutBound) {
+  // 40 Replace "a" -> "aa" would make 2^40 bytes of "a"; nested Sequences count as one.
+  const json twice = {{"type", "Replace"}, {"pattern", {{"String", "a"}}}, {"content", "aa"}};
+  json seq = {{"type", "Sequence"}, {"normalizers", {twice, twice}}};
+  for (int i = 0; i < 4; ++i) seq = {{"type", "Sequence"}, {"normalizers", {seq, seq}}};  // 2^5 * ... = 32 Replace
+  json j = wordpiece_json();
+  j["normalizer"] = {{"type", "Sequence"}, {"normalizers", {seq, twice, twice, twice, twice, twice, twice, twice, twice}}};
+  auto tok = load(j);
+  expect_error([&] { tok->encode("a"); }, {"the normalizers: the text grows more than 64 times"});
+  EXPECT_EQ(tok->encode_with("b", {false, 0}).tokens, (std::vector<std::string>{"b"}));
+  // One Replace with a long content.
+  j["normalizer"] = {{"type", "Replace"}, {"pattern", {{"String", "a"}}}, {"content", std::string(100000, 'b')}};
+  tok = load(j);
+  expect_error([&] { tok->encode(std::string(100, 'a')); }, {"Replace: the text grows more than 64 times"});
+  // Decoders alike.
+  j = wordpiece_json();
+  json decoders = json::array();
+  for (int i = 0; i < 40; ++i) decoders.push_back({{"type", "Replace"}, {"pattern", {{"String", "a"}}}, {"content", "aa"}});
+  j["decoder"] = {{"type", "Sequence"}, {"decoders", decoders}};
+  tok = load(j);
+  expect_error([&] { tok->decode({*tok->token_to_id("a")}); }, {"the decoders: the text grows more than 64 times"});
+}
+
+TEST_F(HfTokenizerTest, TruncationCountsTheSpecialTokensOfASequenceOfProcessors) {
+  // The template makes [CLS], the text and [SEP] three parts; BertProcessing then adds
+  // [CLS] ... [SEP] to the first and [SEP] to each other: 6 special tokens, not 2 + 2.
+  json j = wordpiece_json();
+  const json cls = {{"SpecialToken", {{"id", "[CLS]"}, {"type_id", 0}}}}, sep = {{"SpecialToken", {{"id", "[SEP]"}, {"type_id", 0}}}};
+  const json a = {{"Sequence", {{"id", "A"}, {"type_id", 0}}}}, b = {{"Sequence", {{"id", "B"}, {"type_id", 1}}}};
+  j["post_processor"] = {
+      {"type", "Sequence"},
+      {"processors",
+       {{{"type", "TemplateProcessing"},
+         {"single", {cls, a, sep}},
+         {"pair", {a, b}},
+         {"special_tokens",
+          {{"[CLS]", {{"id", "[CLS]"}, {"ids", {2}}, {"tokens", {"[CLS]"}}}},
+           {"[SEP]", {{"id", "[SEP]"}, {"ids", {3}}, {"tokens", {"[SEP]"}}}}}}},
+        j["post_processor"]}}};
+  auto tok = load(j);
+  EncodeOptions o;
+  o.max_length = 7;
+  const Encoding e = tok->encode_with("hello world hello", o);
+  EXPECT_EQ(e.tokens, (std::vector<std::string>{"[CLS]", "[CLS]", "[SEP]", "hello", "[SEP]", "[SEP]", "[SEP]"}));
+  EXPECT_TRUE(e.truncated);
+  o.max_length = 5;
+  expect_error([&] { tok->encode_with("hello", o); }, {"max_length 5 is less than the 6 special tokens"});
+}
+
+/// A Precompiled normalizer whose charsmap maps "a" to the string at byte `at` of "\xC3\xA9\0".
+json precompiled_a_to(uint32_t at) {
+  std::vector<uint32_t> units(98, 0);  // Darts-clone: root offset 0; 'a' (97) has a leaf at 97 ^ 1
+  units[96] = at;
+  units[97] = 'a' | (1u << 8) | (1u << 10);
+  std::string blob(4, '\0');
+  const uint32_t bytes = uint32_t(units.size() * 4);
+  std::memcpy(blob.data(), &bytes, 4);
+  blob.append(reinterpret_cast<const char*>(units.data()), bytes);
+  blob += "\xC3\xA9";
+  blob += '\0';
+  static const char* kB64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string b64;
+  for (size_t i = 0; i < blob.size(); i += 3) {
+    uint32_t v = uint32_t(uint8_t(blob[i])) << 16;
+    if (i + 1 < blob.size()) v |= uint32_t(uint8_t(blob[i + 1])) << 8;
+    if (i + 2 < blob.size()) v |= uint8_t(blob[i + 2]);
+    for (size_t k = 0; k < 4; ++k) b64 += i + k <= blob.size() ? kB64[(v >> (18 - 6 * k)) & 63] : '=';
+  }
+  return {{"type", "Precompiled"}, {"precompiled_charsmap", b64}};
+}
+
+TEST_F(HfTokenizerTest, PrecompiledReplacementInsideACharacter) {
+  json j = wordpiece_json();
+  j["normalizer"] = precompiled_a_to(0);
+  j["model"]["vocab"]["\xC3\xA9"] = 1000;
+  EXPECT_EQ(load(j)->encode_with("a", {false, 0}).tokens, (std::vector<std::string>{"\xC3\xA9"}));
+  j["normalizer"] = precompiled_a_to(1);  // the second byte of é
+  auto tok = load(j);
+  expect_error([&] { tok->encode("a"); }, {"precompiled_charsmap", "inside a character (byte 1)"});
 }
 
 // Speed: 1 MB of text through each model type. Prints the time; asserts nothing about it.

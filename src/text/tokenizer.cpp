@@ -9,6 +9,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 
 #include "model/json_text.hpp"
 #include "text/char_tokenizer.hpp"
@@ -29,12 +30,8 @@ std::unique_ptr<Tokenizer> Tokenizer::load(const std::string& dir) {
     throw Error(file + ": cannot open (the model directory needs a tokenizer.json, or vocab.txt, or vocab.json + "
                 "merges.txt, see docs/tokenizer.md)");
   }
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(in);
-  } catch (const nlohmann::json::exception& e) {
-    throw Error(file + ": not valid JSON: " + json_error_text(e));
-  }
+  const nlohmann::json j =
+      text::hf::parse_json(file, std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()));
   if (!j.is_object()) throw Error(file + ": must be a JSON object, got " + std::string(j.type_name()));
   if (text::hf::is_hf_tokenizer_json(j)) return text::hf::load_hf_dir(dir, &j);
   static const char* kKnown = "\"char\", \"sentencepiece_unigram\"; or HF's format with a \"model\" object";

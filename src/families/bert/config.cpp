@@ -15,6 +15,9 @@ namespace {
 namespace fs = std::filesystem;
 using json = nlohmann::json;
 
+/// More labels than this are refused (a classifier over a vocabulary has ~10^5).
+constexpr uint32_t kMaxLabels = 1000000;
+
 BertFlavor flavor_of(const std::string& model_type) {
   if (model_type == "distilbert") return BertFlavor::DistilBert;
   if (model_type == "roberta" || model_type == "xlm-roberta") return BertFlavor::Roberta;
@@ -84,6 +87,8 @@ void read_labels(const ConfigReader& r, BertConfig& b) {
     }
   } else {
     const uint32_t n = r.set("num_labels") ? r.uint("num_labels", 1) : 2;  // PretrainedConfig's default
+    if (n > kMaxLabels)  // each gets a name "LABEL_i": 4e9 of them would not fit in memory
+      r.fail("\"num_labels\" " + std::to_string(n) + " is more than " + std::to_string(kMaxLabels));
     for (uint32_t i = 0; i < n; ++i) b.labels.push_back("LABEL_" + std::to_string(i));
   }
   b.num_labels = uint32_t(b.labels.size());

@@ -2,7 +2,9 @@
 
 #include <algorithm>
 
+#include "model/json_text.hpp"  // printable
 #include "text/hf/unicode.hpp"
+#include "vkformer/tensor.hpp"  // vkf::Error
 
 namespace vkf::text::hf {
 namespace {
@@ -62,9 +64,13 @@ void AddedVocabulary::add(const std::vector<AddedToken>& tokens, const Model& mo
     if (const auto known = token_to_id(t.content, model)) {
       id = *known;
     } else {
-      const int32_t vocab = int32_t(model.vocab_size());
-      const int32_t max = max_id();
-      id = max < 0 ? vocab : (max >= vocab || vocab == 0) ? max + 1 : vocab;
+      const int64_t vocab = int64_t(model.vocab_size());
+      const int64_t max = max_id();
+      const int64_t next = max < 0 ? vocab : (max >= vocab || vocab == 0) ? max + 1 : vocab;
+      if (next > INT32_MAX)
+        throw Error("added token \"" + printable(t.content, 40) + "\": no id left (ids end at " +
+                    std::to_string(INT32_MAX) + ")");
+      id = int32_t(next);
     }
     ids_[t.content] = id;
     tokens_[id] = t;

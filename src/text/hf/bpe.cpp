@@ -55,6 +55,7 @@ class Bpe final : public Model {
   std::optional<int32_t> token_to_id(const std::string& t) const override { return vocab_.find(t); }
   std::optional<std::string> id_to_token(int32_t id) const override { return vocab_.token(id); }
   size_t vocab_size() const override { return vocab_.size(); }
+  size_t id_bound() const override { return vocab_.id_bound(); }
 
  private:
   struct Symbol {

@@ -147,17 +147,7 @@ class Replace final : public Decoder {
  public:
   explicit Replace(const JsonNode& j) : regex_(pattern_regex(j)), content_(j.str("content")) {}
   void decode_chain(std::vector<std::string>& tokens) const override {
-    for (std::string& t : tokens) {
-      std::string out;
-      size_t last = 0;
-      for (const auto& [b, e] : regex_.find_all(t)) {
-        out.append(t, last, b - last);
-        out += content_;
-        last = e;
-      }
-      out.append(t, last, std::string::npos);
-      t = std::move(out);
-    }
+    for (std::string& t : tokens) t = replace_matches(regex_, t, content_);
   }
 
  private:
@@ -180,10 +170,20 @@ class BpeDecoder final : public Decoder {
 class Sequence final : public Decoder {
  public:
   Sequence(const JsonNode& j, int depth) {
-    for (const JsonNode& e : j.at("decoders").elements()) parts_.push_back(make_decoder(e, depth + 1));
+    for (const JsonNode& e : j.at("decoders").elements()) flatten_into<Sequence>(parts_, make_decoder(e, depth + 1));
   }
+  std::vector<std::unique_ptr<Decoder>>& parts() { return parts_; }
   void decode_chain(std::vector<std::string>& tokens) const override {
-    for (const auto& d : parts_) d->decode_chain(tokens);
+    const size_t before = bytes(tokens);
+    for (const auto& d : parts_) {
+      d->decode_chain(tokens);
+      check_growth(before, bytes(tokens), "the decoders");
+    }
+  }
+  static size_t bytes(const std::vector<std::string>& tokens) {
+    size_t n = 0;
+    for (const std::string& t : tokens) n += t.size();
+    return n;
   }
 
  private:

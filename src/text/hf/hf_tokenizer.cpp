@@ -12,6 +12,12 @@ class HfTokenizer final : public Tokenizer {
  public:
   explicit HfTokenizer(Parts p) : p_(std::move(p)) {
     added_.add(p_.added_tokens, *p_.model, p_.normalizer.get());
+    if (p_.post_processor) {
+      // Counted on an empty sequence: processors in a Sequence may add more than each alone.
+      std::vector<Encoded> probe(1);
+      p_.post_processor->process(probe, true);
+      for (const Encoded& e : probe) specials_ += e.ids.size();
+    }
   }
 
   std::vector<int32_t> encode(std::string_view text) const override { return encode_with(text, {}).ids; }
@@ -35,7 +41,7 @@ class HfTokenizer final : public Tokenizer {
 
     Encoding out;
     if (o.max_length > 0) {
-      const size_t specials = o.add_special_tokens && p_.post_processor ? p_.post_processor->added_tokens(false) : 0;
+      const size_t specials = o.add_special_tokens ? specials_ : 0;
       if (specials > o.max_length)
         throw Error("max_length " + std::to_string(o.max_length) + " is less than the " + std::to_string(specials) +
                     " special tokens this tokenizer adds");
@@ -81,7 +87,7 @@ class HfTokenizer final : public Tokenizer {
   }
 
   uint32_t vocab_size() const override {
-    return uint32_t(std::max<int64_t>(int64_t(p_.model->vocab_size()), int64_t(added_.max_id()) + 1));
+    return uint32_t(std::max<int64_t>(int64_t(p_.model->id_bound()), int64_t(added_.max_id()) + 1));
   }
   std::optional<int32_t> token_to_id(std::string_view token) const override {
     return added_.token_to_id(std::string(token), *p_.model);
@@ -101,6 +107,7 @@ class HfTokenizer final : public Tokenizer {
  private:
   Parts p_;
   AddedVocabulary added_;
+  size_t specials_ = 0;  ///< ids the post-processor adds to one sequence
 };
 
 }  // namespace

@@ -10,6 +10,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include "text/hf/added_tokens.hpp"
 #include "text/hf/pipeline.hpp"
@@ -42,6 +43,13 @@ std::unique_ptr<Tokenizer> make_tokenizer(Parts parts);
 
 /// True when the tokenizer.json object `j` is in HF's format (a "model" object or a "version").
 bool is_hf_tokenizer_json(const nlohmann::json& j);
+
+/// `text` parsed as JSON; "FILE: not valid JSON: ..." otherwise.
+nlohmann::json parse_json(const std::string& file, std::string_view text);
+
+/// The tokenizer of tokenizer.json text `text` in HF's format, on its own (no
+/// tokenizer_config.json); `file` names it in errors. For the fuzzer and tests.
+std::unique_ptr<Tokenizer> load_hf_tokenizer_json(const std::string& file, std::string_view text);
 
 /// Loads a directory without the project's own tokenizer.json: DIR/tokenizer.json in
 /// HF's format (`j`, or null when there is none), else vocab.txt or vocab.json + merges.txt.

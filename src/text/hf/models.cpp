@@ -1,5 +1,7 @@
 #include "text/hf/models.hpp"
 
+#include <algorithm>
+
 #include "model/json_text.hpp"
 #include "text/hf/unicode.hpp"
 
@@ -16,12 +18,8 @@ Vocab::Vocab(const JsonNode& j) {
 
 void Vocab::add(const std::string& token, int32_t id) {
   ids_[token] = id;
-  if (size_t(id) >= tokens_.size()) {
-    tokens_.resize(size_t(id) + 1);
-    has_.resize(size_t(id) + 1);
-  }
-  tokens_[size_t(id)] = token;
-  has_[size_t(id)] = true;
+  tokens_[id] = token;
+  bound_ = std::max(bound_, size_t(id) + 1);
 }
 
 std::unique_ptr<Model> make_model(const JsonNode& j) {

@@ -22,15 +22,18 @@ class Vocab {
     return it->second;
   }
   std::optional<std::string> token(int32_t id) const {
-    if (id < 0 || size_t(id) >= tokens_.size() || !has_[size_t(id)]) return std::nullopt;
-    return tokens_[size_t(id)];
+    auto it = tokens_.find(id);
+    if (it == tokens_.end()) return std::nullopt;
+    return it->second;
   }
   size_t size() const { return ids_.size(); }
+  /// One more than the largest id (ids need not be dense: {"a": 0, "b": 1000000}).
+  size_t id_bound() const { return bound_; }
 
  private:
   std::unordered_map<std::string, int32_t> ids_;
-  std::vector<std::string> tokens_;
-  std::vector<bool> has_;
+  std::unordered_map<int32_t, std::string> tokens_;
+  size_t bound_ = 0;
 };
 
 std::unique_ptr<Model> make_wordpiece(const JsonNode& j);

@@ -132,19 +132,7 @@ class Prepend final : public Normalizer {
 class Replace final : public Normalizer {
  public:
   explicit Replace(const JsonNode& j) : regex_(pattern_regex(j)), content_(j.str("content")) {}
-  void normalize(std::string& s) const override {
-    const auto spans = regex_.find_all(s);
-    if (spans.empty()) return;
-    std::string out;
-    size_t last = 0;
-    for (const auto& [b, e] : spans) {
-      out.append(s, last, b - last);
-      out += content_;
-      last = e;
-    }
-    out.append(s, last, std::string::npos);
-    s = std::move(out);
-  }
+  void normalize(std::string& s) const override { s = replace_matches(regex_, s, content_); }
 
  private:
   Regex regex_;
@@ -154,10 +142,15 @@ class Replace final : public Normalizer {
 class Sequence final : public Normalizer {
  public:
   Sequence(const JsonNode& j, int depth) {
-    for (const JsonNode& e : j.at("normalizers").elements()) parts_.push_back(make_normalizer(e, depth + 1));
+    for (const JsonNode& e : j.at("normalizers").elements()) flatten_into<Sequence>(parts_, make_normalizer(e, depth + 1));
   }
+  std::vector<std::unique_ptr<Normalizer>>& parts() { return parts_; }
   void normalize(std::string& s) const override {
-    for (const auto& n : parts_) n->normalize(s);
+    const size_t before = s.size();
+    for (const auto& n : parts_) {
+      n->normalize(s);
+      check_growth(before, s.size(), "the normalizers");
+    }
   }
 
  private:

@@ -56,6 +56,8 @@ class Model {
   virtual std::optional<std::string> id_to_token(int32_t id) const = 0;
   /// Number of entries of the model's vocabulary (HF's get_vocab_size()).
   virtual size_t vocab_size() const = 0;
+  /// One more than the largest id of the model's vocabulary (ids may leave gaps).
+  virtual size_t id_bound() const = 0;
 };
 
 /// One sequence's ids, type ids and tokens, as the post-processors pass them on.
@@ -68,8 +70,6 @@ struct Encoded {
 class PostProcessor {
  public:
   virtual ~PostProcessor() = default;
-  /// How many special tokens process() adds to one sequence (or a pair).
-  virtual size_t added_tokens(bool pair) const = 0;
   /// Adds the special tokens (when `add_special`) and sets the type ids; `encs` holds one
   /// sequence or a pair, and may come back as more parts, concatenated by the caller.
   virtual void process(std::vector<Encoded>& encs, bool add_special) const = 0;
@@ -96,6 +96,23 @@ char32_t one_char(const JsonNode& j, const char* key);
 /// Metaspace's prepend_scheme (pre-tokenizer and decoder), with the older add_prefix_space.
 enum class PrependScheme { Always, First, Never };
 PrependScheme prepend_scheme(const JsonNode& j);
+
+/// A stage, or a whole Sequence, may make the text at most kMaxGrowth times longer plus
+/// kGrowthSlack bytes: replacements feeding each other would otherwise grow it exponentially.
+constexpr size_t kMaxGrowth = 64, kGrowthSlack = size_t(1) << 20;
+/// Fails when `after` bytes exceed what `before` bytes may grow to ("<what>: the text grows ...").
+void check_growth(size_t before, size_t after, const char* what);
+
+/// Appends `part` to `parts`, or its parts() when it is a `Seq` itself: one level of
+/// Sequence, so that its check_growth() bounds the whole chain.
+template <class Seq, class Part>
+void flatten_into(std::vector<std::unique_ptr<Part>>& parts, std::unique_ptr<Part> part) {
+  if (auto* seq = dynamic_cast<Seq*>(part.get())) {
+    for (auto& p : seq->parts()) parts.push_back(std::move(p));
+  } else {
+    parts.push_back(std::move(part));
+  }
+}
 
 /// Fails when `depth` exceeds kMaxDepth ("... nested more than 16 deep").
 void check_depth(const JsonNode& j, int depth);

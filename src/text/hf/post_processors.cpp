@@ -27,7 +27,6 @@ void set_type_ids(Encoded& e, int32_t t) { e.type_ids.assign(e.ids.size(), t); }
 class BertProcessing final : public PostProcessor {
  public:
   explicit BertProcessing(const JsonNode& j) : cls_(token_and_id(j, "cls")), sep_(token_and_id(j, "sep")) {}
-  size_t added_tokens(bool pair) const override { return pair ? 3 : 2; }
   void process(std::vector<Encoded>& encs, bool add_special) const override {
     if (!add_special) return;
     std::vector<Encoded> out;
@@ -48,7 +47,6 @@ class BertProcessing final : public PostProcessor {
 class RobertaProcessing final : public PostProcessor {
  public:
   explicit RobertaProcessing(const JsonNode& j) : cls_(token_and_id(j, "cls")), sep_(token_and_id(j, "sep")) {}
-  size_t added_tokens(bool pair) const override { return pair ? 4 : 2; }
   void process(std::vector<Encoded>& encs, bool add_special) const override {
     for (Encoded& e : encs) set_type_ids(e, 0);  // every type id is 0 in RoBERTa
     if (!add_special) return;
@@ -81,12 +79,6 @@ class TemplateProcessing final : public PostProcessor {
     }
     single_ = parse(j.at("single"));
     pair_ = parse(j.at("pair"));
-  }
-  size_t added_tokens(bool pair) const override {
-    size_t n = 0;
-    for (const Piece& p : pair ? pair_ : single_)
-      if (!p.sequence) n += specials_.at(p.id).ids.size();
-    return n;
   }
   void process(std::vector<Encoded>& encs, bool add_special) const override {
     std::vector<Encoded> out;
@@ -134,7 +126,6 @@ class TemplateProcessing final : public PostProcessor {
 
 class ByteLevelProcessing final : public PostProcessor {
  public:
-  size_t added_tokens(bool) const override { return 0; }
   void process(std::vector<Encoded>&, bool) const override {}  // offsets only
 };
 
@@ -142,11 +133,6 @@ class Sequence final : public PostProcessor {
  public:
   Sequence(const JsonNode& j, int depth) {
     for (const JsonNode& e : j.at("processors").elements()) parts_.push_back(make_post_processor(e, depth + 1));
-  }
-  size_t added_tokens(bool pair) const override {
-    size_t n = 0;
-    for (const auto& p : parts_) n += p->added_tokens(pair);
-    return n;
   }
   void process(std::vector<Encoded>& encs, bool add_special) const override {
     for (const auto& p : parts_) p->process(encs, add_special);

@@ -118,6 +118,9 @@ class Precompiled final : public Normalizer {
         if (pos >= units_.size()) return std::nullopt;
         const size_t at = value(units_[pos]);
         if (at > normalized_.size()) return std::nullopt;
+        if (at < normalized_.size() && (uint8_t(normalized_[at]) & 0xC0) == 0x80)
+          throw Error("precompiled_charsmap: a replacement starts inside a character (byte " + std::to_string(at) +
+                      ")");
         const size_t end = normalized_.find('\0', at);
         return std::string_view(normalized_).substr(at, (end == std::string::npos ? normalized_.size() : end) - at);
       }

@@ -4,12 +4,16 @@
 #include <unicode/unistr.h>
 
 #include "model/json_text.hpp"  // printable
+#include "text/hf/pipeline.hpp"
 #include "text/hf/unicode.hpp"
 #include "vkformer/tensor.hpp"  // vkf::Error
 
 namespace vkf::text::hf {
 
 namespace {
+// ICU's time limit for one find(), in steps of its engine (about a millisecond each):
+// Oniguruma has none, but an exponential pattern must not hang the caller.
+constexpr int32_t kTimeLimit = 2000;
 // Oniguruma's \s for Unicode text: \t \n \v \f \r, U+0085 and the separators Z.
 constexpr const char* kOnigSpace = "\\t\\n\\x{0B}\\f\\r\\x{85}\\p{Z}";
 }  // namespace
@@ -52,10 +56,12 @@ std::string onig_to_icu(const std::string& p) {
 
 struct Regex::Impl {
   std::unique_ptr<icu::RegexPattern> pattern;
+  std::string source;  ///< as tokenizer.json gives it, for errors
 };
 
 Regex::Regex(const std::string& pattern, const std::string& where, bool literal)
     : impl_(std::make_unique<Impl>()) {
+  impl_->source = pattern;
   UParseError pe;
   UErrorCode status = U_ZERO_ERROR;
   impl_->pattern.reset(icu::RegexPattern::compile(
@@ -85,6 +91,7 @@ std::vector<Span> Regex::find_all(std::string_view text) const {
   }
   UErrorCode status = U_ZERO_ERROR;
   std::unique_ptr<icu::RegexMatcher> m(impl_->pattern->matcher(u, status));
+  m->setTimeLimit(kTimeLimit, status);  // catastrophic backtracking ends in U_REGEX_TIME_OUT
   if (U_FAILURE(status)) throw Error(std::string("ICU regex: ") + u_errorName(status));
   int32_t pos = 0;
   int32_t last_end = -1;
@@ -99,8 +106,32 @@ std::vector<Span> Regex::find_all(std::string_view text) const {
     last_end = e;
     pos = e;
   }
+  if (status == U_REGEX_TIME_OUT)
+    throw Error("regular expression \"" + printable(impl_->source, 60) + "\": one match took more than " +
+                std::to_string(kTimeLimit) + " steps of ICU's engine (catastrophic backtracking)");
   if (U_FAILURE(status)) throw Error(std::string("ICU regex: ") + u_errorName(status));
   return out;
+}
+
+std::string replace_matches(const Regex& re, const std::string& text, const std::string& content) {
+  const auto spans = re.find_all(text);
+  if (spans.empty()) return text;
+  std::string out;
+  size_t last = 0;
+  for (const auto& [b, e] : spans) {
+    out.append(text, last, b - last);
+    out += content;
+    last = e;
+    check_growth(text.size(), out.size(), "Replace");
+  }
+  out.append(text, last, std::string::npos);
+  return out;
+}
+
+void check_growth(size_t before, size_t after, const char* what) {
+  if (after > before * kMaxGrowth + kGrowthSlack)
+    throw Error(std::string(what) + ": the text grows more than " + std::to_string(kMaxGrowth) + " times (" +
+                std::to_string(before) + " bytes to " + std::to_string(after) + " and more)");
 }
 
 Regex pattern_regex(const JsonNode& j) {

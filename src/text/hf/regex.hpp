@@ -34,6 +34,10 @@ class Regex {
   std::unique_ptr<Impl> impl_;
 };
 
+/// `text` with every match of `re` replaced by `content` (the Replace normalizer and decoder);
+/// check_growth() on the result.
+std::string replace_matches(const Regex& re, const std::string& text, const std::string& content);
+
 /// Member "pattern" of `j`: {"String": s} (literal) or {"Regex": r}, as Replace and Split hold it.
 Regex pattern_regex(const JsonNode& j);
 

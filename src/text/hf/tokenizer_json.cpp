@@ -1,5 +1,6 @@
 // HF's tokenizer.json (tokenizer/serialization.rs) and tokenizer_config.json.
 #include <fstream>
+#include <iterator>
 
 #include "model/json_text.hpp"
 #include "text/hf/hf_tokenizer.hpp"
@@ -64,14 +65,24 @@ namespace {
 nlohmann::json read_json(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) return nullptr;
-  try {
-    return nlohmann::json::parse(in);
-  } catch (const nlohmann::json::exception& e) {
-    throw Error(path + ": not valid JSON: " + json_error_text(e));
-  }
+  return parse_json(path, std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()));
 }
 
 }  // namespace
+
+nlohmann::json parse_json(const std::string& file, std::string_view text) {
+  try {
+    return nlohmann::json::parse(text);
+  } catch (const nlohmann::json::exception& e) {
+    throw Error(file + ": not valid JSON: " + json_error_text(e));
+  }
+}
+
+std::unique_ptr<Tokenizer> load_hf_tokenizer_json(const std::string& file, std::string_view text) {
+  const nlohmann::json j = parse_json(file, text);
+  if (!j.is_object()) throw Error(file + ": must be a JSON object, got " + std::string(j.type_name()));
+  return make_tokenizer(parse_tokenizer_json(j, file));
+}
 
 std::unique_ptr<Tokenizer> load_hf_dir(const std::string& dir, const nlohmann::json* j) {
   const std::string config_file = dir + "/tokenizer_config.json";

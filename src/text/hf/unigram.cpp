@@ -54,6 +54,7 @@ class Unigram final : public Model {
     return pieces_[size_t(id)];
   }
   size_t vocab_size() const override { return pieces_.size(); }
+  size_t id_bound() const override { return pieces_.size(); }
 
  private:
   int32_t child(int32_t node, uint8_t b) const {
