@@ -17,24 +17,6 @@
 namespace vkf::test {
 namespace {
 
-json hf_golden(const std::string& dir) {
-  std::ifstream in(dir + "/golden.json");
-  if (!in) throw Error("cannot open " + dir + "/golden.json");
-  return json::parse(in);
-}
-
-/// [seq][pos][dim] -> per sequence, its rows flattened.
-std::vector<std::vector<float>> rows(const json& j) {
-  std::vector<std::vector<float>> out;
-  for (const json& seq : j) {
-    std::vector<float> v;
-    for (const json& r : seq)
-      for (const json& x : r) v.push_back(x.get<float>());
-    out.push_back(std::move(v));
-  }
-  return out;
-}
-
 class Gpt2Test : public DeviceTest, public ::testing::WithParamInterface<std::string> {};
 
 TEST_P(Gpt2Test, MatchesTransformers) {
@@ -52,7 +34,7 @@ TEST_P(Gpt2Test, MatchesTransformers) {
     const ForwardOutput f = s.forward(ids);
     EXPECT_EQ(s.stats().submissions, 1u);
     EXPECT_EQ(f.dim, lm ? model->config().src_vocab_size : model->config().d_model);
-    const double err = forward_error(f, rows(g["outputs"][lm ? "logits" : "last_hidden_state"]));
+    const double err = forward_error(f, golden_rows(g["outputs"][lm ? "logits" : "last_hidden_state"]));
     EXPECT_LE(err, bound);
     std::printf("%s %s: max error %.3g\n", name.c_str(), p == Precision::F16 ? "fp16" : "fp32", err);
     if (!lm) continue;
