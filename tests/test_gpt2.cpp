@@ -6,8 +6,8 @@
 // alone, token for token.
 //
 // Bounds (max |got − want| / max(1, max |want|)): 1e-4 with fp32 weights, as
-// the other stacks; gpt2_lm_f16's golden comes from its own rounded weights,
-// which fp16 storage holds exactly: 1e-4 in either precision. An F32 file
+// the other stacks; gpt2_lm_f16's and gpt2_lm_bf16's goldens come from their own
+// rounded weights, which fp16 storage holds exactly: 1e-4 in either precision. An F32 file
 // stored as fp16 is compared with a golden of unrounded weights: 1e-2, as the
 // bert family. Greedy equality is well defined: the goldens' smallest top-1 −
 // top-2 logit margin is ≥ 0.017, far above these errors.
@@ -27,7 +27,8 @@ TEST_P(Gpt2Test, MatchesTransformers) {
   for (Precision p : {Precision::F32, Precision::F16}) {
     if (p == Precision::F16 && !ctx().caps().storage_16bit) continue;
     SCOPED_TRACE(name + (p == Precision::F16 ? " fp16" : " fp32"));
-    const double bound = p == Precision::F16 && name.find("_f16") == std::string::npos ? 1e-2 : 1e-4;
+    const bool rounded_file = name.find("_f16") != std::string::npos || name.find("_bf16") != std::string::npos;
+    const double bound = p == Precision::F16 && !rounded_file ? 1e-2 : 1e-4;
     auto model = Model::load(ctx(), dir, p);
     Session s(model);
     const bool lm = g.contains("greedy");
@@ -60,7 +61,8 @@ TEST_P(Gpt2Test, MatchesTransformers) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Hf, Gpt2Test, ::testing::Values("gpt2_lm", "gpt2_lm_untied", "gpt2_lm_f16", "gpt2_model"));
+INSTANTIATE_TEST_SUITE_P(Hf, Gpt2Test, ::testing::Values("gpt2_lm", "gpt2_lm_untied", "gpt2_lm_f16", "gpt2_lm_bf16",
+                                                           "gpt2_model"));
 
 // ---- config.json and the tensors: each error names the file and the key or tensor.
 
@@ -158,6 +160,11 @@ TEST_F(DeviceTest, Gpt2Tensors) {
   Session s(m);
   EXPECT_EQ(s.forward({{1, 2, 3}}).dim, 12u);
   expect_error([&] { s.generate({{1, 2}}); }, "GPT2Model (hidden states only) cannot generate");
+  // No padding token: padding (filled with id 0) is masked by position, so a right-padded
+  // sequence's rows equal its rows alone.
+  const ForwardOutput alone = s.forward({{1, 0, 5}}), padded = s.forward({{1, 0, 5}, {0, 0, 0, 0, 7}});
+  EXPECT_LE(forward_error(padded, {alone.data, std::vector<float>(padded.data.begin() + 5 * 12,
+                                                                   padded.data.end())}), 1e-6);
 
   const TensorMap full = tiny_gpt2_weights(c);
   TensorMap t = full;

@@ -266,6 +266,8 @@ GPT2_MODELS = {
     "gpt2_model": (32, GPT2Model, lambda: gpt2_config(n_embd=36, n_head=3, activation_function="relu")),
 }
 
+GPT2_ROUNDED = {"gpt2_lm_f16": torch.float16, "gpt2_lm_bf16": torch.bfloat16}
+
 
 def gpt2_greedy(model, seqs, eos):
     """HF's greedy generate on each prompt alone: the new tokens, before EOS; and the smallest margin."""
@@ -297,13 +299,13 @@ def gpt2_golden(model, seqs, eos):
 
 
 def make_gpt2(out, name, manifest, made):
-    if name == "gpt2_lm_f16":  # gpt2_lm's weights rounded; the golden from them, in fp32
+    if name in GPT2_ROUNDED:  # gpt2_lm's weights rounded; the golden from them, in fp32
         model, seqs = made["gpt2_lm"]
-        low = copy.deepcopy(model).to(torch.float16)
+        low = copy.deepcopy(model).to(GPT2_ROUNDED[name])
         d = os.path.join(out, name)
         low.save_pretrained(d, safe_serialization=True)
         write_golden(d, gpt2_golden(low.float(), seqs, model.config.eos_token_id))
-        manifest[name] = {"copy_of": "gpt2_lm", "dtype": "F16"}
+        manifest[name] = {"copy_of": "gpt2_lm", "dtype": name.rsplit("_", 1)[1].upper()}
         return
     seed, cls, config = GPT2_MODELS[name]
     torch.manual_seed(seed)
@@ -403,7 +405,7 @@ def main():
         for name in VARIANTS:
             make_variant(build, name, made, manifest)
         gpt2 = {}
-        for name in list(GPT2_MODELS) + ["gpt2_lm_f16"]:
+        for name in list(GPT2_MODELS) + list(GPT2_ROUNDED):
             make_gpt2(build, name, manifest, gpt2)
         scratch = os.path.join(build, ".scratch")
         for name in ST_MODELS:
