@@ -27,8 +27,7 @@ TEST_P(Gpt2Test, MatchesTransformers) {
   for (Precision p : {Precision::F32, Precision::F16}) {
     if (p == Precision::F16 && !ctx().caps().storage_16bit) continue;
     SCOPED_TRACE(name + (p == Precision::F16 ? " fp16" : " fp32"));
-    const bool rounded_file = name.find("_f16") != std::string::npos || name.find("_bf16") != std::string::npos;
-    const double bound = p == Precision::F16 && !rounded_file ? 1e-2 : 1e-4;
+    const double bound = hf_bound(name, p);
     auto model = Model::load(ctx(), dir, p);
     Session s(model);
     const bool lm = g.contains("greedy");
