@@ -30,6 +30,36 @@ inline std::string hf_model_dir(const std::string& name) {
   return dir;
 }
 
+/// golden.json of a directory of `make hf-test-models`.
+inline nlohmann::json hf_golden(const std::string& dir) {
+  std::ifstream in(dir + "/golden.json");
+  if (!in) throw Error("cannot open " + dir + "/golden.json");
+  return nlohmann::json::parse(in);
+}
+
+/// A golden's per-sequence rows, flattened: [seq][pos][dim] or [seq][dim] -> [seq][...].
+inline std::vector<std::vector<float>> golden_rows(const nlohmann::json& j) {
+  std::vector<std::vector<float>> out;
+  for (const nlohmann::json& seq : j) {
+    std::vector<float> v;
+    for (const nlohmann::json& r : seq) {
+      if (r.is_array())
+        for (const nlohmann::json& x : r) v.push_back(x.get<float>());
+      else
+        v.push_back(r.get<float>());
+    }
+    out.push_back(std::move(v));
+  }
+  return out;
+}
+
+/// The bound of an HF model's outputs (test_bert.cpp's header justifies it): 1e-4, but
+/// 1e-2 for an F32 file stored as fp16 (its golden is of the unrounded weights).
+inline double hf_bound(const std::string& name, Precision p) {
+  const bool rounded_file = name.find("_f16") != std::string::npos || name.find("_bf16") != std::string::npos;
+  return p == Precision::F16 && !rounded_file ? 1e-2 : 1e-4;
+}
+
 inline nlohmann::json golden(const std::string& name) {
   std::ifstream in(model_dir(name) + "/golden.json");
   if (!in) throw Error("cannot open " + model_dir(name) + "/golden.json");

@@ -17,28 +17,6 @@ namespace {
 
 using nlohmann::json;
 
-json hf_golden(const std::string& dir) {
-  std::ifstream in(dir + "/golden.json");
-  if (!in) throw Error("cannot open " + dir + "/golden.json");
-  return json::parse(in);
-}
-
-/// Per-sequence rows, flattened: [seq][pos][dim] or [seq][dim] -> [seq][...].
-std::vector<std::vector<float>> rows(const json& j) {
-  std::vector<std::vector<float>> out;
-  for (const json& seq : j) {
-    std::vector<float> v;
-    for (const json& r : seq) {
-      if (r.is_array())
-        for (const json& x : r) v.push_back(x.get<float>());
-      else
-        v.push_back(r.get<float>());
-    }
-    out.push_back(std::move(v));
-  }
-  return out;
-}
-
 class BertTest : public DeviceTest, public ::testing::WithParamInterface<std::string> {};
 
 TEST_P(BertTest, MatchesTransformers) {
@@ -49,21 +27,20 @@ TEST_P(BertTest, MatchesTransformers) {
   for (Precision p : {Precision::F32, Precision::F16}) {
     if (p == Precision::F16 && !ctx().caps().storage_16bit) continue;
     SCOPED_TRACE(name + (p == Precision::F16 ? " fp16" : " fp32"));
-    const bool rounded_file = name.find("_f16") != std::string::npos || name.find("_bf16") != std::string::npos;
-    const double bound = p == Precision::F16 && !rounded_file ? 1e-2 : 1e-4;
+    const double bound = hf_bound(name, p);
     auto model = Model::load(ctx(), dir, p);
     Session s(model);
     RunOptions o;
     if (model->config().model_type == "bert") o.type_ids = g["type_ids"].get<std::vector<Ids>>();
     const json& out = g["outputs"];
     const bool head = !model->info().head.empty();
-    EXPECT_LE(forward_error(s.forward(ids, {}, o), rows(out[head ? "logits" : "last_hidden_state"])), bound);
+    EXPECT_LE(forward_error(s.forward(ids, {}, o), golden_rows(out[head ? "logits" : "last_hidden_state"])), bound);
     EXPECT_EQ(s.stats().submissions, 1u);
     o.output = "hidden";
-    EXPECT_LE(forward_error(s.forward(ids, {}, o), rows(out["last_hidden_state"])), bound);
+    EXPECT_LE(forward_error(s.forward(ids, {}, o), golden_rows(out["last_hidden_state"])), bound);
     if (out.contains("pooler_output")) {
       o.output = "pooler";
-      EXPECT_LE(forward_error(s.forward(ids, {}, o), rows(out["pooler_output"])), bound);
+      EXPECT_LE(forward_error(s.forward(ids, {}, o), golden_rows(out["pooler_output"])), bound);
     }
   }
 }
@@ -87,7 +64,7 @@ TEST_F(DeviceTest, BertSentenceTransformersPooling) {
     ForwardOutput as_rows;  // one row per sentence
     as_rows.batch = e.batch, as_rows.len = 1, as_rows.dim = e.dim, as_rows.data = e.data;
     as_rows.lengths.assign(e.batch, 1);
-    EXPECT_LE(forward_error(as_rows, rows(g["outputs"]["embeddings"])), 1e-5);
+    EXPECT_LE(forward_error(as_rows, golden_rows(g["outputs"]["embeddings"])), 1e-5);
   }
 }
 

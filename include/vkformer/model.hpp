@@ -34,7 +34,7 @@ struct ModelConfig {
   PositionalEncoding positional_encoding = PositionalEncoding::Sinusoidal;
   bool scale_embeddings = false;                    ///< token embeddings × √d_model
   bool causal = false;                              ///< encoder-only stack as a decoder-only LM
-  int32_t pad_id = 0, bos_id = 1, eos_id = 2;
+  int32_t pad_id = 0, bos_id = 1, eos_id = 2;       ///< pad_id < 0: no padding token (masked by position)
   /// Internal: the family's own settings, when it has any.
   std::shared_ptr<const FamilyConfig> family_config;
 

@@ -18,6 +18,7 @@ endfunction()
 vkf_add_family(transformer)
 vkf_add_family(use_lite)
 vkf_add_family(bert)
+vkf_add_family(gpt2)
 
 # ---- the table families() returns -------------------------------------------
 set(includes "")

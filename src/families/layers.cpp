@@ -7,7 +7,7 @@ OpInfo linear(Recorder& rec, const Tensor& x, const LinearWeights& w, Tensor& y,
   GemmArgs g;
   g.x = &x;
   g.w = &w.w;
-  g.bias = &w.b;
+  g.bias = w.b.empty() ? nullptr : &w.b;  // a head without bias (GPT-2's tied LM head)
   g.residual = residual;
   g.y = &y;
   g.act = act;

@@ -24,7 +24,8 @@ PaddedIds pad_batch(const std::vector<Ids>& seqs, int32_t pad_id, uint32_t vocab
     p.len = std::max<uint32_t>(p.len, uint32_t(s.size()));
     p.lengths.push_back(uint32_t(s.size()));
   }
-  p.ids.assign(size_t(p.batch) * p.len, pad_id);
+  // Without a padding token (pad_id < 0), padding is filled with id 0 and masked by position.
+  p.ids.assign(size_t(p.batch) * p.len, std::max(pad_id, 0));
   p.pad.assign(p.ids.size(), 1);
   for (uint32_t b = 0; b < p.batch; ++b)
     for (uint32_t i = 0; i < p.lengths[b]; ++i) {

@@ -78,6 +78,16 @@ Activation ConfigReader::activation() const {
   fail("unknown \"activation\" \"" + printable(s) + "\" (relu, gelu, gelu_tanh, silu)");
 }
 
+Activation ConfigReader::hf_activation(const char* key, const char* fallback) const {
+  const std::string s = set(key) ? string(key) : fallback;
+  if (s == "gelu" || s == "gelu_python") return Activation::GeluErf;
+  if (s == "gelu_new" || s == "gelu_pytorch_tanh" || s == "gelu_fast") return Activation::GeluTanh;
+  if (s == "relu") return Activation::ReLU;
+  if (s == "silu" || s == "swish") return Activation::SiLU;
+  fail("\"" + std::string(key) + "\" \"" + printable(s) +
+       "\" is not supported (gelu, gelu_new, gelu_pytorch_tanh, gelu_fast, relu, silu)");
+}
+
 PositionalEncoding ConfigReader::positional_encoding() const {
   const std::string s = string("positional_encoding");
   if (s == "sinusoidal") return PositionalEncoding::Sinusoidal;

@@ -34,6 +34,10 @@ class ConfigReader {
   float positive_float(const char* key) const;
   /// "activation": relu, gelu, gelu_tanh or silu.
   Activation activation() const;
+  /// A Hugging Face activation name (ACT2FN's keys vkformer has: gelu, gelu_python,
+  /// gelu_new, gelu_pytorch_tanh, gelu_fast, relu, silu, swish); `fallback` when
+  /// the key is absent or null (the config class's default).
+  Activation hf_activation(const char* key, const char* fallback) const;
   /// "positional_encoding": sinusoidal, learned or none.
   PositionalEncoding positional_encoding() const;
   /// Attention heads of width `width` (the value of `key`) split in n_heads:

@@ -86,7 +86,8 @@ std::vector<Ids> beam_search(LogitsSource& src, uint32_t batch, uint32_t vocab, 
 
   std::vector<float> logits = src.start();
   for (uint32_t t = 0; t < max_new; ++t) {
-    std::vector<int32_t> tokens(slots, pad), parents(slots);
+    // Finished sources' slots are fed a padding token (id 0 if the model has none).
+    std::vector<int32_t> tokens(slots, std::max(pad, 0)), parents(slots);
     for (uint32_t i = 0; i < slots; ++i) parents[i] = int32_t(i);
     for (uint32_t b = 0; b < batch; ++b) {
       if (done[b]) continue;

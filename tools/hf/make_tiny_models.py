@@ -34,6 +34,18 @@ Sentence-transformers directories (st_*) add "texts" (the input sentences); thei
 outputs are {"embeddings": [seq][dim]} from SentenceTransformer.encode(texts,
 convert_to_numpy=True) and "last_hidden_state" (its token embeddings, unpadded).
 
+GPT-2 directories (gpt2_*) are causal: their golden.json is
+
+    {"ids":     [[int, ...], ...],    3 prompts of unequal lengths (GPT2_LENGTHS), no special tokens
+     "outputs": {"logits": [seq][position][vocab]}         GPT2LMHeadModel
+                {"last_hidden_state": [seq][position][hidden]}   GPT2Model (after ln_f)
+     "greedy":  [[int, ...], ...],    GPT2LMHeadModel: generate(do_sample=False, max_new_tokens=8) on
+                                      each prompt alone, the new tokens only, stopping before EOS
+     "eos":     int,                  config.eos_token_id: a token one greedy run produces at step ≥ 3
+     "greedy_margin": float}          the smallest top-1 minus top-2 logit over those steps
+
+each prompt run alone (no padding) in fp32.
+
 Low-precision copies (*_f16, *_bf16) store the weights rounded; their goldens
 are computed in fp32 from those rounded weights. *_sharded holds the same weights
 as its model in several shards (model.safetensors.index.json). bert_mlm_bin is
@@ -56,6 +68,7 @@ import transformers  # noqa: E402
 from transformers import (BertConfig, BertForMaskedLM, BertForSequenceClassification,  # noqa: E402
                           BertForTokenClassification, BertModel, BertTokenizerFast, DistilBertConfig,
                           DistilBertForMaskedLM, DistilBertForSequenceClassification, DistilBertModel,
+                          GPT2Config, GPT2LMHeadModel, GPT2Model,
                           RobertaConfig, RobertaForMaskedLM, RobertaForSequenceClassification,
                           XLMRobertaConfig, XLMRobertaModel)
 
@@ -232,6 +245,90 @@ def make_variant(out, name, made, manifest):
     manifest[name] = {"copy_of": base, "files": sorted(f for f in os.listdir(d) if f != "golden.json")}
 
 
+# ---- GPT-2 ------------------------------------------------------------------
+GPT2_LENGTHS = [6, 2, 9]
+GPT2_NEW = 8
+
+
+def gpt2_config(**kw):
+    c = dict(vocab_size=157, n_embd=45, n_layer=2, n_head=5, n_positions=40, initializer_range=0.2,
+             bos_token_id=156, eos_token_id=156)
+    c.update(kw)
+    return GPT2Config(**c)
+
+
+# name: (seed, class, config)
+GPT2_MODELS = {
+    "gpt2_lm": (30, GPT2LMHeadModel, lambda: gpt2_config()),
+    "gpt2_lm_untied": (31, GPT2LMHeadModel, lambda: gpt2_config(tie_word_embeddings=False, n_inner=50,
+                                                                 activation_function="gelu",
+                                                                 layer_norm_epsilon=1e-6)),
+    "gpt2_model": (32, GPT2Model, lambda: gpt2_config(n_embd=36, n_head=3, activation_function="relu")),
+}
+
+GPT2_ROUNDED = {"gpt2_lm_f16": torch.float16, "gpt2_lm_bf16": torch.bfloat16}
+
+
+def gpt2_greedy(model, seqs, eos):
+    """HF's greedy generate on each prompt alone: the new tokens, before EOS; and the smallest margin."""
+    out, margin = [], float("inf")
+    for s in seqs:
+        g = model.generate(torch.tensor([s]), attention_mask=torch.ones(1, len(s), dtype=torch.long),
+                           do_sample=False, max_new_tokens=GPT2_NEW, eos_token_id=eos, pad_token_id=eos,
+                           output_scores=True, return_dict_in_generate=True)
+        new = g.sequences[0, len(s):].tolist()
+        for sc in g.scores:
+            top = torch.topk(sc[0], 2).values
+            margin = min(margin, float(top[0] - top[1]))
+        out.append(new[:new.index(eos)] if eos in new else new)
+    return out, margin
+
+
+def gpt2_golden(model, seqs, eos):
+    model.eval()
+    with torch.no_grad():
+        res, outs = {"ids": seqs}, []
+        for s in seqs:
+            o = model(input_ids=torch.tensor([s]), return_dict=True)
+            outs.append((o.logits if hasattr(o, "logits") else o.last_hidden_state)[0].tolist())
+        res["outputs"] = {("logits" if hasattr(model, "lm_head") else "last_hidden_state"): outs}
+        if hasattr(model, "lm_head"):
+            res["greedy"], res["greedy_margin"] = gpt2_greedy(model, seqs, eos)
+            res["eos"] = eos
+    return res
+
+
+def make_gpt2(out, name, manifest, made):
+    if name in GPT2_ROUNDED:  # gpt2_lm's weights rounded; the golden from them, in fp32
+        model, seqs = made["gpt2_lm"]
+        low = copy.deepcopy(model).to(GPT2_ROUNDED[name])
+        d = os.path.join(out, name)
+        low.save_pretrained(d, safe_serialization=True)
+        write_golden(d, gpt2_golden(low.float(), seqs, model.config.eos_token_id))
+        manifest[name] = {"copy_of": "gpt2_lm", "dtype": name.rsplit("_", 1)[1].upper()}
+        return
+    seed, cls, config = GPT2_MODELS[name]
+    torch.manual_seed(seed)
+    cfg = config()
+    model = cls(cfg)
+    randomize(model, seed)
+    model.eval()
+    rng = random.Random(seed)
+    seqs = [[rng.randrange(0, cfg.vocab_size) for _ in range(n)] for n in GPT2_LENGTHS]
+    if cls is GPT2LMHeadModel:
+        # EOS: a token some prompt's greedy run makes first at its 3rd step or later, so that
+        # generation stops early on it for that prompt; the runs without EOS tell which.
+        model.generation_config.eos_token_id = None
+        free, _ = gpt2_greedy(model, seqs, None)
+        eos = next((t for run in free for i, t in enumerate(run) if i >= 2 and t not in run[:i]), free[0][-1])
+        model.config.eos_token_id = model.generation_config.eos_token_id = eos
+    d = os.path.join(out, name)
+    model.save_pretrained(d, safe_serialization=True)
+    write_golden(d, gpt2_golden(model, seqs, model.config.eos_token_id))
+    manifest[name] = {"class": cls.__name__, "seed": seed, "dtype": "F32"}
+    made[name] = (model, seqs)
+
+
 # ---- sentence-transformers ---------------------------------------------------
 TEXTS = ["Hello world!", "The quick brown fox jumps over the lazy dog.",
          "vkformer runs transformers in Vulkan compute shaders.", "ok",
@@ -307,6 +404,9 @@ def main():
             made[name] = make_model(build, name, manifest)
         for name in VARIANTS:
             make_variant(build, name, made, manifest)
+        gpt2 = {}
+        for name in list(GPT2_MODELS) + list(GPT2_ROUNDED):
+            make_gpt2(build, name, manifest, gpt2)
         scratch = os.path.join(build, ".scratch")
         for name in ST_MODELS:
             make_st(build, name, scratch, manifest)

@@ -10,6 +10,7 @@
 #include <fstream>
 #include <map>
 #include <random>
+#include <set>
 
 #include "model_commands.hpp"
 #include "svg.hpp"
@@ -46,11 +47,16 @@ Workload make_workload(const ModelConfig& c, bool has_generator, const ProfileOp
   if (o.batch < 1 || o.src_len < 1 || o.tgt_len < 1 || o.repeat < 1)
     throw Error("--batch, --src-len, --tgt-len and --repeat must be at least 1");
   std::mt19937 gen(7);
-  const int32_t first = std::max({c.pad_id, c.bos_id, c.eos_id}) + 1;  // never pad, bos or eos
+  // Never pad, bos or eos, wherever they are (GPT-2's eos is the last id; pad < 0: none).
+  auto special = [&](int32_t x) { return x == c.pad_id || x == c.bos_id || x == c.eos_id; };
   auto random_ids = [&](uint32_t len, uint32_t vocab) {
-    if (uint32_t(first) >= vocab) throw Error("the vocabulary has no ids besides pad, bos and eos");
+    uint32_t specials = 0;
+    for (int32_t x : std::set<int32_t>{c.pad_id, c.bos_id, c.eos_id}) specials += x >= 0 && uint32_t(x) < vocab;
+    if (specials >= vocab) throw Error("the vocabulary has no ids besides pad, bos and eos");
     Ids ids(len);
-    for (auto& x : ids) x = first + int32_t(gen() % uint32_t(vocab - first));
+    for (auto& x : ids)
+      do x = int32_t(gen() % vocab);
+      while (special(x));
     return ids;
   };
   Workload w;

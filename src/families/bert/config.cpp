@@ -32,16 +32,6 @@ std::string class_stem(const std::string& model_type) {
   return "Bert";
 }
 
-Activation hf_activation(const ConfigReader& r, const char* key, const char* fallback) {
-  const std::string s = r.set(key) ? r.string(key) : fallback;
-  if (s == "gelu" || s == "gelu_python") return Activation::GeluErf;
-  if (s == "gelu_new" || s == "gelu_pytorch_tanh" || s == "gelu_fast") return Activation::GeluTanh;
-  if (s == "relu") return Activation::ReLU;
-  if (s == "silu" || s == "swish") return Activation::SiLU;
-  r.fail("\"" + std::string(key) + "\" \"" + printable(s) +
-         "\" is not supported (gelu, gelu_new, gelu_pytorch_tanh, gelu_fast, relu, silu)");
-}
-
 void read_head(const ConfigReader& r, const std::string& model_type, BertConfig& b) {
   const std::string stem = class_stem(model_type);
   b.architecture = stem + "Model";
@@ -201,7 +191,7 @@ void BertFamily::read_config(const ConfigReader& r, ModelConfig& c) const {
   c.n_heads = uint_or(distil ? "n_heads" : "num_attention_heads", 12, 1);
   c.d_ff = uint_or(distil ? "hidden_dim" : "intermediate_size", 3072, 1);
   c.max_positions = uint_or("max_position_embeddings", 512, 1);
-  c.activation = hf_activation(r, distil ? "activation" : "hidden_act", "gelu");
+  c.activation = r.hf_activation(distil ? "activation" : "hidden_act", "gelu");
   c.layer_norm_eps = distil ? 1e-12f : r.set("layer_norm_eps") ? r.positive_float("layer_norm_eps") : 1e-12f;
   c.norm_first = false;  // post-LN, as the paper
   c.positional_encoding = PositionalEncoding::Learned;

@@ -1,0 +1,64 @@
+// config.json as Hugging Face writes it for GPT-2 (GPT2Config). HF leaves out
+// keys equal to their defaults, so a missing (or null) key takes GPT2Config's
+// default. What vkformer does not compute is refused, naming the key.
+#include "families/gpt2/config.hpp"
+
+#include "families/gpt2/family.hpp"
+#include "model/json_text.hpp"
+
+namespace vkf {
+
+const Gpt2Config& gpt2_config(const ModelConfig& c) {
+  const auto* g = dynamic_cast<const Gpt2Config*>(c.family_config.get());
+  if (!g) throw Error("a \"" + c.model_type + "\" config has no gpt2 settings");
+  return *g;
+}
+
+void Gpt2Family::read_config(const ConfigReader& r, ModelConfig& c) const {
+  auto g = std::make_shared<Gpt2Config>();
+  auto uint_or = [&](const char* key, uint32_t def, uint32_t min) { return r.set(key) ? r.uint(key, min) : def; };
+  auto flag_or = [&](const char* key, bool def) { return r.set(key) ? r.boolean(key) : def; };
+  c.src_vocab_size = uint_or("vocab_size", 50257, 1);
+  c.d_model = uint_or("n_embd", 768, 1);
+  c.encoder_layers = uint_or("n_layer", 12, 1);
+  c.n_heads = uint_or("n_head", 12, 1);
+  c.d_ff = uint_or("n_inner", 4 * c.d_model, 1);  // null: 4·n_embd
+  c.max_positions = uint_or("n_positions", 1024, 1);
+  c.activation = r.hf_activation("activation_function", "gelu_new");
+  c.layer_norm_eps = r.set("layer_norm_epsilon") ? r.positive_float("layer_norm_epsilon") : 1e-5f;
+  r.check_heads("n_embd", c.d_model, c.n_heads);
+  // The transformer family's decoder-only model: a causal pre-LN stack, learned positions.
+  c.decoder_layers = 0;
+  c.causal = true;
+  c.norm_first = true;
+  c.positional_encoding = PositionalEncoding::Learned;
+  c.scale_embeddings = false;
+  c.pad_id = -1;  // no padding token: padding is masked by position
+  c.bos_id = r.set("bos_token_id") ? r.int32("bos_token_id") : 50256;
+  c.eos_id = r.set("eos_token_id") ? r.int32("eos_token_id") : 50256;
+  for (const auto& [key, id] : {std::pair<const char*, int32_t>{"bos_token_id", c.bos_id}, {"eos_token_id", c.eos_id}})
+    if (id < 0 || uint32_t(id) >= c.src_vocab_size)
+      r.fail("\"" + std::string(key) + "\" " + std::to_string(id) + " is outside the vocabulary [0, " +
+             std::to_string(c.src_vocab_size) + ")");
+
+  if (!flag_or("scale_attn_weights", true))
+    r.fail("\"scale_attn_weights\": false is not supported (attention scores are scaled by 1/sqrt(head_dim))");
+  for (const char* key : {"scale_attn_by_inverse_layer_idx", "reorder_and_upcast_attn", "add_cross_attention"})
+    if (flag_or(key, false)) r.fail("\"" + std::string(key) + "\": true is not supported");
+  g->tied = flag_or("tie_word_embeddings", true);
+
+  g->architecture = "GPT2LMHeadModel";
+  if (r.set("architectures")) {
+    const nlohmann::json& a = r.need("architectures");
+    if (!a.is_array() || a.empty() || !a[0].is_string())
+      r.fail("\"architectures\" must be a list of class names, got " + brief_json(a));
+    g->architecture = a[0].get<std::string>();
+  }
+  if (g->architecture != "GPT2LMHeadModel" && g->architecture != "GPT2Model")
+    r.fail("\"architectures\" \"" + printable(g->architecture) +
+           "\" is not supported for model_type \"gpt2\" (GPT2LMHeadModel, GPT2Model)");
+  g->lm_head = g->architecture == "GPT2LMHeadModel";
+  c.family_config = std::move(g);
+}
+
+}  // namespace vkf
