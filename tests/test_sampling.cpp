@@ -149,13 +149,19 @@ TEST(Sampling, ChiSquareOfDrawsAfterTopKTopP) {
   EXPECT_GT(chi2, 0.0);
 }
 
-std::string error_of(const GenerateOptions& o) {
+/// The message of the vkf::Error call() throws, or "(no error)".
+template <class F>
+std::string message_of(F&& call) {
   try {
-    validate(o);
+    call();
   } catch (const Error& e) {
     return e.what();
   }
   return "(no error)";
+}
+
+std::string error_of(const GenerateOptions& o) {
+  return message_of([&] { validate(o); });
 }
 
 TEST(Sampling, EveryBadOptionIsRefusedClearly) {
@@ -199,12 +205,7 @@ std::string config_dir(const std::string& name, const std::string& text) {
 }
 
 std::string read_error(const std::string& dir) {
-  try {
-    read_generation_config(dir);
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "(no error)";
+  return message_of([&] { read_generation_config(dir); });
 }
 
 TEST(Sampling, GenerationConfigGivesDefaults) {
