@@ -319,5 +319,26 @@ TEST_F(SampledGeneration, SameSeedSameTokensAndCallbacksStop) {
   EXPECT_EQ(s.generate({{}}, o), s.generate({{1}}, o));
 }
 
+// no_repeat_ngram_size 1 bans every token already in the sequence, prompt included,
+// in greedy decoding and in beam search alike.
+TEST_F(SampledGeneration, ProcessorsApplyToGreedyAndBeam) {
+  auto model = Model::load(ctx(), model_dir("decoder_only"));
+  Session s(model);
+  GenerateOptions o;
+  o.max_new_tokens = 10;
+  o.stop_at_eos = false;
+  o.no_repeat_ngram_size = 1;
+  const Ids prompt = {1, 5, 6, 7};
+  for (uint32_t beam : {1u, 3u}) {
+    o.beam = beam;
+    const Ids out = s.generate({prompt}, o)[0];
+    EXPECT_EQ(out.size(), 10u) << "beam " << beam;
+    Ids all = prompt;
+    all.insert(all.end(), out.begin(), out.end());
+    std::sort(all.begin(), all.end());
+    EXPECT_EQ(std::adjacent_find(all.begin(), all.end()), all.end()) << "beam " << beam << ": a token repeats";
+  }
+}
+
 }  // namespace
 }  // namespace vkf::test
