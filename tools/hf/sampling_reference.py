@@ -53,24 +53,26 @@ def draw(scores, u):
 
 
 def processors(o):
-    """HF's LogitsProcessorList for options `o` (GenerateOptions' names), in the order of
-    GenerationMixin._get_logits_processor then _get_logits_warper (4.44): repetition
-    penalty, no-repeat n-gram; with do_sample, temperature, top-k, top-p, min-p."""
-    from transformers.generation import logits_process as lp
-    out = lp.LogitsProcessorList()
-    if o.get("repetition_penalty", 1.0) != 1.0:
-        out.append(lp.RepetitionPenaltyLogitsProcessor(penalty=o["repetition_penalty"]))
-    if o.get("no_repeat_ngram_size", 0) > 0:
-        out.append(lp.NoRepeatNGramLogitsProcessor(o["no_repeat_ngram_size"]))
-    if o.get("do_sample", False):
-        if o.get("temperature", 1.0) != 1.0:
-            out.append(lp.TemperatureLogitsWarper(o["temperature"]))
-        if o.get("top_k", 50) != 0:
-            out.append(lp.TopKLogitsWarper(top_k=o.get("top_k", 50), min_tokens_to_keep=1))
-        if o.get("top_p", 1.0) < 1.0:
-            out.append(lp.TopPLogitsWarper(top_p=o["top_p"], min_tokens_to_keep=1))
-        if o.get("min_p") is not None:
-            out.append(lp.MinPLogitsWarper(min_p=o["min_p"], min_tokens_to_keep=1))
+    """HF's LogitsProcessorList for options `o` (GenerateOptions' names), built by HF's own
+    GenerationMixin._get_logits_processor, then (with do_sample) _get_logits_warper (4.44):
+    repetition penalty, no-repeat n-gram; temperature, top-k, top-p, min-p."""
+    from transformers import GenerationConfig
+    from transformers.generation.logits_process import LogitsProcessorList
+    from transformers.generation.utils import GenerationMixin
+
+    class Builder(GenerationMixin):  # the two methods need no model
+        pass
+
+    gc = GenerationConfig(do_sample=o.get("do_sample", False), temperature=o.get("temperature", 1.0),
+                          top_k=o.get("top_k", 50), top_p=o.get("top_p", 1.0), min_p=o.get("min_p") or None,
+                          repetition_penalty=o.get("repetition_penalty", 1.0),
+                          no_repeat_ngram_size=o.get("no_repeat_ngram_size", 0))
+    gc._eos_token_tensor = None  # set by generate() itself; no EOS-dependent processor here
+    b = Builder()
+    out = b._get_logits_processor(gc, input_ids_seq_length=0, encoder_input_ids=None, prefix_allowed_tokens_fn=None,
+                                  logits_processor=LogitsProcessorList(), device="cpu")
+    if gc.do_sample:
+        out += b._get_logits_warper(gc, device="cpu")
     return out
 
 

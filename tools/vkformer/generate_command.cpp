@@ -115,7 +115,7 @@ int run_generate(const ContextOptions& ctx_opts, const GenerateCliOptions& o) {
   }
   std::fflush(stdout);
   for (uint32_t b = 0; b < n; ++b)
-    if (out[b].size() == g.max_new_tokens && !(tok && streams[b].stopped()))
+    if (g.max_new_tokens > 0 && out[b].size() == g.max_new_tokens && !(tok && streams[b].stopped()))
       std::fprintf(stderr, "vkformer: sequence %u was cut at --max-new-tokens %u\n", b + 1, g.max_new_tokens);
   std::fprintf(stderr, "vkformer: %llu decode steps, %llu submissions\n",
                (unsigned long long)session.stats().steps, (unsigned long long)session.stats().submissions);
