@@ -275,6 +275,20 @@ TEST(Sampling, TextStreamHoldsBackPartialCharactersAndStopStrings) {
   EXPECT_EQ(v.push(6), "");
   EXPECT_EQ(v.finish(), "\xE2\x82");  // the end releases what was held back
 
+  // A lossy decoder, as HF's ByteLevel: an incomplete character decodes as U+FFFD until it completes.
+  struct Lossy : BytesTokenizer {
+    std::string decode(const std::vector<int32_t>& ids) const override {
+      std::string s = BytesTokenizer::decode(ids);
+      const size_t ok = complete_utf8_prefix(s);
+      return ok < s.size() ? s.substr(0, ok) + "\xEF\xBF\xBD" : s;
+    }
+  } lossy;
+  TextStream w(lossy, {});
+  EXPECT_EQ(w.push(2), "ab");
+  EXPECT_EQ(w.push(6), "");  // "ab\uFFFD": held back
+  EXPECT_EQ(w.push(7), "\xE2\x82\xAC");
+  EXPECT_EQ(w.finish(), "");
+
   EXPECT_EQ(complete_utf8_prefix("a\xE2\x82"), 1u);
   EXPECT_EQ(complete_utf8_prefix("a\xE2\x82\xAC"), 4u);
   EXPECT_EQ(complete_utf8_prefix("a\xF0\x9F\x98"), 1u);

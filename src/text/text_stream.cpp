@@ -32,6 +32,10 @@ std::string TextStream::push(int32_t id) {
     return emit(cut);
   }
   size_t safe = complete_utf8_prefix(text_);
+  // A lossy decoder (HF's ByteLevel, as `tokenizers`) ends an incomplete character
+  // with U+FFFD, which the next token may complete: hold trailing ones back too.
+  static const std::string kReplacement = "\xEF\xBF\xBD";
+  while (safe >= 3 && text_.compare(safe - 3, 3, kReplacement) == 0) safe -= 3;
   size_t hold = 0;  // the longest tail that begins a stop string
   for (const std::string& s : stops_)
     for (size_t l = std::min(s.size() - 1, safe); l > hold; --l)
@@ -42,7 +46,15 @@ std::string TextStream::push(int32_t id) {
   return emit(safe - hold);
 }
 
-std::string TextStream::finish() { return emit(text_.size()); }
+std::string TextStream::finish() {
+  std::string out = emit(text_.size());
+  if (out.empty() && text_.compare(0, printed_.size(), printed_) != 0) {  // rewritten: print past the common part
+    size_t common = 0;
+    while (common < std::min(text_.size(), printed_.size()) && text_[common] == printed_[common]) ++common;
+    out = text_.substr(common);
+  }
+  return out;
+}
 
 std::string TextStream::emit(size_t end) {
   // A decoder may rewrite earlier text as more arrives (e.g. cleanup of spaces):

@@ -10,9 +10,10 @@
 
 namespace vkf {
 
-/// Decodes the whole id list at every token (decode is byte-exact, so a character
-/// split across tokens completes when its last byte arrives) and hands out the
-/// new printable suffix.
+/// Decodes the whole id list at every token and hands out the new printable
+/// suffix: a character split across tokens is printed when its last byte arrives
+/// (held back as incomplete bytes, or as a trailing U+FFFD from a lossy decoder
+/// such as HF's ByteLevel).
 class TextStream {
  public:
   /// `stops`: texts that end generation when they appear; they are never printed.
