@@ -3,6 +3,8 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <string>
 #include <memory>
 #include <vector>
 
@@ -47,13 +49,69 @@ struct RunOptions {
   int normalize = -1;
 };
 
+/// How generate() chooses tokens. The defaults are Hugging Face generate()'s (with
+/// max_new_tokens 32); read_generation_config() takes them from a model directory.
+/// Every choice is made on the host in double precision: the same options, seed and
+/// inputs give the same tokens on any device. docs/cli.md#sampling has the order.
 struct GenerateOptions {
-  uint32_t beam = 1;              ///< 1: greedy
+  uint32_t beam = 1;              ///< 1: greedy (or sampling with do_sample)
   uint32_t max_new_tokens = 32;
   double length_penalty = 1.0;    ///< beam score = Σ log p / (generated length)^length_penalty
   bool use_cache = true;          ///< false: recompute the whole prefix every step (for checking)
   bool stop_at_eos = true;        ///< false: always generate max_new_tokens (for benchmarks)
+
+  /// true: draw each token from the processed distribution (beam must be 1); false:
+  /// greedy, or beam search with beam > 1.
+  bool do_sample = false;
+  /// Sampling: logits are divided by this (HF's TemperatureLogitsWarper); > 0 and finite.
+  /// 0 is accepted only without do_sample (it then means greedy).
+  double temperature = 1.0;
+  /// Sampling: keep the top_k largest logits (and ties with the k-th); 0: off.
+  /// HF's default, 50, is the default here too.
+  int32_t top_k = 50;
+  /// Sampling: nucleus filtering, keep the smallest set of largest-probability tokens
+  /// whose probabilities sum past top_p (HF's TopPLogitsWarper); in (0, 1], 1: off.
+  double top_p = 1.0;
+  /// Sampling: drop tokens whose probability is below min_p × the top probability
+  /// (HF's MinPLogitsWarper); in [0, 1], 0: off.
+  double min_p = 0.0;
+  /// HF's RepetitionPenaltyLogitsProcessor, in every mode: the logit of each token
+  /// already in the sequence (the prompt too, for decoder-only models; BOS and the
+  /// generated tokens for enc–dec ones) is multiplied by it when negative, else
+  /// divided by it. > 0 and finite; 1: off.
+  double repetition_penalty = 1.0;
+  /// HF's NoRepeatNGramLogitsProcessor, in every mode: a token that would repeat an
+  /// n-gram of this size already in the sequence (as repetition_penalty counts it)
+  /// is banned; 0: off.
+  uint32_t no_repeat_ngram_size = 0;
+  /// Sampling: the seed of the host generator (splitmix64; source b's generator
+  /// starts from seed + b, and each draw is (next() >> 11) · 2⁻⁵³ in [0, 1)).
+  uint64_t seed = 0;
+  /// Tokens that end a sequence; empty: the model config's eos_id.
+  std::vector<int32_t> eos_token_ids;
+  /// The token an empty decoder-only source starts from (HF's bos_token_id);
+  /// -1: none, and an empty source is an error.
+  int32_t bos_token_id = -1;
+  /// Called with (source index, token) for each token as it is chosen (greedy and
+  /// sampling: step by step; beam search: the winners' tokens after the search),
+  /// never with EOS. Returning false ends that source's sequence after this token
+  /// (stop strings, streaming). Empty: not called.
+  std::function<bool(uint32_t source, int32_t token)> on_token;
 };
+
+/// Checks `o`: beam ≥ 1, no do_sample with beam > 1, finite values, temperature > 0
+/// with do_sample (≥ 0 without), top_k ≥ 0, 0 < top_p ≤ 1, 0 ≤ min_p ≤ 1,
+/// repetition_penalty > 0. generate() calls it.
+/// @throws vkf::Error naming the first bad option and its value.
+void validate(const GenerateOptions& o);
+
+/// `defaults` updated by DIR/generation_config.json when it exists (do_sample,
+/// temperature, top_k, top_p, min_p, repetition_penalty, no_repeat_ngram_size,
+/// max_new_tokens, num_beams, length_penalty, eos_token_id as a number or a list,
+/// bos_token_id; null values and other keys are ignored).
+/// @throws vkf::Error "FILE: key ..." for invalid JSON, a value of the wrong type, or
+/// a value validate() refuses.
+GenerateOptions read_generation_config(const std::string& dir, GenerateOptions defaults = {});
 
 /// Counters of the last call: forward(), generate(), embed() or record_forward()
 /// (which submits nothing; its dispatches are those it recorded).

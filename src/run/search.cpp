@@ -1,23 +1,17 @@
-// Greedy and beam search over next-token logits (run/logits_source.hpp). The
-// choices are made on the host in double precision; the beam search follows
-// tools/vkformer_torch.py's reference step for step.
+// Greedy decoding, sampling and beam search over next-token logits
+// (run/logits_source.hpp). The choices are made on the host in double precision
+// (run/sampling.hpp); the beam search follows tools/vkformer_torch.py's reference
+// step for step, with HF's processors applied to its log-probabilities as HF does.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <limits>
 
+#include "run/sampling.hpp"
 #include "run/search.hpp"
 
 namespace vkf {
 namespace {
-
-/// Index of the largest value; ties go to the lowest index.
-int32_t argmax(const float* x, uint32_t n) {
-  uint32_t best = 0;
-  for (uint32_t i = 1; i < n; ++i)
-    if (x[i] > x[best]) best = i;
-  return int32_t(best);
-}
 
 std::vector<double> log_softmax(const float* x, uint32_t n) {
   double m = -std::numeric_limits<double>::infinity();
@@ -41,23 +35,49 @@ std::vector<float> timed_step(LogitsSource& src, const std::vector<int32_t>& tok
   return logits;
 }
 
-/// eos < 0: never stop early.
-std::vector<Ids> greedy(LogitsSource& src, uint32_t batch, uint32_t vocab, uint32_t max_new,
-                        int32_t eos, RunStats& stats) {
-  std::vector<Ids> out(batch);
+/// The tokens that end a sequence (none: never stop early), and the one fed to a finished slot.
+struct Stops {
+  std::vector<int32_t> eos;
+  int32_t filler;
+  bool is_eos(int32_t t) const { return std::find(eos.begin(), eos.end(), t) != eos.end(); }
+};
+
+bool processing(const GenerateOptions& o) { return o.repetition_penalty != 1.0 || o.no_repeat_ngram_size > 0; }
+
+/// Greedy decoding or sampling, one token per live sequence per step.
+std::vector<Ids> greedy_or_sample(LogitsSource& src, const std::vector<Ids>& contexts, uint32_t vocab,
+                                  const GenerateOptions& o, const Stops& stops, RunStats& stats) {
+  const uint32_t batch = uint32_t(contexts.size());
+  std::vector<Ids> out(batch), history = contexts;
   std::vector<bool> done(batch, false);
   std::vector<int32_t> next(batch), parents(batch);
-  for (uint32_t b = 0; b < batch; ++b) parents[b] = int32_t(b);
+  std::vector<sampling::SplitMix64> rng;
+  for (uint32_t b = 0; b < batch; ++b) {
+    parents[b] = int32_t(b);
+    rng.emplace_back(o.seed + b);
+  }
   std::vector<float> logits = src.start();
-  for (uint32_t t = 0; t < max_new; ++t) {
+  for (uint32_t t = 0; t < o.max_new_tokens; ++t) {
     bool all_done = true;
     for (uint32_t b = 0; b < batch; ++b) {
-      next[b] = done[b] ? eos : argmax(logits.data() + size_t(b) * vocab, vocab);
-      if (!done[b] && next[b] == eos) done[b] = true;
-      if (!done[b]) out[b].push_back(next[b]);
+      next[b] = stops.filler;
+      if (!done[b]) {
+        const float* row = logits.data() + size_t(b) * vocab;
+        sampling::Scores s(row, row + vocab);
+        sampling::process(s, history[b], o);
+        if (o.do_sample) sampling::warp(s, o);
+        next[b] = o.do_sample ? sampling::draw(s, rng[b].uniform()) : sampling::argmax(s);
+        if (stops.is_eos(next[b])) {
+          done[b] = true;
+        } else {
+          out[b].push_back(next[b]);
+          history[b].push_back(next[b]);
+          if (o.on_token && !o.on_token(b, next[b])) done[b] = true;
+        }
+      }
       all_done = all_done && done[b];
     }
-    if (all_done || t + 1 == max_new) break;
+    if (all_done || t + 1 == o.max_new_tokens) break;
     logits = timed_step(src, next, parents, stats);
   }
   return out;
@@ -74,9 +94,10 @@ struct Finished {
   Ids tokens;
 };
 
-std::vector<Ids> beam_search(LogitsSource& src, uint32_t batch, uint32_t vocab, uint32_t beam,
-                             uint32_t max_new, int32_t eos, double alpha, int32_t pad,
-                             RunStats& stats) {
+std::vector<Ids> beam_search(LogitsSource& src, const std::vector<Ids>& contexts, uint32_t vocab,
+                             const GenerateOptions& o, const Stops& stops, int32_t pad, RunStats& stats) {
+  const uint32_t batch = uint32_t(contexts.size()), beam = o.beam, max_new = o.max_new_tokens;
+  const double alpha = o.length_penalty;
   const uint32_t slots = batch * beam;
   std::vector<std::vector<Hypothesis>> alive(batch);
   std::vector<std::vector<Finished>> finished(batch);
@@ -97,6 +118,11 @@ std::vector<Ids> beam_search(LogitsSource& src, uint32_t batch, uint32_t vocab, 
       for (uint32_t bi = 0; bi < alive[b].size(); ++bi) {
         const Hypothesis& h = alive[b][bi];
         std::vector<double> lp = log_softmax(logits.data() + size_t(h.slot) * vocab, vocab);
+        if (processing(o)) {
+          Ids history = contexts[b];
+          history.insert(history.end(), h.tokens.begin(), h.tokens.end());
+          sampling::process(lp, history, o);
+        }
         for (uint32_t v = 0; v < vocab; ++v) cands.push_back({h.score + lp[v], bi, int32_t(v)});
       }
       std::stable_sort(cands.begin(), cands.end(), [](const Cand& x, const Cand& y) {
@@ -110,7 +136,7 @@ std::vector<Ids> beam_search(LogitsSource& src, uint32_t batch, uint32_t vocab, 
         const Hypothesis& parent = alive[b][c.bi];
         Ids toks = parent.tokens;
         toks.push_back(c.v);
-        if (c.v == eos) {
+        if (stops.is_eos(c.v)) {
           if (rank < beam) {
             toks.pop_back();
             finished[b].push_back({normalized(c.score, toks.size() + 1), toks});
@@ -144,12 +170,21 @@ std::vector<Ids> beam_search(LogitsSource& src, uint32_t batch, uint32_t vocab, 
 
 }  // namespace
 
-std::vector<Ids> search(LogitsSource& logits, uint32_t batch, const ModelConfig& cfg,
+std::vector<Ids> search(LogitsSource& logits, const std::vector<Ids>& contexts, const ModelConfig& cfg,
                         const GenerateOptions& o, RunStats& stats) {
-  const int32_t eos = o.stop_at_eos ? cfg.eos_id : -1;
-  if (o.beam == 1) return greedy(logits, batch, cfg.out_vocab(), o.max_new_tokens, eos, stats);
-  return beam_search(logits, batch, cfg.out_vocab(), o.beam, o.max_new_tokens, eos, o.length_penalty,
-                     cfg.pad_id, stats);
+  Stops stops;
+  if (o.stop_at_eos) stops.eos = o.eos_token_ids.empty() ? std::vector<int32_t>{cfg.eos_id} : o.eos_token_ids;
+  stops.filler = stops.eos.empty() ? cfg.pad_id : stops.eos[0];
+  if (o.beam == 1) return greedy_or_sample(logits, contexts, cfg.out_vocab(), o, stops, stats);
+  std::vector<Ids> out = beam_search(logits, contexts, cfg.out_vocab(), o, stops, cfg.pad_id, stats);
+  if (o.on_token)  // the winners' tokens, as if chosen one by one
+    for (uint32_t b = 0; b < out.size(); ++b)
+      for (size_t i = 0; i < out[b].size(); ++i)
+        if (!o.on_token(b, out[b][i])) {
+          out[b].resize(i + 1);
+          break;
+        }
+  return out;
 }
 
 }  // namespace vkf

@@ -6,10 +6,13 @@
 
 namespace vkf {
 
-/// Generates up to o.max_new_tokens after each of `batch` sources (greedy for
-/// o.beam 1, else beam search), stopping at cfg.eos_id unless !o.stop_at_eos.
-/// Each decode step's wall time goes into stats (steps, step_ms).
-std::vector<Ids> search(LogitsSource& logits, uint32_t batch, const ModelConfig& cfg,
+/// Generates up to o.max_new_tokens after each source (greedy or sampling for
+/// o.beam 1, else beam search), stopping at o.eos_token_ids (default cfg.eos_id)
+/// unless !o.stop_at_eos, or when o.on_token says so. contexts[b] is what source
+/// b's sequence holds before the first new token (the prompt of a decoder-only
+/// model, BOS for an enc–dec one): the processors (repetition penalty, no-repeat
+/// n-gram) count it. Each decode step's wall time goes into stats (steps, step_ms).
+std::vector<Ids> search(LogitsSource& logits, const std::vector<Ids>& contexts, const ModelConfig& cfg,
                         const GenerateOptions& o, RunStats& stats);
 
 }  // namespace vkf

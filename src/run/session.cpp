@@ -99,11 +99,23 @@ EmbedOutput Session::Impl::embed(const std::vector<Ids>& seqs, const RunOptions&
 
 std::vector<Ids> Session::Impl::generate(const std::vector<Ids>& src, const GenerateOptions& o, RunStats& stats) {
   if (!family.supports(Task::Generate)) throw Error(family.refusal(Task::Generate));
-  if (o.beam < 1) throw Error("beam width must be at least 1");
+  validate(o);
   if (src.empty()) throw Error("no source sequences were given");
-  if (o.max_new_tokens == 0) return std::vector<Ids>(src.size());
-  std::unique_ptr<LogitsSource> logits = family.logits_source(*this, src, o);
-  return search(*logits, uint32_t(src.size()), model.config(), o, stats);
+  const ModelConfig& cfg = model.config();
+  std::vector<Ids> sources = src;
+  for (size_t i = 0; i < sources.size(); ++i)
+    if (sources[i].empty() && !cfg.encoder_decoder()) {
+      if (o.bos_token_id < 0)
+        throw Error("prompt #" + std::to_string(i + 1) +
+                    " is empty and the model has no bos_token_id (generation_config.json) to start from");
+      sources[i] = {o.bos_token_id};
+    }
+  if (o.max_new_tokens == 0) return std::vector<Ids>(sources.size());
+  std::unique_ptr<LogitsSource> logits = family.logits_source(*this, sources, o);
+  // What each sequence holds before its first new token, as HF's input_ids: the
+  // prompt of a decoder-only model, the decoder's start (BOS) of an enc-dec one.
+  std::vector<Ids> contexts = cfg.encoder_decoder() ? std::vector<Ids>(sources.size(), Ids{cfg.bos_id}) : sources;
+  return search(*logits, contexts, cfg, o, stats);
 }
 
 Tensor Session::Impl::record_forward(Recorder& rec, const std::vector<Ids>& src, const std::vector<Ids>& tgt,

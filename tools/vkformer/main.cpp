@@ -6,6 +6,7 @@
 
 #include "bench_ops.hpp"
 #include "kernel_bench.hpp"
+#include "generate_command.hpp"
 #include "model_commands.hpp"
 #include "tokenize_command.hpp"
 #include "embed_command.hpp"
@@ -38,24 +39,42 @@ int main(int argc, char** argv) {
   devices->add_flag("--json", devices_json, "print JSON");
 
   vkf::tools::ModelRunOptions mo;
-  auto add_model_options = [&mo](CLI::App* c) {
-    c->add_option("--model", mo.model_dir, "model directory (config.json + model.safetensors)")->required();
-    c->add_option("--src-ids", mo.src_ids, "comma-separated source ids; repeat for each sequence")->required();
-    c->add_option("--precision", mo.precision, "weight storage: fp32 or fp16");
-  };
   auto* forward = app.add_subcommand("forward", "run the whole stack on a batch and write the output as .npy");
-  add_model_options(forward);
+  forward->add_option("--model", mo.model_dir, "model directory (config.json + model.safetensors)")->required();
+  forward->add_option("--src-ids", mo.src_ids, "comma-separated source ids; repeat for each sequence")->required();
+  forward->add_option("--precision", mo.precision, "weight storage: fp32 or fp16");
   forward->add_option("--tgt-ids", mo.tgt_ids, "comma-separated target ids (enc-dec models), one per source");
   forward->add_option("--out", mo.out, "output .npy: logits, or the last hidden state")->required();
   forward->add_option("--type-ids", mo.type_ids, "comma-separated token types (BERT), one per --src-ids; default 0");
   forward->add_option("--output", mo.output, "HF encoders: hidden (last hidden state) or pooler; default: the head's logits");
-  auto* generate = app.add_subcommand("generate", "generate continuations with the KV cache (greedy or beam search)");
-  add_model_options(generate);
-  generate->add_option("--beam", mo.beam, "beam width (1: greedy)");
-  generate->add_option("--max-new-tokens", mo.max_new_tokens, "most tokens to generate per sequence");
-  generate->add_option("--length-penalty", mo.length_penalty, "beam score = sum log p / length^this");
-  generate->add_flag("--no-cache", mo.no_cache, "recompute the whole prefix every step (slow; for checking)");
-  generate->add_flag("--json", mo.json, "print {\"sequences\": [[...], ...]}");
+
+  vkf::tools::GenerateCliOptions go;
+  auto* generate = app.add_subcommand(
+      "generate", "continue prompts (ids, or text with the directory's tokenizer) with the KV cache: greedy, beam "
+                  "search or sampling; defaults from generation_config.json");
+  generate->add_option("--model", go.model_dir, "model directory (config.json + model.safetensors)")->required();
+  generate->add_option("--src-ids", go.src_ids, "comma-separated prompt ids; repeat for each sequence");
+  generate->add_option("--prompt", go.prompts, "prompt text (needs a tokenizer); repeatable");
+  generate->add_option("texts", go.texts, "more prompts; put -- before one that starts with -");
+  generate->add_option("--input", go.input, "file of prompts (a JSON array, or one per line; - for stdin)");
+  generate->add_option("--precision", go.precision, "weight storage: fp32 or fp16");
+  generate->add_option("--beam", go.beam, "beam width (1: greedy or sampling)");
+  generate->add_option("--max-new-tokens", go.max_new_tokens, "most tokens to generate per sequence (default 32)");
+  generate->add_option("--length-penalty", go.length_penalty, "beam score = sum log p / length^this");
+  generate->add_flag("--do-sample", go.do_sample, "sample from the processed distribution instead of greedy");
+  generate->add_flag("--greedy", go.greedy, "greedy (or beam) even if generation_config.json says do_sample");
+  generate->add_option("--temperature", go.temperature, "sampling: divide the logits by this (> 0; default 1)");
+  generate->add_option("--top-k", go.top_k, "sampling: keep the k likeliest tokens (0: off; default 50, as HF)");
+  generate->add_option("--top-p", go.top_p, "sampling: nucleus, in (0, 1] (1: off; default)");
+  generate->add_option("--min-p", go.min_p, "sampling: drop tokens below min-p x the top probability (0: off)");
+  generate->add_option("--repetition-penalty", go.repetition_penalty,
+                       "divide (or multiply, if negative) the logits of tokens already in the sequence (1: off)");
+  generate->add_option("--no-repeat-ngram-size", go.no_repeat_ngram_size, "never repeat an n-gram of this size (0: off)");
+  generate->add_option("--seed", go.seed, "sampling: seed of the host generator (default 0)");
+  generate->add_option("--stop", go.stops, "stop when this text appears; it is not printed (repeatable)");
+  generate->add_flag("--stream", go.stream, "print the text as it is generated (one prompt)");
+  generate->add_flag("--no-cache", go.no_cache, "recompute the whole prefix every step (slow; for checking)");
+  generate->add_flag("--json", go.json, "print {\"sequences\": [[...], ...], \"texts\": [...]}");
 
   // Shape options shared by `kernel` and `bench ops`; returns them so bench can tell whether any was given.
   auto add_shape_options = [](CLI::App* c, vkf::tools::KernelOptions& k) {
@@ -208,7 +227,7 @@ int main(int argc, char** argv) {
   try {
     if (*devices) return vkf::tools::run_devices(ctx_opts, devices_json);
     if (*forward) return vkf::tools::run_forward(ctx_opts, mo);
-    if (*generate) return vkf::tools::run_generate(ctx_opts, mo);
+    if (*generate) return vkf::tools::run_generate(ctx_opts, go);
     if (*tokenize) return vkf::tools::run_tokenize(tko);
     if (*embed) return vkf::tools::run_embed(ctx_opts, eo);
     if (*classify) return vkf::tools::run_classify(ctx_opts, co);

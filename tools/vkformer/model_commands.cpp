@@ -72,35 +72,6 @@ int run_forward(const ContextOptions& ctx_opts, const ModelRunOptions& o) {
   return 0;
 }
 
-int run_generate(const ContextOptions& ctx_opts, const ModelRunOptions& o) {
-  std::vector<Ids> src = parse_ids(o.src_ids, "--src-ids");
-  if (src.empty()) throw Error("give at least one --src-ids");
-  Context ctx(ctx_opts);
-  auto model = load_model(ctx, o.model_dir, o.precision);
-  Session session(model);
-  GenerateOptions g;
-  g.beam = o.beam;
-  g.max_new_tokens = o.max_new_tokens;
-  g.length_penalty = o.length_penalty;
-  g.use_cache = !o.no_cache;
-  std::vector<Ids> out = session.generate(src, g);
-  if (o.json) {
-    nlohmann::json j;
-    j["sequences"] = out;
-    std::printf("%s\n", j.dump().c_str());
-  } else {
-    for (const Ids& ids : out) {
-      std::string line;
-      for (size_t i = 0; i < ids.size(); ++i) line += (i ? "," : "") + std::to_string(ids[i]);
-      std::printf("%s\n", line.c_str());
-    }
-  }
-  std::fprintf(stderr, "vkformer: %llu decode steps, %llu submissions\n",
-               (unsigned long long)session.stats().steps,
-               (unsigned long long)session.stats().submissions);
-  return 0;
-}
-
 int run_devices(const ContextOptions& ctx_opts, bool json) {
   auto devs = list_devices();
   Context ctx(ctx_opts);

@@ -1,5 +1,5 @@
-// The model commands: `vkformer forward` and `vkformer generate` (a model
-// directory, token ids in, an .npy file or generated ids out), `vkformer
+// The model commands: `vkformer forward` (a model directory, token ids in, an
+// .npy file out; `generate` is in generate_command.hpp), `vkformer
 // profile` and `vkformer bench model` (timing on random ids, bench_model.cpp).
 #pragma once
 
@@ -20,9 +20,6 @@ struct ModelRunOptions {
   std::string output;                         ///< forward: RunOptions::output
   std::string precision = "fp32";
   std::string out;                            ///< forward: the .npy path
-  unsigned beam = 1, max_new_tokens = 32;
-  double length_penalty = 1.0;
-  bool json = false, no_cache = false;
 };
 
 /// "5,17,42" per argument -> ids; `option` names the argument in errors.
@@ -37,7 +34,6 @@ std::shared_ptr<Model> load_model(Context& ctx, const std::string& dir, const st
 
 /// Each returns the process exit code; errors are thrown as vkf::Error.
 int run_forward(const ContextOptions& ctx_opts, const ModelRunOptions& o);
-int run_generate(const ContextOptions& ctx_opts, const ModelRunOptions& o);
 struct ProfileOptions {
   std::string model_dir, precision = "fp32";
   unsigned batch = 1, src_len = 64, tgt_len = 64, repeat = 5;

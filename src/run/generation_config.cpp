@@ -1,0 +1,113 @@
+// generation_config.json (Hugging Face's GenerationConfig as save_pretrained writes
+// it) as GenerateOptions defaults.
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "vkformer/session.hpp"
+
+namespace vkf {
+namespace {
+
+using json = nlohmann::json;
+
+/// One key of the file: read when present and not null, else `out` is left as it is.
+class Reader {
+ public:
+  Reader(std::string path, const json& j) : path_(std::move(path)), j_(j) {}
+
+  const json* get(const char* key) const {
+    auto it = j_.find(key);
+    return it == j_.end() || it->is_null() ? nullptr : &*it;
+  }
+  Error bad(const char* key, const char* expected) const {
+    return Error(path_ + ": \"" + key + "\" must be " + expected + ", got " + get(key)->dump());
+  }
+  void boolean(const char* key, bool& out) const {
+    if (const json* v = get(key)) {
+      if (!v->is_boolean()) throw bad(key, "true or false");
+      out = v->get<bool>();
+    }
+  }
+  void number(const char* key, double& out) const {
+    if (const json* v = get(key)) {
+      if (!v->is_number()) throw bad(key, "a number");
+      out = v->get<double>();
+    }
+  }
+  /// An integer in [lo, hi].
+  template <class T>
+  void integer(const char* key, T& out, int64_t lo, int64_t hi) const {
+    if (const json* v = get(key)) {
+      if (!v->is_number_integer() || v->get<int64_t>() < lo || v->get<int64_t>() > hi)
+        throw bad(key, ("an integer from " + std::to_string(lo) + " to " + std::to_string(hi)).c_str());
+      out = T(v->get<int64_t>());
+    }
+  }
+  /// A token id, or a list of them.
+  void ids(const char* key, std::vector<int32_t>& out) const {
+    const json* v = get(key);
+    if (!v) return;
+    auto id = [](const json& x) { return x.is_number_integer() && x.get<int64_t>() >= 0 && x.get<int64_t>() <= INT32_MAX; };
+    if (id(*v)) {
+      out = {v->get<int32_t>()};
+      return;
+    }
+    if (!v->is_array()) throw bad(key, "a token id or a list of token ids");
+    out.clear();
+    for (const json& x : *v) {
+      if (!id(x)) throw bad(key, "a token id or a list of token ids");
+      out.push_back(x.get<int32_t>());
+    }
+  }
+
+ private:
+  std::string path_;
+  const json& j_;
+};
+
+}  // namespace
+
+GenerateOptions read_generation_config(const std::string& dir, GenerateOptions o) {
+  const std::string path = (std::filesystem::path(dir) / "generation_config.json").string();
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec)) return o;
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw Error(path + ": cannot be read");
+  std::stringstream text;
+  text << in.rdbuf();
+  json j;
+  try {
+    j = json::parse(text.str());
+  } catch (const json::exception& e) {
+    throw Error(path + ": not valid JSON (" + e.what() + ")");
+  }
+  if (!j.is_object()) throw Error(path + ": must be a JSON object");
+  const Reader r(path, j);
+  r.boolean("do_sample", o.do_sample);
+  r.number("temperature", o.temperature);
+  r.integer("top_k", o.top_k, 0, INT32_MAX);
+  r.number("top_p", o.top_p);
+  r.number("min_p", o.min_p);
+  r.number("repetition_penalty", o.repetition_penalty);
+  r.integer("no_repeat_ngram_size", o.no_repeat_ngram_size, 0, INT32_MAX);
+  r.integer("max_new_tokens", o.max_new_tokens, 0, INT32_MAX);
+  r.integer("num_beams", o.beam, 1, 1024);
+  r.number("length_penalty", o.length_penalty);
+  r.ids("eos_token_id", o.eos_token_ids);
+  std::vector<int32_t> bos;
+  r.ids("bos_token_id", bos);
+  if (bos.size() > 1) throw r.bad("bos_token_id", "one token id");
+  if (!bos.empty()) o.bos_token_id = bos[0];
+  try {
+    validate(o);
+  } catch (const Error& e) {
+    throw Error(path + ": " + e.what());
+  }
+  return o;
+}
+
+}  // namespace vkf

@@ -1,0 +1,125 @@
+#include "generate_command.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <cstdio>
+#include <filesystem>
+#include <memory>
+
+#include "model_commands.hpp"
+#include "text/text_stream.hpp"
+#include "text_input.hpp"
+#include "vkformer/session.hpp"
+#include "vkformer/tokenizer.hpp"
+
+namespace vkf::tools {
+namespace {
+
+bool has_tokenizer(const std::string& dir) {
+  std::error_code ec;
+  for (const char* f : {"tokenizer.json", "vocab.txt", "vocab.json"})
+    if (std::filesystem::exists(std::filesystem::path(dir) / f, ec)) return true;
+  return false;
+}
+
+/// generation_config.json's defaults, then what the command line says.
+GenerateOptions generate_options(const GenerateCliOptions& o) {
+  GenerateOptions g = read_generation_config(o.model_dir);
+  if (o.beam) g.beam = *o.beam;
+  if (o.max_new_tokens) g.max_new_tokens = *o.max_new_tokens;
+  if (o.length_penalty) g.length_penalty = *o.length_penalty;
+  if (o.do_sample) g.do_sample = true;
+  if (o.greedy) g.do_sample = false;
+  if (o.temperature) g.temperature = *o.temperature;
+  if (o.top_k) g.top_k = *o.top_k;
+  if (o.top_p) g.top_p = *o.top_p;
+  if (o.min_p) g.min_p = *o.min_p;
+  if (o.repetition_penalty) g.repetition_penalty = *o.repetition_penalty;
+  if (o.no_repeat_ngram_size) g.no_repeat_ngram_size = *o.no_repeat_ngram_size;
+  g.seed = o.seed;
+  g.use_cache = !o.no_cache;
+  validate(g);
+  return g;
+}
+
+}  // namespace
+
+int run_generate(const ContextOptions& ctx_opts, const GenerateCliOptions& o) {
+  if (o.do_sample && o.greedy) throw Error("--do-sample and --greedy contradict each other");
+  if (o.stream && o.json) throw Error("--stream prints text as it comes; --json prints at the end: choose one");
+  const bool text_in = !o.prompts.empty() || !o.texts.empty() || !o.input.empty() || o.src_ids.empty();
+  if (text_in && !o.src_ids.empty()) throw Error("give text (--prompt, arguments, --input) or --src-ids, not both");
+  GenerateOptions g = generate_options(o);  // before the device: a bad file fails fast
+  std::unique_ptr<Tokenizer> tok = has_tokenizer(o.model_dir) ? Tokenizer::load(o.model_dir) : nullptr;
+  if (!o.stops.empty() && !tok)
+    throw Error("--stop needs a tokenizer in " + o.model_dir + " (tokenizer.json, vocab.txt or vocab.json + merges.txt)");
+
+  std::vector<Ids> src = parse_ids(o.src_ids, "--src-ids");
+  if (text_in) {
+    std::vector<std::string> texts = o.prompts;
+    if (!o.texts.empty() || !o.input.empty() || o.prompts.empty())
+      for (std::string& t : read_texts(o.texts, o.input)) texts.push_back(std::move(t));
+    if (texts.empty()) throw Error("give a --prompt, texts, --input FILE or --src-ids");
+    if (!tok)
+      throw Error(o.model_dir + " has no tokenizer (tokenizer.json, vocab.txt or vocab.json + merges.txt): "
+                  "give --src-ids");
+    for (const std::string& t : texts) src.push_back(tok->encode(t));
+  }
+
+  const uint32_t n = uint32_t(src.size());
+  const bool stream = o.stream && n == 1;
+  if (o.stream && n > 1) std::fprintf(stderr, "vkformer: warning: streaming is off with %u prompts\n", n);
+  std::vector<TextStream> streams;
+  if (tok)
+    for (uint32_t b = 0; b < n; ++b) streams.emplace_back(*tok, o.stops);
+  const bool text_out = tok && text_in;
+  size_t streamed = 0;  // ids printed so far (streaming without text)
+  g.on_token = [&](uint32_t b, int32_t id) {
+    if (tok) {
+      std::string piece = streams[b].push(id);
+      if (stream && text_out) std::fputs(piece.c_str(), stdout);
+    }
+    if (stream && !text_out && !(tok && streams[b].stopped())) std::printf("%s%d", streamed++ ? "," : "", id);
+    if (stream) std::fflush(stdout);
+    return !(tok && streams[b].stopped());
+  };
+
+  Context ctx(ctx_opts);
+  auto model = load_model(ctx, o.model_dir, o.precision);
+  Session session(model);
+  std::vector<Ids> out = session.generate(src, g);
+
+  std::vector<std::string> texts;
+  for (uint32_t b = 0; b < n && tok; ++b) {
+    const std::string rest = streams[b].finish();
+    if (stream && text_out) std::fputs(rest.c_str(), stdout);
+    texts.push_back(streams[b].text());
+  }
+  if (o.json) {
+    nlohmann::json j;
+    j["sequences"] = out;
+    if (tok) j["texts"] = texts;
+    std::printf("%s\n", j.dump().c_str());
+  } else if (stream) {
+    std::printf("\n");
+  } else {
+    for (uint32_t b = 0; b < n; ++b) {
+      if (text_out) {
+        std::printf("%s\n", texts[b].c_str());
+        continue;
+      }
+      std::string line;
+      for (size_t i = 0; i < out[b].size(); ++i) line += (i ? "," : "") + std::to_string(out[b][i]);
+      std::printf("%s\n", line.c_str());
+    }
+  }
+  std::fflush(stdout);
+  for (uint32_t b = 0; b < n; ++b)
+    if (g.max_new_tokens > 0 && out[b].size() == g.max_new_tokens && !(tok && streams[b].stopped()))
+      std::fprintf(stderr, "vkformer: sequence %u was cut at --max-new-tokens %u\n", b + 1, g.max_new_tokens);
+  std::fprintf(stderr, "vkformer: %llu decode steps, %llu submissions\n",
+               (unsigned long long)session.stats().steps, (unsigned long long)session.stats().submissions);
+  return 0;
+}
+
+}  // namespace vkf::tools
