@@ -74,7 +74,8 @@ TEST(Sampling, EachProcessorAloneEqualsHf) {
 }
 
 TEST(Sampling, ProcessorsInHfOrderEqualHf) {
-  for (const auto& c : reference()["pipelines"]) {
+  const nlohmann::json ref = reference();  // not reference()["pipelines"] in the loop: that temporary dies first
+  for (const auto& c : ref["pipelines"]) {
     const GenerateOptions o = options_of(c["options"]);
     std::vector<double> s = scores_of(c["logits"]);
     sp::process(s, c["history"].get<Ids>(), o);
