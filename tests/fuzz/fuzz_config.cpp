@@ -15,8 +15,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
                     c.d_model / c.n_heads <= 256 && c.d_ff > 0 && c.encoder_layers > 0 &&
                     c.max_positions > 0 && c.src_vocab_size > 0 && c.layer_norm_eps > 0 &&
                     std::isfinite(c.layer_norm_eps) &&
-                    !(c.causal && c.encoder_decoder()) && c.pad_id >= 0 &&
-                    uint32_t(c.pad_id) < c.src_vocab_size && c.bos_id >= 0 &&
+                    !(c.causal && c.encoder_decoder()) &&
+                    // -1: no padding token (GPT-2 pads by position); else an id of the vocabulary
+                    (c.pad_id == -1 || (c.pad_id >= 0 && uint32_t(c.pad_id) < c.src_vocab_size)) && c.bos_id >= 0 &&
                     uint32_t(c.bos_id) < c.out_vocab() && c.eos_id >= 0 && uint32_t(c.eos_id) < c.out_vocab();
     if (!ok) __builtin_trap();  // accepted a config the engine cannot run
   } catch (const vkf::Error& e) {

@@ -22,6 +22,8 @@ void Gpt2Family::read_config(const ConfigReader& r, ModelConfig& c) const {
   c.d_model = uint_or("n_embd", 768, 1);
   c.encoder_layers = uint_or("n_layer", 12, 1);
   c.n_heads = uint_or("n_head", 12, 1);
+  if (!r.set("n_inner") && c.d_model > UINT32_MAX / 4)
+    r.fail("\"n_embd\" " + std::to_string(c.d_model) + " is too large: n_inner = 4·n_embd would not fit 32 bits");
   c.d_ff = uint_or("n_inner", 4 * c.d_model, 1);  // null: 4·n_embd
   c.max_positions = uint_or("n_positions", 1024, 1);
   c.activation = r.hf_activation("activation_function", "gelu_new");
