@@ -38,7 +38,7 @@ class ConfigReader {
   /// gelu_new, gelu_pytorch_tanh, gelu_fast, relu, silu, swish); `fallback` when
   /// the key is absent or null (the config class's default).
   Activation hf_activation(const char* key, const char* fallback) const;
-  /// "positional_encoding": sinusoidal, learned or none.
+  /// "positional_encoding": sinusoidal, learned, none or sinusoidal_halves.
   PositionalEncoding positional_encoding() const;
   /// Attention heads of width `width` (the value of `key`) split in n_heads:
   /// it must divide, and a head may be 256 wide at most (the flash-attention kernel's limit).

@@ -46,6 +46,9 @@ GPT-2 directories (gpt2_*) are causal: their golden.json is
 
 each prompt run alone (no padding) in fp32.
 
+BART, Marian and mBART directories (bart_*, marian_*, mbart_*) are made by
+tools/hf/tiny_encdec.py, whose docstring gives their golden.json.
+
 Low-precision copies (*_f16, *_bf16) store the weights rounded; their goldens
 are computed in fp32 from those rounded weights. *_sharded holds the same weights
 as its model in several shards (model.safetensors.index.json). bert_mlm_bin is
@@ -71,6 +74,8 @@ from transformers import (BertConfig, BertForMaskedLM, BertForSequenceClassifica
                           GPT2Config, GPT2LMHeadModel, GPT2Model,
                           RobertaConfig, RobertaForMaskedLM, RobertaForSequenceClassification,
                           XLMRobertaConfig, XLMRobertaModel)
+
+from tiny_encdec import ENCDEC_MODELS, make_encdec  # noqa: E402  (BART, Marian, mBART)
 
 transformers.logging.set_verbosity_error()
 
@@ -407,6 +412,8 @@ def main():
         gpt2 = {}
         for name in list(GPT2_MODELS) + list(GPT2_ROUNDED):
             make_gpt2(build, name, manifest, gpt2)
+        for name in ENCDEC_MODELS:
+            make_encdec(build, name, manifest)
         scratch = os.path.join(build, ".scratch")
         for name in ST_MODELS:
             make_st(build, name, scratch, manifest)

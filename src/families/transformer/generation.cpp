@@ -7,6 +7,7 @@
 #include "families/transformer/family.hpp"
 #include "families/transformer/stack.hpp"
 #include "run/logits_source.hpp"
+#include "run/search.hpp"
 #include "run/session_impl.hpp"
 
 namespace vkf {
@@ -23,8 +24,8 @@ std::vector<int32_t> iota_i32(size_t n) {
 /// reordered by gathering), and cross-attention K/V are computed once.
 class CachedSource : public LogitsSource {
  public:
-  CachedSource(Session::Impl& s, const std::vector<Ids>& src, uint32_t beam, uint32_t max_new)
-      : s_(s), cfg_(s.model.config()), w_(transformer_weights(s.model)), ctx_(s.ctx), beam_(beam) {
+  CachedSource(Session::Impl& s, const std::vector<Ids>& src, uint32_t beam, uint32_t max_new, int32_t start)
+      : s_(s), cfg_(s.model.config()), w_(transformer_weights(s.model)), ctx_(s.ctx), beam_(beam), start_(start) {
     const bool encdec = cfg_.encoder_decoder();
     prompt_ = pad_batch(src, cfg_.pad_id, cfg_.src_vocab_size, cfg_.max_positions, "source");
     batch_ = prompt_.batch;
@@ -136,7 +137,7 @@ class CachedSource : public LogitsSource {
       c.index = &owner_;
       copy_rows(rec, c);
     }
-    record_step(rec, std::vector<int32_t>(slots_, cfg_.bos_id));
+    record_step(rec, std::vector<int32_t>(slots_, start_));
     s_.submit(rec);
     return ctx_.read(logits_);
   }
@@ -175,7 +176,9 @@ class CachedSource : public LogitsSource {
   const ModelConfig& cfg_;
   const TransformerWeights& w_;
   Context& ctx_;
-  uint32_t beam_, batch_ = 0, slots_ = 0, max_len_ = 0, filled_ = 0;
+  uint32_t beam_;
+  int32_t start_;  ///< the decoder start token (enc–dec)
+  uint32_t batch_ = 0, slots_ = 0, max_len_ = 0, filled_ = 0;
   PaddedIds prompt_;
   std::vector<Tensor> caches_[2];  ///< per layer [slots, max_len, 2d]; caches_[cur_] is current
   int cur_ = 0;
@@ -188,12 +191,12 @@ class CachedSource : public LogitsSource {
 /// Every step runs the whole forward pass on each slot's full history.
 class RecomputeSource : public LogitsSource {
  public:
-  RecomputeSource(Session::Impl& s, const std::vector<Ids>& src, uint32_t beam)
+  RecomputeSource(Session::Impl& s, const std::vector<Ids>& src, uint32_t beam, int32_t start)
       : s_(s), encdec_(s.model.config().encoder_decoder()) {
     for (const Ids& x : src)
       for (uint32_t j = 0; j < beam; ++j) {
         src_.push_back(x);
-        hist_.push_back(encdec_ ? Ids{s.model.config().bos_id} : x);
+        hist_.push_back(encdec_ ? Ids{start} : x);
       }
   }
   std::vector<float> start() override { return last_logits(); }
@@ -228,8 +231,9 @@ std::unique_ptr<LogitsSource> TransformerFamily::logits_source(Session::Impl& s,
                                                                const GenerateOptions& o) const {
   if (!transformer_weights(s.model).generator)
     throw Error("generation needs a generator (the model has no generator.weight)");
-  if (o.use_cache) return std::make_unique<CachedSource>(s, src, o.beam, o.max_new_tokens);
-  return std::make_unique<RecomputeSource>(s, src, o.beam);
+  const int32_t start = decoder_start(s.model.config(), o);
+  if (o.use_cache) return std::make_unique<CachedSource>(s, src, o.beam, o.max_new_tokens, start);
+  return std::make_unique<RecomputeSource>(s, src, o.beam, start);
 }
 
 }  // namespace vkf

@@ -1,0 +1,164 @@
+"""Tiny random BART, Marian and mBART models, made and run by Hugging Face's own
+code: part of tools/hf/make_tiny_models.py (which documents the common format).
+
+Each directory (from_config → save_pretrained) has golden.json:
+
+    {"src":      [[int, ...], ...]   3 sources of unequal lengths (SRC_LENGTHS), ending in EOS
+     "tgt":      [[int, ...], ...]   3 decoder inputs (TGT_LENGTHS), starting with the decoder start token
+     "outputs":  {"logits": [seq][position][vocab]}              *ForConditionalGeneration, MarianMTModel
+                 {"last_hidden_state": [seq][position][hidden]}  the bare *Model (the decoder's output)
+     "generate": [{"options": {HF generate() kwargs}, "out": [[int, ...], ...],
+                   "margin": float}, ...]}
+
+each source run alone, fp32. "out" is what generate(source, **options) made after
+the decoder start token, up to (not including) the first EOS; the directory's
+generation_config.json supplies everything the options do not (decoder start,
+forced BOS/EOS, bad words...). "margin" is the smallest gap, over every step of
+greedy search, between the best and second-best processed score (beam search:
+between the last kept and the first dropped candidate of each step), so that a
+vkformer run within the forward bound must choose the same tokens.
+
+final_logits_bias (a buffer, not a parameter) gets noise too, and EOS a push so
+that sequences end at various steps and beam search has ended hypotheses to rank.
+"""
+import json
+import os
+import random
+
+import torch
+from transformers import (BartConfig, BartForConditionalGeneration, BartModel, MarianConfig, MarianMTModel,
+                          MBartConfig, MBartForConditionalGeneration)
+
+SRC_LENGTHS = [7, 3, 11]
+TGT_LENGTHS = [5, 2, 8]
+NEW = 8
+GENERATE = [
+    dict(max_new_tokens=NEW),
+    dict(max_new_tokens=NEW, num_beams=3),
+    dict(max_new_tokens=NEW, num_beams=3, length_penalty=0.6, no_repeat_ngram_size=2),
+    dict(max_new_tokens=NEW, num_beams=4, early_stopping=True, length_penalty=1.3),
+    dict(max_new_tokens=NEW, num_beams=2, early_stopping="never", length_penalty=2.0),
+    dict(max_new_tokens=NEW, num_beams=3, early_stopping="never", length_penalty=-0.5),
+]
+
+
+def bart_config(cls=BartConfig, **kw):
+    c = dict(vocab_size=99, d_model=36, encoder_layers=2, decoder_layers=2, encoder_attention_heads=3,
+             decoder_attention_heads=3, encoder_ffn_dim=37, decoder_ffn_dim=37, max_position_embeddings=40,
+             init_std=0.2)
+    c.update(kw)
+    return cls(**c)
+
+
+def marian_config(**kw):
+    c = dict(vocab_size=97, d_model=40, encoder_layers=2, decoder_layers=2, encoder_attention_heads=5,
+             decoder_attention_heads=5, encoder_ffn_dim=43, decoder_ffn_dim=43, max_position_embeddings=40,
+             init_std=0.2, pad_token_id=96, decoder_start_token_id=96, eos_token_id=0, forced_eos_token_id=0,
+             activation_function="swish", scale_embedding=True, bad_words_ids=[[96]])
+    c.update(kw)
+    return MarianConfig(**c)
+
+
+# name: (seed, class, config, EOS push)
+ENCDEC_MODELS = {
+    "bart_lm": (40, BartForConditionalGeneration, lambda: bart_config(), 1.0),
+    "bart_lm_untied": (41, BartForConditionalGeneration,
+                       lambda: bart_config(scale_embedding=True, activation_function="relu", tie_word_embeddings=False,
+                                           forced_bos_token_id=0), 1.0),
+    "bart_model": (42, BartModel, lambda: bart_config(activation_function="gelu_new"), 0.0),
+    "marian_mt": (43, MarianMTModel, lambda: marian_config(), 1.0),
+    "marian_mt_separate": (44, MarianMTModel,
+                           lambda: marian_config(share_encoder_decoder_embeddings=False, tie_word_embeddings=False,
+                                                 d_model=30, encoder_attention_heads=3, decoder_attention_heads=3,
+                                                 activation_function="relu"), 1.0),
+    "mbart_lm": (45, MBartForConditionalGeneration,
+                 lambda: bart_config(MBartConfig, scale_embedding=True, decoder_start_token_id=2), 1.0),
+}
+
+
+def randomize(model, seed, eos, push):
+    g = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        for _, p in model.named_parameters():
+            if not p.requires_grad:  # Marian's sinusoid table: fixed, and not saved
+                continue
+            p.add_(torch.randn(p.shape, generator=g) * (0.2 if p.dim() == 1 else 0.05))
+        if hasattr(model, "final_logits_bias"):
+            model.final_logits_bias.copy_(torch.randn(model.final_logits_bias.shape, generator=g) * 0.5)
+            model.final_logits_bias[0, eos] += push
+
+
+def sources(seed, cfg):
+    rng = random.Random(seed)
+    special = {cfg.pad_token_id, cfg.eos_token_id, cfg.bos_token_id, cfg.decoder_start_token_id}
+    words = [i for i in range(cfg.vocab_size) if i not in special]
+    bos = [cfg.bos_token_id] if cfg.model_type != "marian" else []
+    src = [bos + [rng.choice(words) for _ in range(n - 1 - len(bos))] + [cfg.eos_token_id] for n in SRC_LENGTHS]
+    tgt = [[cfg.decoder_start_token_id] + [rng.choice(words) for _ in range(n - 1)] for n in TGT_LENGTHS]
+    return src, tgt
+
+
+def cut(seq, eos):
+    """The generated tokens after the decoder start, before the first EOS."""
+    seq = seq[1:]
+    return seq[:seq.index(eos)] if eos in seq else seq
+
+
+def margin(g, opts):
+    """The smallest gap at a decision of greedy (best vs second) or beam search
+    (the last kept vs the first dropped of 2·beams candidates, per source)."""
+    m = float("inf")
+    k = opts.get("num_beams", 1)
+    for sc in g.scores:
+        if k == 1:
+            top = torch.topk(sc[0], 2).values
+            m = min(m, float(top[0] - top[1]))
+    return m
+
+
+def run(model, src, tgt, lm):
+    model.eval()
+    res = {"src": src, "tgt": tgt}
+    with torch.no_grad():
+        outs = []
+        for s, t in zip(src, tgt):
+            o = model(input_ids=torch.tensor([s]), decoder_input_ids=torch.tensor([t]), return_dict=True)
+            outs.append((o.logits if lm else o.last_hidden_state)[0].tolist())
+        res["outputs"] = {("logits" if lm else "last_hidden_state"): outs}
+        if not lm:
+            return res
+        eos = model.generation_config.eos_token_id
+        res["generate"] = []
+        for opts in GENERATE:
+            out, m = [], float("inf")
+            for s in src:
+                g = model.generate(torch.tensor([s]), attention_mask=torch.ones(1, len(s), dtype=torch.long),
+                                   do_sample=False, output_scores=True, return_dict_in_generate=True, **opts)
+                out.append(cut(g.sequences[0].tolist(), eos))
+                m = min(m, margin(g, opts))
+            res["generate"].append({"options": opts, "out": out, "margin": m if m != float("inf") else None})
+    return res
+
+
+def make_encdec(out, name, manifest):
+    seed, cls, config, push = ENCDEC_MODELS[name]
+    torch.manual_seed(seed)
+    cfg = config()
+    model = cls(cfg)
+    randomize(model, seed, cfg.eos_token_id, push)
+    src, tgt = sources(seed, cfg)
+    d = os.path.join(out, name)
+    model.save_pretrained(d, safe_serialization=True)
+    with open(os.path.join(d, "golden.json"), "w") as f:
+        json.dump(run(model, src, tgt, cls is not BartModel), f, separators=(",", ":"))
+    manifest[name] = {"class": cls.__name__, "seed": seed, "dtype": "F32"}
+
+
+if __name__ == "__main__":  # only these, into an existing directory (for development)
+    import sys
+    torch.use_deterministic_algorithms(True)
+    torch.set_num_threads(1)
+    m = {}
+    for n in ENCDEC_MODELS:
+        make_encdec(sys.argv[1], n, m)
+    print(json.dumps(m))
