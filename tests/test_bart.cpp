@@ -14,6 +14,7 @@
 #include "model_util.hpp"
 #include "model_writer.hpp"
 #include "model/safetensors.hpp"
+#include "vkformer/tokenizer.hpp"
 
 namespace vkf::test {
 namespace {
@@ -194,6 +195,48 @@ TEST_F(DeviceTest, BartTensors) {
   expect_error([&] { s.generate({{5, 0}}, o); },
                "forced_bos_token_id 97 is outside the model's output vocabulary [0, 97)");
   expect_error([&] { s.generate({Ids(41, 5)}); }, "tokens, more than max_positions 40");
+}
+
+}  // namespace
+}  // namespace vkf::test
+
+namespace vkf::test {
+namespace {
+
+// ---- the Marian tokenizer (source.spm / target.spm + vocab.json, through
+// Debian's libsentencepiece) against transformers' MarianTokenizer on the
+// tiny .spm files spm_train made (tools/hf/tiny_encdec.py): 320 texts (accents,
+// CJK, emoji, combining marks, odd spaces, language codes), ids equal; 160 id
+// lists decoded, texts equal.
+
+TEST(MarianTokenizer, EqualsTransformers) {
+  const std::string dir = hf_model_dir("marian_tok");
+  std::ifstream in(dir + "/tok_golden.json");
+  const json g = json::parse(in);
+  auto tok = Tokenizer::load(dir);
+  EXPECT_EQ(tok->vocab_size(), 376u);
+  const auto texts = g["texts"].get<std::vector<std::string>>();
+  ASSERT_GE(texts.size(), 300u);
+  for (size_t i = 0; i < texts.size(); ++i) EXPECT_EQ(tok->encode(texts[i]), g["ids"][i].get<Ids>()) << texts[i];
+  for (const json& c : g["decode"]) EXPECT_EQ(tok->decode(c["ids"].get<Ids>()), c["text"].get<std::string>()) << c["ids"];
+}
+
+TEST(MarianTokenizer, BadFilesAreNamed) {
+  const std::string from = hf_model_dir("marian_tok");
+  for (const char* missing : {"source.spm", "target.spm", "vocab.json"}) {
+    const std::string dir = temp_dir(std::string("marian-tok-") + missing);
+    for (const char* f : {"source.spm", "target.spm", "vocab.json", "tokenizer_config.json"})
+      if (std::string(f) != missing) std::filesystem::copy_file(from + "/" + f, dir + "/" + f);
+    expect_error([&] { Tokenizer::load(dir); }, dir + "/" + missing + ": cannot open");
+  }
+  const std::string dir = temp_dir("marian-tok-bad-spm");
+  for (const char* f : {"target.spm", "vocab.json", "tokenizer_config.json"})
+    std::filesystem::copy_file(from + "/" + f, dir + "/" + f);
+  write_file(dir + "/source.spm", "not a model");
+  expect_error([&] { Tokenizer::load(dir); }, dir + "/source.spm: not a SentencePiece model");
+  std::filesystem::copy_file(from + "/source.spm", dir + "/source.spm", std::filesystem::copy_options::overwrite_existing);
+  write_file(dir + "/vocab.json", json{{"</s>", 0}, {"<pad>", 1}}.dump());
+  expect_error([&] { Tokenizer::load(dir); }, dir + "/vocab.json: has no unk_token \"<unk>\"");
 }
 
 }  // namespace

@@ -18,6 +18,8 @@ PACKAGES=(
   python3-torch python3-numpy        # PyTorch: the reference for every number
   python3-venv                       # tools/hf/.venv: the Hugging Face reference (tests only)
   libicu-dev                         # ICU: NFKC for the sentencepiece tokenizer (as Node's normalize)
+  libsentencepiece-dev               # SentencePiece: reads Marian (OPUS-MT) source.spm / target.spm
+  sentencepiece                      # spm_train: tests train tiny .spm files for the Marian tokenizer
   clang-14 libclang-rt-14-dev        # libFuzzer (+ its ASan/UBSan runtimes) for `make fuzz`; gcc has no libFuzzer
 )
 

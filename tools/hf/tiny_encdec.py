@@ -24,10 +24,16 @@ that sequences end at various steps and beam search has ended hypotheses to rank
 import json
 import os
 import random
+import warnings
 
 import torch
 from transformers import (BartConfig, BartForConditionalGeneration, BartModel, MarianConfig, MarianMTModel,
                           MBartConfig, MBartForConditionalGeneration)
+
+# MarianTokenizer's advice (sacremoses, which only prepare_seq2seq_batch would use) and
+# 4.44's notice about clean_up_tokenization_spaces' future default: expected, not news.
+warnings.filterwarnings("ignore", message="Recommended: pip install sacremoses")
+warnings.filterwarnings("ignore", message="`clean_up_tokenization_spaces` was not set")
 
 SRC_LENGTHS = [7, 3, 11]
 TGT_LENGTHS = [5, 2, 8]
@@ -154,6 +160,137 @@ def make_encdec(out, name, manifest):
     manifest[name] = {"class": cls.__name__, "seed": seed, "dtype": "F32"}
 
 
+# ---- the Marian tokenizer ---------------------------------------------------
+# marian_tok/: source.spm and target.spm trained here by Debian's spm_train on two
+# small corpora, vocab.json (</s> 0, <unk> 1, the pieces of both models, every
+# 17th left out so that some pieces map to <unk>, <pad> last), saved by
+# MarianTokenizer.save_pretrained; tok_golden.json: {"texts": [...], "ids": [...]
+# (MarianTokenizer(text).input_ids), "decode": [{"ids": [...], "text": str}]
+# (decode(ids, skip_special_tokens=True) of target-side id lists)}.
+WORDS_EN = ("the a of to and in is was he for it with as his on be at by i this had not are but from or have an "
+            "they which one you were her all she there would their we him been has when who will more no if out so "
+            "said what up its about into than them can only other new some could time these two may then do first "
+            "any my now such like our over man me even most made after also did many before must through back years "
+            "where much your way well down should because each just those people how too little state good very make "
+            "world still own see men work long get here between both life being under never day same another know "
+            "naïve café façade résumé Zürich Straße übermäßig ça va très bien déjà vu").split()
+WORDS_DE = ("der die das und ist nicht ein eine zu den von mit sich des auf für im dem es an auch als wie aus "
+            "er hat noch nach bei einen um wird so sind nur oder war aber vor zur bis mehr durch man sein wurde "
+            "Größe Grüße schön über Mädchen Brötchen Ärger Öl Übung heißt groß weiß Fuß Straße").split()
+PUNCT = list(".,;:!?'\"()-") + ["...", "—", "«", "»", "„", "“", "”", "’"]
+ODD = ["日本語", "中文字", "한국어", "Ελληνικά", "русский", "עברית", "العربية", "😀", "👍🏽", "🇩🇪", "e\u0301", "ﬁ",
+       "Ⅻ", "①", "½", "\u00a0", "\t", "  ", "x²", "№", "™", "12,345.67", "2026-11-22", "3rd", "http://a.b/c?d=1"]
+
+
+def _corpus(rng, words, n):
+    lines = []
+    for _ in range(n):
+        k = rng.randrange(3, 14)
+        s = " ".join(rng.choice(words) for _ in range(k))
+        if rng.random() < 0.5:
+            s = s[0].upper() + s[1:]
+        lines.append(s + rng.choice([".", "!", "?", ",", ""]))
+    return lines
+
+
+def tokenizer_texts(rng):
+    texts = ["", " ", "Hello world.", "  leading and trailing  ", ">>de<< Guten Morgen.", ">>fr<< ça va? >>es<< hola",
+             "no>>code<<here", ">>x<<", ">><<", "a\nb", "multi\n>>fr<< line", "UPPER CASE WORDS", "mIxEd CaSe"]
+    pool = WORDS_EN + WORDS_DE
+    while len(texts) < 320:
+        parts = []
+        for _ in range(rng.randrange(1, 12)):
+            r = rng.random()
+            parts.append(rng.choice(pool) if r < 0.7 else rng.choice(PUNCT) if r < 0.85 else rng.choice(ODD))
+        sep = rng.choice([" ", " ", " ", "", "  "])
+        t = sep.join(parts)
+        if rng.random() < 0.1:
+            t = rng.choice([">>de<< ", ">>fr<<", ">>es<< "]) + t
+        texts.append(t)
+    return texts
+
+
+def make_marian_tokenizer(out, manifest, seed=50):
+    import subprocess
+    import tempfile
+    from transformers import MarianTokenizer
+    rng = random.Random(seed)
+    d = os.path.join(out, "marian_tok")
+    with tempfile.TemporaryDirectory() as tmp:
+        models = {}
+        for side, words in (("source", WORDS_EN), ("target", WORDS_DE)):
+            corpus = os.path.join(tmp, side + ".txt")
+            with open(corpus, "w") as f:
+                f.write("\n".join(_corpus(rng, words + PUNCT[:6], 400)) + "\n")
+            prefix = os.path.join(tmp, side)
+            subprocess.run(["spm_train", f"--input={corpus}", f"--model_prefix={prefix}", "--vocab_size=300",
+                            "--model_type=unigram", "--character_coverage=1.0", "--hard_vocab_limit=false",
+                            "--num_threads=1", "--minloglevel=2", f"--random_seed={seed}"], check=True,
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            models[side] = prefix + ".model"
+        pieces = []
+        for side in ("source", "target"):
+            with open(models[side].replace(".model", ".vocab")) as f:
+                for line in f:
+                    p = line.split("\t")[0]
+                    if p not in ("<unk>", "<s>", "</s>") and p not in pieces:
+                        pieces.append(p)
+        kept = [p for i, p in enumerate(pieces) if i % 17 != 5]
+        vocab = {"</s>": 0, "<unk>": 1}
+        for p in kept:
+            vocab[p] = len(vocab)
+        vocab[">>de<<"] = len(vocab)
+        vocab["<pad>"] = len(vocab)
+        vfile = os.path.join(tmp, "vocab.json")
+        with open(vfile, "w") as f:
+            json.dump(vocab, f, ensure_ascii=False)
+        tok = MarianTokenizer(models["source"], models["target"], vfile)
+        tok.save_pretrained(d)
+    tok = MarianTokenizer.from_pretrained(d)
+    texts = tokenizer_texts(rng)
+    ids = [tok(t).input_ids for t in texts]
+    decode = []
+    for i in range(120):
+        seq = [rng.randrange(len(vocab)) for _ in range(rng.randrange(0, 15))]
+        decode.append({"ids": seq, "text": tok.decode(seq, skip_special_tokens=True)})
+    for t in texts[:40]:
+        seq = tok(text_target=t)["input_ids"]
+        decode.append({"ids": seq, "text": tok.decode(seq, skip_special_tokens=True)})
+    with open(os.path.join(d, "tok_golden.json"), "w") as f:
+        json.dump({"texts": texts, "ids": ids, "decode": decode}, f, ensure_ascii=False)
+    manifest["marian_tok"] = {"class": "MarianTokenizer", "seed": seed, "vocab": len(vocab), "texts": len(texts)}
+    make_opus_mt(out, d, tok, vocab, manifest, seed + 1)
+
+
+# opus_mt/: marian_tok's tokenizer with a MarianMTModel of its vocabulary, as an
+# OPUS-MT directory is; golden.json: {"texts": [...], "greedy": [HF's decoded
+# outputs], "beam": [the same with num_beams=3]}, generate(max_new_tokens=NEW).
+TRANSLATE_TEXTS = ["Hello world.", "the man said that it was very good", ">>de<< Guten Morgen!", "naïve café",
+                   "日本語 😀", "x"]
+
+
+def make_opus_mt(out, tok_dir, tok, vocab, manifest, seed):
+    pad = vocab["<pad>"]
+    torch.manual_seed(seed)
+    cfg = marian_config(vocab_size=len(vocab), pad_token_id=pad, decoder_start_token_id=pad, bad_words_ids=[[pad]])
+    model = MarianMTModel(cfg)
+    randomize(model, seed, cfg.eos_token_id, 1.5)
+    model.eval()
+    d = os.path.join(out, "opus_mt")
+    model.save_pretrained(d, safe_serialization=True)
+    tok.save_pretrained(d)
+    res = {"texts": TRANSLATE_TEXTS}
+    with torch.no_grad():
+        for key, kw in (("greedy", {}), ("beam", {"num_beams": 3})):
+            res[key] = []
+            for t in TRANSLATE_TEXTS:
+                g = model.generate(**tok([t], return_tensors="pt"), max_new_tokens=NEW, **kw)
+                res[key].append(tok.decode(g[0], skip_special_tokens=True))
+    with open(os.path.join(d, "golden.json"), "w") as f:
+        json.dump(res, f, ensure_ascii=False)
+    manifest["opus_mt"] = {"class": "MarianMTModel", "seed": seed, "dtype": "F32", "tokenizer": "marian_tok"}
+
+
 if __name__ == "__main__":  # only these, into an existing directory (for development)
     import sys
     torch.use_deterministic_algorithms(True)
@@ -161,4 +298,5 @@ if __name__ == "__main__":  # only these, into an existing directory (for develo
     m = {}
     for n in ENCDEC_MODELS:
         make_encdec(sys.argv[1], n, m)
+    make_marian_tokenizer(sys.argv[1], m)
     print(json.dumps(m))
