@@ -179,7 +179,8 @@ TEST_F(DeviceTest, BartTensors) {
       t["model.encoder.embed_positions.weight"].shape = {40, 36};  // without BART's 2 extra rows
       t["model.encoder.embed_positions.weight"].data.resize(40 * 36);
     }));
-  }, "model.encoder.embed_positions.weight");
+  }, "\"model.encoder.embed_positions.weight\" has shape [40, 36], expected [42, 36] = "
+     "[max_position_embeddings + 2, d_model]");
   expect_error([&] { Model::load(ctx(), variant("bart_lm", "vocab", {{"vocab_size", 98}})); },
                "model.shared.weight");
   expect_error([&] { Model::load(ctx(), variant("marian_mt_separate", "untied", {}, [](TensorMap& t) {

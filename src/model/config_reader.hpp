@@ -30,6 +30,11 @@ class ConfigReader {
   int32_t int32(const char* key) const;
   bool boolean(const char* key) const;
   std::string string(const char* key) const;
+  /// The same, or `def` when the key is absent or null (Hugging Face's configs leave
+  /// out keys equal to their class's defaults).
+  uint32_t uint_or(const char* key, uint32_t def, uint32_t min) const { return set(key) ? uint(key, min) : def; }
+  int32_t int32_or(const char* key, int32_t def) const { return set(key) ? int32(key) : def; }
+  bool boolean_or(const char* key, bool def) const { return set(key) ? boolean(key) : def; }
   /// A number > 0 that stays finite and > 0 in fp32 (1e-60 would round to 0, 1e39 to inf).
   float positive_float(const char* key) const;
   /// "activation": relu, gelu, gelu_tanh or silu.

@@ -20,46 +20,43 @@ const BartConfig& bart_config(const ModelConfig& c) {
 void BartFamily::read_config(const ConfigReader& r, ModelConfig& c) const {
   auto b = std::make_shared<BartConfig>();
   const bool marian = c.model_type == "marian", mbart = c.model_type == "mbart";
-  auto uint_or = [&](const char* key, uint32_t def, uint32_t min) { return r.set(key) ? r.uint(key, min) : def; };
-  auto int_or = [&](const char* key, int32_t def) { return r.set(key) ? r.int32(key) : def; };
-  auto flag_or = [&](const char* key, bool def) { return r.set(key) ? r.boolean(key) : def; };
 
-  c.src_vocab_size = uint_or("vocab_size", marian ? 58101 : 50265, 1);
-  b->shared_embeddings = marian ? flag_or("share_encoder_decoder_embeddings", true) : true;
+  c.src_vocab_size = r.uint_or("vocab_size", marian ? 58101 : 50265, 1);
+  b->shared_embeddings = marian ? r.boolean_or("share_encoder_decoder_embeddings", true) : true;
   // MarianConfig: decoder_vocab_size or vocab_size; its LM head has the decoder's vocabulary.
-  c.tgt_vocab_size = marian && !b->shared_embeddings ? uint_or("decoder_vocab_size", c.src_vocab_size, 1)
+  c.tgt_vocab_size = marian && !b->shared_embeddings ? r.uint_or("decoder_vocab_size", c.src_vocab_size, 1)
                                                      : c.src_vocab_size;
   if (marian && b->shared_embeddings && r.set("decoder_vocab_size") && r.uint("decoder_vocab_size", 1) != c.src_vocab_size)
     r.fail("\"decoder_vocab_size\" " + std::to_string(r.uint("decoder_vocab_size", 1)) + " differs from \"vocab_size\" " +
            std::to_string(c.src_vocab_size) + " with share_encoder_decoder_embeddings true (one table serves both)");
-  c.d_model = uint_or("d_model", 1024, 1);
-  c.encoder_layers = uint_or("encoder_layers", 12, 1);
-  c.decoder_layers = uint_or("decoder_layers", 12, 1);
+  c.d_model = r.uint_or("d_model", 1024, 1);
+  c.encoder_layers = r.uint_or("encoder_layers", 12, 1);
+  c.decoder_layers = r.uint_or("decoder_layers", 12, 1);
   // The stacks take one head count and one FFN width for both sides.
-  c.n_heads = uint_or("encoder_attention_heads", 16, 1);
-  c.d_ff = uint_or("encoder_ffn_dim", 4096, 1);
-  if (uint_or("decoder_attention_heads", 16, 1) != c.n_heads)
-    r.fail("\"decoder_attention_heads\" " + std::to_string(uint_or("decoder_attention_heads", 16, 1)) +
+  c.n_heads = r.uint_or("encoder_attention_heads", 16, 1);
+  c.d_ff = r.uint_or("encoder_ffn_dim", 4096, 1);
+  if (r.uint_or("decoder_attention_heads", 16, 1) != c.n_heads)
+    r.fail("\"decoder_attention_heads\" " + std::to_string(r.uint_or("decoder_attention_heads", 16, 1)) +
            " differs from \"encoder_attention_heads\" " + std::to_string(c.n_heads) + ": not supported");
-  if (uint_or("decoder_ffn_dim", 4096, 1) != c.d_ff)
-    r.fail("\"decoder_ffn_dim\" " + std::to_string(uint_or("decoder_ffn_dim", 4096, 1)) +
+  if (r.uint_or("decoder_ffn_dim", 4096, 1) != c.d_ff)
+    r.fail("\"decoder_ffn_dim\" " + std::to_string(r.uint_or("decoder_ffn_dim", 4096, 1)) +
            " differs from \"encoder_ffn_dim\" " + std::to_string(c.d_ff) + ": not supported");
   r.check_heads("d_model", c.d_model, c.n_heads);
-  c.max_positions = uint_or("max_position_embeddings", 1024, 1);
+  c.max_positions = r.uint_or("max_position_embeddings", 1024, 1);
   c.activation = r.hf_activation("activation_function", "gelu");
   c.layer_norm_eps = 1e-5f;  // nn.LayerNorm's default: the classes have no eps key
-  c.scale_embeddings = flag_or("scale_embedding", false);
+  c.scale_embeddings = r.boolean_or("scale_embedding", false);
   c.norm_first = mbart;      // mBART: pre-LN, with a final norm on each stack
   c.causal = false;
   c.positional_encoding = marian ? PositionalEncoding::SinusoidalHalves : PositionalEncoding::Learned;
-  if (!flag_or("is_encoder_decoder", true)) r.fail("\"is_encoder_decoder\": false is not supported");
+  if (!r.boolean_or("is_encoder_decoder", true)) r.fail("\"is_encoder_decoder\": false is not supported");
 
-  c.pad_id = int_or("pad_token_id", marian ? 58100 : 1);
-  c.eos_id = int_or("eos_token_id", marian ? 0 : 2);
+  c.pad_id = r.int32_or("pad_token_id", marian ? 58100 : 1);
+  c.eos_id = r.int32_or("eos_token_id", marian ? 0 : 2);
   // The decoder starts from decoder_start_token_id (BART: eos, Marian: pad); MBartConfig
   // has none, and HF's generate() then starts from bos_token_id.
-  const int32_t bos = int_or("bos_token_id", 0);
-  c.bos_id = int_or("decoder_start_token_id", marian ? 58100 : mbart ? bos : 2);
+  const int32_t bos = r.int32_or("bos_token_id", 0);
+  c.bos_id = r.int32_or("decoder_start_token_id", marian ? 58100 : mbart ? bos : 2);
   auto in_vocab = [&](const char* key, int32_t id, uint32_t vocab) {
     if (id < 0 || uint32_t(id) >= vocab)
       r.fail("\"" + std::string(key) + "\" " + std::to_string(id) + " is outside the vocabulary [0, " +
@@ -73,7 +70,7 @@ void BartFamily::read_config(const ConfigReader& r, ModelConfig& c) const {
   in_vocab("eos_token_id", c.eos_id, c.tgt_vocab_size);
   in_vocab(r.set("decoder_start_token_id") ? "decoder_start_token_id" : "bos_token_id", c.bos_id, c.tgt_vocab_size);
 
-  b->tied = flag_or("tie_word_embeddings", true);
+  b->tied = r.boolean_or("tie_word_embeddings", true);
   const std::string head = marian ? "MarianMTModel" : mbart ? "MBartForConditionalGeneration"
                                                             : "BartForConditionalGeneration";
   const std::string bare = marian ? "MarianModel" : mbart ? "MBartModel" : "BartModel";

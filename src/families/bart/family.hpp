@@ -8,26 +8,20 @@
 //   weights.cpp  build_weights   HF's tensor names (with or without "model."): q/k/v
 //                                fused at load, BART's position table sliced past its
 //                                offset of 2, Marian's computed, final_logits_bias
-//   model.cpp    info, and the passes: the transformer family's
+//   model.cpp    info, and generation's refusal for the bare models
 #pragma once
 
-#include "families/family.hpp"
+#include "families/transformer/based.hpp"
 
 namespace vkf {
 
-class BartFamily final : public Family {
+class BartFamily final : public TransformerBasedFamily {
  public:
   const char* name() const override { return "bart"; }
   std::vector<std::string> aliases() const override { return {"marian", "mbart"}; }
   void read_config(const ConfigReader& r, ModelConfig& c) const override;
   std::unique_ptr<ModelWeights> build_weights(Loader& L, const ModelConfig& c) const override;
-  bool supports(Task task) const override { return task != Task::Embed; }
   ModelInfo info(const Model& m) const override;
-  uint32_t output_dim(const Model& m) const override;
-  Batch prepare(Task task, const Model& m, const std::vector<Ids>& src, const std::vector<Ids>& tgt,
-                const RunOptions& o) const override;
-  std::unique_ptr<Plan> make_plan(const Model& m, const PlanKey& key) const override;
-  void record(Recorder& rec, const Model& m, Plan& p) const override;
   std::unique_ptr<LogitsSource> logits_source(Session::Impl& s, const std::vector<Ids>& src,
                                               const GenerateOptions& o) const override;
 };

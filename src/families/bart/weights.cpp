@@ -44,6 +44,22 @@ Tensor learned_positions(Loader& L, const std::string& name, const ModelConfig& 
   return L.upload_part({rows - 2, d}, t, size_t(2 * d), t.size(), name + " (rows 2...)");
 }
 
+/// L.self_attn.{q,k,v,out}_proj and L.self_attn_layer_norm: a layer's self-attention.
+void self_attention(Loader& L, const std::string& l, int64_t d, const std::string& why, LinearWeights& qkv,
+                    LinearWeights& out, NormWeights& norm) {
+  qkv = fused(L, l + "self_attn.", {"q", "k", "v"}, d, why);
+  out = L.linear(l + "self_attn.out_proj", d, d, "d_model", "d_model", why);
+  norm = L.norm(l + "self_attn_layer_norm", d, why);
+}
+
+/// L.fc1, L.fc2 and L.final_layer_norm: a layer's feed-forward block (`ff` names its width's key).
+void feed_forward(Loader& L, const std::string& l, int64_t d, int64_t ff, const std::string& ff_key,
+                  const std::string& why, LinearWeights& fc1, LinearWeights& fc2, NormWeights& norm) {
+  fc1 = L.linear(l + "fc1", ff, d, ff_key, "d_model", why);
+  fc2 = L.linear(l + "fc2", d, ff, "d_model", ff_key, why);
+  norm = L.norm(l + "final_layer_norm", d, why);
+}
+
 }  // namespace
 
 std::unique_ptr<ModelWeights> BartFamily::build_weights(Loader& L, const ModelConfig& c) const {
@@ -85,28 +101,20 @@ std::unique_ptr<ModelWeights> BartFamily::build_weights(Loader& L, const ModelCo
     const std::string l = p + "encoder.layers." + std::to_string(i) + ".";
     const std::string why_l = "encoder_layers is " + std::to_string(c.encoder_layers);
     EncoderLayerWeights e;
-    e.qkv = fused(L, l + "self_attn.", {"q", "k", "v"}, d, why_l);
-    e.attn_out = L.linear(l + "self_attn.out_proj", d, d, "d_model", "d_model", why_l);
-    e.norm1 = L.norm(l + "self_attn_layer_norm", d, why_l);
-    e.ff1 = L.linear(l + "fc1", ff, d, "encoder_ffn_dim", "d_model", why_l);
-    e.ff2 = L.linear(l + "fc2", d, ff, "d_model", "encoder_ffn_dim", why_l);
-    e.norm2 = L.norm(l + "final_layer_norm", d, why_l);
+    self_attention(L, l, d, why_l, e.qkv, e.attn_out, e.norm1);
+    feed_forward(L, l, d, ff, "encoder_ffn_dim", why_l, e.ff1, e.ff2, e.norm2);
     w->encoder.push_back(std::move(e));
   }
   for (uint32_t i = 0; i < c.decoder_layers; ++i) {
     const std::string l = p + "decoder.layers." + std::to_string(i) + ".";
     const std::string why_l = "decoder_layers is " + std::to_string(c.decoder_layers);
     DecoderLayerWeights e;
-    e.self_qkv = fused(L, l + "self_attn.", {"q", "k", "v"}, d, why_l);
-    e.self_out = L.linear(l + "self_attn.out_proj", d, d, "d_model", "d_model", why_l);
-    e.norm1 = L.norm(l + "self_attn_layer_norm", d, why_l);
+    self_attention(L, l, d, why_l, e.self_qkv, e.self_out, e.norm1);
     e.cross_q = L.linear(l + "encoder_attn.q_proj", d, d, "d_model", "d_model", why_l);
     e.cross_kv = fused(L, l + "encoder_attn.", {"k", "v"}, d, why_l);
     e.cross_out = L.linear(l + "encoder_attn.out_proj", d, d, "d_model", "d_model", why_l);
     e.norm2 = L.norm(l + "encoder_attn_layer_norm", d, why_l);
-    e.ff1 = L.linear(l + "fc1", ff, d, "decoder_ffn_dim", "d_model", why_l);
-    e.ff2 = L.linear(l + "fc2", d, ff, "d_model", "decoder_ffn_dim", why_l);
-    e.norm3 = L.norm(l + "final_layer_norm", d, why_l);
+    feed_forward(L, l, d, ff, "decoder_ffn_dim", why_l, e.ff1, e.ff2, e.norm3);
     w->decoder.push_back(std::move(e));
   }
   if (mbart) {  // pre-LN: each stack ends with a norm
