@@ -14,9 +14,8 @@ each source run alone, fp32. "out" is what generate(source, **options) made afte
 the decoder start token, up to (not including) the first EOS; the directory's
 generation_config.json supplies everything the options do not (decoder start,
 forced BOS/EOS, bad words...). "margin" is the smallest gap, over every step of
-greedy search, between the best and second-best processed score (beam search:
-between the last kept and the first dropped candidate of each step), so that a
-vkformer run within the forward bound must choose the same tokens.
+greedy search, between the best and second-best processed score (null for beam
+search), so that a vkformer run within the forward bound must choose the same tokens.
 
 final_logits_bias (a buffer, not a parameter) gets noise too, and EOS a push so
 that sequences end at various steps and beam search has ended hypotheses to rank.
@@ -111,8 +110,7 @@ def cut(seq, eos):
 
 
 def margin(g, opts):
-    """The smallest gap at a decision of greedy (best vs second) or beam search
-    (the last kept vs the first dropped of 2·beams candidates, per source)."""
+    """The smallest gap at a decision of greedy search (best vs second); inf for beam search."""
     m = float("inf")
     k = opts.get("num_beams", 1)
     for sc in g.scores:
