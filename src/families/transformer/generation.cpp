@@ -26,7 +26,7 @@ class CachedSource : public LogitsSource {
   CachedSource(Session::Impl& s, const std::vector<Ids>& src, uint32_t beam, uint32_t max_new)
       : s_(s), cfg_(s.model.config()), w_(transformer_weights(s.model)), ctx_(s.ctx), beam_(beam) {
     const bool encdec = cfg_.encoder_decoder();
-    prompt_ = pad_batch(src, cfg_.pad_id, cfg_.src_vocab_size, cfg_.max_positions, "source");
+    prompt_ = pad_batch(src, cfg_, cfg_.src_vocab_size, "source");
     batch_ = prompt_.batch;
     slots_ = batch_ * beam_;
     const uint32_t d = cfg_.d_model;
@@ -35,8 +35,8 @@ class CachedSource : public LogitsSource {
     const uint64_t need = encdec ? max_new : uint64_t(prompt_.len) + max_new - 1;
     if (need > cfg_.max_positions)
       throw Error(std::string(encdec ? "" : "the prompt plus ") + std::to_string(max_new) +
-                  " new tokens need " + std::to_string(need) + " positions, more than max_positions " +
-                  std::to_string(cfg_.max_positions));
+                  " new tokens need " + std::to_string(need) + " positions, more than the model's " +
+                  std::to_string(cfg_.max_positions) + " (config.json \"" + cfg_.positions_key + "\")");
     max_len_ = uint32_t(std::max<uint64_t>(need, 1)) + (encdec ? 0 : 1);
     const size_t layers = encdec ? w_.decoder.size() : w_.encoder.size();
     for (auto& set : caches_)
