@@ -387,6 +387,25 @@ def compare(name, model_dir, ref, texts):
     return bad
 
 
+def check_real_gpt2():
+    """GPT-2's own vocabulary (50257 tokens, 50000 merges; `make gpt2-vocab` places OpenAI's
+    encoder.json + vocab.bpe as vocab.json + merges.txt) against GPT2TokenizerFast, and
+    decode(encode(x)) == x, byte for byte, for every text."""
+    d = os.path.join(src, "models", "gpt2-vocab")
+    if not os.path.exists(os.path.join(d, "merges.txt")):
+        print("hf_tokenizers: models/gpt2-vocab is missing: run `make gpt2-vocab`")
+        return 1
+    bad = compare("real: GPT-2 vocabulary (vocab.json + merges.txt)", d,
+                  Reference(fast=transformers.GPT2TokenizerFast.from_pretrained(d)), TEXTS)
+    ids = run_cli(d, TEXTS)
+    back = run_cli(d, [" ".join(map(str, x)) for x in ids], "--decode", "--keep-special")
+    lossy = [i for i in range(len(TEXTS)) if back[i] != TEXTS[i]]
+    for i in lossy[:5]:
+        print(f"  ROUND TRIP real GPT-2 #{i}: {TEXTS[i][:60]!r} -> {back[i][:60]!r}")
+    print(f"real: GPT-2 decode(encode(x)) == x: {len(TEXTS) - len(lossy)}/{len(TEXTS)} texts")
+    return bad + len(lossy)
+
+
 def main():
     failures = 0
     with tempfile.TemporaryDirectory() as tmp:
@@ -432,6 +451,7 @@ def main():
                                 Reference(Tokenizer.from_file(os.path.join(real, "tokenizer.json"))), TEXTS)
         else:
             print("real all-MiniLM-L6-v2 tokenizer not found (optional; `make hf-models` places it)")
+        failures += check_real_gpt2()
     print(f"hf_tokenizers: {'all equal' if not failures else f'{failures} mismatches'}")
     sys.exit(1 if failures else 0)
 
