@@ -155,7 +155,7 @@ int main(int argc, char** argv) {
   bench_model->add_option("--batch", bmo.batch, "sequences");
   bench_model->add_option("--src-len", bmo.src_len, "source (or prompt) length");
   bench_model->add_option("--tgt-len", bmo.tgt_len,
-                          "target length; the decode step is at position tgt-len (decoder-only: src-len + tgt-len)");
+                          "target length; the decode step is at position tgt-len (decoder-only: src-len + tgt-len, 0 allowed)");
   bench_model->add_option("--repeat", bmo.repeat, "runs; figures are medians");
   bench_model->add_option("--json", bmo.json, "write the figures as JSON");
   bench_model->add_option("--svg", bmo.svg, "bar chart of the forward pass (and FILE-step.svg of the decode step)");
