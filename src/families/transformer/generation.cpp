@@ -156,18 +156,27 @@ class CachedSource : public LogitsSource {
 
     const uint32_t stride = beam_ * max_len_ * 2 * cfg_.d_model;  // each source's first slot
     record_encoder_stack(rec, cfg_, w_, "prompt", {&ids}, pre, {{&pad, P, true, nullptr, 0, stride}, &caches_[cur_]});
+    // Only each prompt's last row goes through the generator and is read back.
     rec.set_scope("generator");
-    Tensor logits = ctx_.tensor({batch_, P, int64_t(V)});
-    record_generator(rec, *w_.generator, pre, logits);
+    const int64_t d = cfg_.d_model;
+    Tensor rows = pre.x().reshaped({1, int64_t(batch_) * P, d}), last = ctx_.tensor({1, batch_, d});
+    for (uint32_t b = 0; b < batch_; ++b) {
+      CopyRowsArgs c;
+      c.src = &rows;
+      c.src_row0 = b * P + prompt_.lengths[b] - 1;
+      c.dst = &last;
+      c.dst_row0 = b;
+      c.width = uint32_t(d);
+      copy_rows(rec, c);
+    }
+    Tensor logits = ctx_.tensor({batch_, 1, int64_t(V)});
+    linear(rec, last.reshaped({batch_, 1, d}), *w_.generator, logits);
     filled_ = P;
     if (beam_ > 1) reorder(rec, first_slot_);
     s_.submit(rec);
 
     std::vector<float> all = ctx_.read(logits), out(size_t(slots_) * V);
-    for (uint32_t i = 0; i < slots_; ++i) {
-      const uint32_t b = i / beam_, row = prompt_.lengths[b] - 1;
-      std::copy_n(all.begin() + (size_t(b) * P + row) * V, V, out.begin() + size_t(i) * V);
-    }
+    for (uint32_t i = 0; i < slots_; ++i) std::copy_n(all.begin() + size_t(i / beam_) * V, V, out.begin() + size_t(i) * V);
     return out;
   }
 
