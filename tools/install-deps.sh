@@ -12,6 +12,7 @@ PACKAGES=(
   glslang-tools                      # glslangValidator: GLSL -> SPIR-V at build time
   spirv-tools                        # spirv-val: checks every embedded shader
   libcli11-dev                       # CLI11: the command-line parser
+  libcpp-httplib-dev                 # cpp-httplib: the HTTP server of `vkformer serve` (as llama-server's)
   libgtest-dev                       # GoogleTest
   nlohmann-json3-dev                 # JSON: config.json, safetensors headers, bench output
   libopenblas-dev                    # CPU baseline for the GEMM benchmark
