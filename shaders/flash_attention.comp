@@ -31,7 +31,7 @@ layout(std430, binding = 1) readonly buffer Kb { WTYPE k[]; };
 layout(std430, binding = 2) readonly buffer Vb { WTYPE v[]; };
 layout(std430, binding = 3) readonly buffer Mb { int pad[]; };
 layout(std430, binding = 4) writeonly buffer Ob { float o[]; };
-layout(std430, binding = 5) readonly buffer Bb { float bias[]; };  // [heads, q_len, kv_len]
+layout(std430, binding = 5) readonly buffer Bb { float bias[]; };  // [heads, q_len, bias_rs]
 #include "push/flash_attention.h"
 
 LOAD4(load_q, q)
@@ -56,7 +56,7 @@ void main() {
   const uint kbase = b * p.k_bs + p.k_off + h * D;
   const uint vbase = b * p.v_bs + p.v_off + h * D;
   const uint pbase = b * p.pad_stride;
-  const uint bbase = (h * p.q_len + min(i, p.q_len - 1)) * p.kv_len;
+  const uint bbase = (h * p.q_len + min(i, p.q_len - 1)) * p.bias_rs;
 
   vec4 qr[D4], acc[D4];
   const uint qbase = b * p.q_bs + min(i, p.q_len - 1) * p.q_rs + p.q_off + h * D;

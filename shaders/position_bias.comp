@@ -13,7 +13,7 @@ layout(constant_id = 1) const uint ITEMS = 4;
 
 layout(std430, binding = 0) readonly buffer T { WTYPE table[]; };  // [num_buckets, heads]
 layout(std430, binding = 1) readonly buffer Bk { int buckets[]; };  // [2·max_rel + 1]
-layout(std430, binding = 2) writeonly buffer O { float o[]; };      // [heads, q_len, kv_len]
+layout(std430, binding = 2) writeonly buffer O { float o[]; };      // [heads, q_len, out_rs]
 #include "push/position_bias.h"
 
 void main() {
@@ -26,6 +26,6 @@ void main() {
     const uint qi = i + p.q_offset;  // the op checks that it fits 32 bits
     const int rel = qi > j ? -int(min(qi - j, uint(mr))) : int(min(j - qi, uint(mr)));
     const int b = clamp(buckets[rel + mr], 0, int(p.num_buckets) - 1);  // the ids are checked on the host
-    o[e] = float(table[uint(b) * p.heads + h]);
+    o[(h * p.q_len + i) * p.out_rs + j] = float(table[uint(b) * p.heads + h]);
   }
 }

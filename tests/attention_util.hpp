@@ -145,9 +145,14 @@ struct AttnInputs {
     mask.causal = hmask.causal = c.mask == MaskKind::Causal || c.mask == MaskKind::Both;
     mask.causal_offset = hmask.causal_offset = c.causal_offset;
     if (c.bias) {  // T5's biases are a few units wide: scaled so they move the softmax
+      // On the device in rows 3 longer, NaN past kv_len: the kernel must not read them.
       bias = random_vector(size_t(c.heads) * c.q_len * c.kv_len, seed + 4);
       for (float& x : bias) x *= 4.0f;
-      tbias = ctx.tensor({c.heads, c.q_len, c.kv_len}, bias);
+      const uint32_t w = c.kv_len + 3;
+      std::vector<float> wide(size_t(c.heads) * c.q_len * w, std::numeric_limits<float>::quiet_NaN());
+      for (size_t r = 0; r < size_t(c.heads) * c.q_len; ++r)
+        std::copy_n(bias.begin() + r * c.kv_len, c.kv_len, wide.begin() + r * w);
+      tbias = ctx.tensor({c.heads, c.q_len, w}, wide);
     }
   }
   AttnInputs(const AttnInputs&) = delete;

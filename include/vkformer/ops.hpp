@@ -109,8 +109,9 @@ struct FlashAttentionArgs {
   float scale = 1.0f;
   Tensor* out = nullptr;  ///< [batch, q_len, heads·head_dim] f32; head_dim ≤ 256
   std::string variant;    ///< "online" or "" (the same)
-  /// Optional [heads, q_len, kv_len] f32 added to the scaled scores before the
+  /// Optional [heads, q_len, ≥ kv_len] f32 added to the scaled scores before the
   /// mask, the same for every batch: T5's relative-position bias (position_bias()).
+  /// Its rows may be longer than kv_len (one buffer for every decode step).
   const Tensor* bias = nullptr;
 };
 OpInfo flash_attention(Recorder& rec, const FlashAttentionArgs& a);
@@ -214,7 +215,7 @@ struct PositionBiasArgs {
   const Tensor* buckets = nullptr;  ///< [2·max_rel + 1] i32: the bucket of each relative position
   uint32_t q_len = 1, kv_len = 1;
   uint32_t q_offset = 0;            ///< position of query row 0 (decode steps: the keys before it)
-  Tensor* out = nullptr;            ///< [heads, q_len, kv_len] f32
+  Tensor* out = nullptr;            ///< [heads, q_len, ≥ kv_len] f32; columns past kv_len are left alone
   std::string variant;              ///< "default" or "" (the same)
 };
 OpInfo position_bias(Recorder& rec, const PositionBiasArgs& a);

@@ -5,6 +5,7 @@
 
 VKF_PUSH(PositionBiasPush)
   uint heads, q_len, kv_len, q_offset, max_rel, num_buckets, n;
+  uint out_rs;  // elements between the output's rows (≥ kv_len)
 VKF_PUSH_END(PositionBiasPush)
 
 #endif

@@ -31,10 +31,11 @@ OpInfo flash_attention(Recorder& rec, const FlashAttentionArgs& a) {
   const uint32_t pad_stride = check_mask(a.mask, s, op);
   if (a.bias) {
     require_tensor(a.bias, op, "bias", DType::F32);
-    const std::vector<int64_t> want{s.heads, s.q_len, s.kv_len};
-    require(a.bias->shape() == want, op,
+    const auto& b = a.bias->shape();
+    require(b.size() == 3 && b[0] == s.heads && b[1] == s.q_len && b[2] >= s.kv_len, op,
             "bias " + a.bias->describe() + " must be [" + std::to_string(s.heads) + ", " +
-                std::to_string(s.q_len) + ", " + std::to_string(s.kv_len) + "] (heads, q_len, kv_len)");
+                std::to_string(s.q_len) + ", ≥ " + std::to_string(s.kv_len) + "] (heads, q_len, kv_len)");
+    require(uint64_t(a.bias->numel()) < (1ull << 32), op, "bias has 2^32 elements or more");
     require(!tensors_overlap(a.out, a.bias), op, "out must not alias bias");
   }
 
@@ -62,7 +63,8 @@ OpInfo flash_attention(Recorder& rec, const FlashAttentionArgs& a) {
   require(total < (1ull << 32), op, "too many query blocks");
   const FlashAttentionPush push{s.heads, s.head_dim, s.q_len, s.kv_len, q.off, q.row, q.batch, k.off, k.row,
                                 k.batch, v.off, v.row, v.batch, pad_stride, a.mask.key_padding ? 1u : 0u,
-                                a.mask.causal ? 1u : 0u, a.mask.causal_offset, a.scale, q_blocks, uint32_t(total)};
+                                a.mask.causal ? 1u : 0u, a.mask.causal_offset, a.scale, q_blocks, uint32_t(total),
+                                a.bias ? uint32_t(a.bias->dim(-1)) : 0u};
   const std::string shader = std::string(op) + kv_suffix(a.k.t);
   const uint32_t has_bias = a.bias ? 1 : 0;  // a constant: the path without bias does not read one
   const Pipeline& p = r.pipeline(shader, {wg, d4, bk, tpr, sh, has_bias});

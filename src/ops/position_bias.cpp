@@ -18,19 +18,19 @@ OpInfo position_bias(Recorder& rec, const PositionBiasArgs& a) {
           "buckets " + a.buckets->describe() + " must be [2·max_rel + 1]");
   require_tensor(a.out, op, "out", DType::F32);
   const uint32_t heads = uint32_t(a.table->dim(1));
-  const std::vector<int64_t> want{heads, a.q_len, a.kv_len};
-  require(a.q_len >= 1 && a.kv_len >= 1 && a.out->shape() == want, op,
+  const auto& o = a.out->shape();
+  require(a.q_len >= 1 && a.kv_len >= 1 && o.size() == 3 && o[0] == heads && o[1] == a.q_len && o[2] >= a.kv_len, op,
           "out " + a.out->describe() + " must be [" + std::to_string(heads) + ", " + std::to_string(a.q_len) +
-              ", " + std::to_string(a.kv_len) + "] (heads, q_len, kv_len), q_len and kv_len ≥ 1");
+              ", ≥ " + std::to_string(a.kv_len) + "] (heads, q_len, kv_len), q_len and kv_len ≥ 1");
   require(uint64_t(a.q_offset) + a.q_len < (1ull << 31), op, "q_offset + q_len must be below 2^31");
   require(a.variant.empty() || a.variant == "default", op, "unknown variant \"" + a.variant + "\"");
-  const uint64_t n = uint64_t(a.out->numel());
-  require(n < (1ull << 32), op, "out has 2^32 elements or more");
+  require(uint64_t(a.out->numel()) < (1ull << 32), op, "out has 2^32 elements or more");
+  const uint64_t n = uint64_t(heads) * a.q_len * a.kv_len;
   const uint32_t wg = workgroup_size(caps, 256), items = 4;
   const bool f16 = a.table->dtype() == DType::F16;
   const Pipeline& p = r.pipeline(std::string(op) + (f16 ? "_f16" : "_f32"), {wg, items});
   const PositionBiasPush push{heads,      a.q_len, a.kv_len, a.q_offset, uint32_t(a.buckets->dim(0) / 2),
-                              uint32_t(a.table->dim(0)), uint32_t(n)};
+                              uint32_t(a.table->dim(0)), uint32_t(n), uint32_t(o[2])};
   r.dispatch(p, {{a.table, false}, {a.buckets, false}, {a.out, true}}, push, r.fold(ceil_div(n, wg * items)),
              "position_bias/default");
   return {op, "default", {{"WG", wg}, {"ITEMS", items}}, 0.0, double(n) * 4 + double(n) * 8};

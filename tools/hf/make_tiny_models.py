@@ -46,7 +46,7 @@ GPT-2 directories (gpt2_*) are causal: their golden.json is
 
 each prompt run alone (no padding) in fp32.
 
-T5 directories (t5_*) and t5_buckets.json: tools/hf/tiny_t5.py.
+T5 directories (t5_*, t5_buckets): tools/hf/tiny_t5.py.
 
 Low-precision copies (*_f16, *_bf16) store the weights rounded; their goldens
 are computed in fp32 from those rounded weights. *_sharded holds the same weights

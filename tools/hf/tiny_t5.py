@@ -14,7 +14,7 @@ golden.json of a t5_* directory:
      "eos": int,                    config.eos_token_id: a token one greedy run makes at step ≥ 3
      "greedy_margin": float}        the smallest top-1 minus top-2 logit of the greedy steps
 
-t5_buckets.json: {"cases": [{"num_buckets", "max_distance", "bidirectional",
+t5_buckets/golden.json: {"cases": [{"num_buckets", "max_distance", "bidirectional",
 "relative_positions": [...], "buckets": [...]}]} from
 T5Attention._relative_position_bucket itself.
 """
@@ -111,7 +111,8 @@ def make_buckets(out):
             b = T5Attention._relative_position_bucket(rel, bidirectional=bidi, num_buckets=nb, max_distance=md)
             cases.append({"num_buckets": nb, "max_distance": md, "bidirectional": bidi,
                           "relative_positions": rel.tolist(), "buckets": b.tolist()})
-    with open(os.path.join(out, "t5_buckets.json"), "w") as f:
+    os.makedirs(os.path.join(out, "t5_buckets"), exist_ok=True)
+    with open(os.path.join(out, "t5_buckets", "golden.json"), "w") as f:
         json.dump({"cases": cases}, f, separators=(",", ":"))
 
 
