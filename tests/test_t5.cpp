@@ -37,6 +37,30 @@ TEST_P(T5Test, MatchesTransformers) {
     const double err = forward_error(f, golden_rows(g["outputs"]["logits"]));
     EXPECT_LE(err, hf_bound(name, p));
     std::printf("%s %s: max error %.3g\n", name.c_str(), p == Precision::F16 ? "fp16" : "fp32", err);
+    if (p == Precision::F16) continue;  // generation: fp32 (fp16's errors may flip a close choice)
+    ASSERT_EQ(model->config().eos_id, g["eos"].get<int32_t>());
+    GenerateOptions o;
+    o.max_new_tokens = 8;
+    const auto greedy = g["greedy"].get<std::vector<Ids>>(), beam = g["beam"].get<std::vector<Ids>>();
+    // The batch of unequal sources (padding), with and without the KV cache.
+    EXPECT_EQ(s.generate(src, o), greedy);
+    o.use_cache = false;
+    EXPECT_EQ(s.generate(src, o), greedy);
+    o.use_cache = true;
+    // Each source alone: one submission per generated token (the encoder's gives the first).
+    for (size_t i = 0; i < src.size(); ++i) {
+      EXPECT_EQ(s.generate({src[i]}, o), std::vector<Ids>{greedy[i]}) << "source " << i + 1;
+      EXPECT_EQ(s.stats().submissions, std::min<size_t>(greedy[i].size() + 1, 8)) << "source " << i + 1;
+    }
+    // Beam search with HF's options (beams reordered over the cache), and without the cache.
+    o.beam = g["beam_options"]["num_beams"];
+    o.length_penalty = g["beam_options"]["length_penalty"];
+    o.no_repeat_ngram_size = g["beam_options"]["no_repeat_ngram_size"];
+    for (size_t i = 0; i < src.size(); ++i)
+      EXPECT_EQ(s.generate({src[i]}, o), std::vector<Ids>{beam[i]}) << "source " << i + 1;
+    EXPECT_EQ(s.generate(src, o), beam);
+    o.use_cache = false;
+    EXPECT_EQ(s.generate(src, o), beam);
   }
 }
 
