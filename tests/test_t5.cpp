@@ -116,5 +116,158 @@ TEST(T5Buckets, HandWorkedCases) {
     EXPECT_EQ(bucket(32, 128, c.bidi, c.r), c.want) << (c.bidi ? "encoder" : "decoder") << " r = " << c.r;
 }
 
+// ---- config.json and the tensors: each error names the file and the key or tensor.
+
+json tiny_t5() {
+  return {{"model_type", "t5"}, {"vocab_size", 23}, {"d_model", 12}, {"d_kv", 5}, {"num_heads", 2},
+          {"d_ff", 14}, {"num_layers", 2}, {"num_decoder_layers", 1}, {"relative_attention_num_buckets", 8},
+          {"relative_attention_max_distance", 10}};
+}
+
+/// Every tensor T5ForConditionalGeneration (tied, relu) saves for `c`, as HF names them.
+TensorMap tiny_t5_weights(const json& c) {
+  const int64_t d = c["d_model"], V = c["vocab_size"], in = int64_t(c["d_kv"]) * int64_t(c["num_heads"]);
+  const int64_t ff = c["d_ff"], nb = c["relative_attention_num_buckets"], H = c["num_heads"];
+  TensorMap m;
+  uint32_t seed = 1;
+  auto add = [&](const std::string& name, std::vector<int64_t> shape) {
+    int64_t n = 1;
+    for (int64_t s : shape) n *= s;
+    m[name] = {"F32", shape, random_vector(size_t(n), seed++)};
+  };
+  add("shared.weight", {V, d});
+  for (const auto& [stack, layers] : {std::pair<std::string, int>{"encoder", c["num_layers"]},
+                                      {"decoder", c["num_decoder_layers"]}}) {
+    const bool dec = stack == "decoder";
+    add(stack + ".block.0.layer.0.SelfAttention.relative_attention_bias.weight", {nb, H});
+    for (int l = 0; l < layers; ++l) {
+      const std::string p = stack + ".block." + std::to_string(l) + ".layer.";
+      for (const char* n : {"q", "k", "v"}) add(p + "0.SelfAttention." + n + ".weight", {in, d});
+      add(p + "0.SelfAttention.o.weight", {d, in});
+      add(p + "0.layer_norm.weight", {d});
+      if (dec) {
+        for (const char* n : {"q", "k", "v"}) add(p + "1.EncDecAttention." + n + ".weight", {in, d});
+        add(p + "1.EncDecAttention.o.weight", {d, in});
+        add(p + "1.layer_norm.weight", {d});
+      }
+      const std::string f = p + (dec ? "2" : "1");
+      add(f + ".DenseReluDense.wi.weight", {ff, d});
+      add(f + ".DenseReluDense.wo.weight", {d, ff});
+      add(f + ".layer_norm.weight", {d});
+    }
+    add(stack + ".final_layer_norm.weight", {d});
+  }
+  return m;
+}
+
+std::string write_t5(const std::string& name, const json& c, const TensorMap& t) {
+  const std::string dir = temp_dir("t5-" + name);
+  write_file(dir + "/config.json", c.dump());
+  write_file(dir + "/model.safetensors", safetensors_bytes(t));
+  return dir;
+}
+
+TEST(T5Config, HfKeysAndDefaults) {
+  const std::string dir = temp_dir("t5-defaults-cfg");
+  write_file(dir + "/config.json", json{{"model_type", "t5"}}.dump());
+  const ModelConfig d = load_config(dir + "/config.json");  // T5Config's defaults: t5-small
+  EXPECT_EQ(d.d_model, 512u);
+  EXPECT_EQ(d.encoder_layers, 6u);
+  EXPECT_EQ(d.decoder_layers, 6u);
+  EXPECT_EQ(d.n_heads, 8u);
+  EXPECT_EQ(d.d_ff, 2048u);
+  EXPECT_EQ(d.src_vocab_size, 32128u);
+  EXPECT_EQ(d.activation, Activation::ReLU);
+  EXPECT_EQ(d.layer_norm_eps, 1e-6f);
+  EXPECT_EQ(d.pad_id, 0);
+  EXPECT_EQ(d.eos_id, 1);
+  EXPECT_EQ(d.bos_id, 0);  // decoder_start_token_id defaults to pad
+  const T5Config& t = t5_config(d);
+  EXPECT_EQ(t.d_kv, 64u);
+  EXPECT_EQ(t.num_buckets, 32u);
+  EXPECT_EQ(t.max_distance, 128u);
+  EXPECT_TRUE(t.tied && t.lm_head && !t.gated);
+  // Flan-T5 / v1.1: gated-gelu is gelu_new; "gated-silu" and plain "gelu" as HF parses them.
+  for (const auto& [ff, act, gated] : {std::tuple<const char*, Activation, bool>{"gated-gelu", Activation::GeluTanh, true},
+                                       {"gated-silu", Activation::SiLU, true},
+                                       {"gelu", Activation::GeluErf, false}}) {
+    write_file(dir + "/config.json", json{{"model_type", "t5"}, {"feed_forward_proj", ff}}.dump());
+    const ModelConfig c = load_config(dir + "/config.json");
+    EXPECT_EQ(c.activation, act) << ff;
+    EXPECT_EQ(t5_config(c).gated, gated) << ff;
+  }
+}
+
+TEST(T5Config, BadKeysAreNamed) {
+  const std::pair<json, std::string> cases[] = {
+      {{{"d_model", 0}}, "\"d_model\""},
+      {{{"num_heads", "8"}}, "\"num_heads\""},
+      {{{"d_kv", 300}}, "\"d_kv\" 300 exceeds 256"},
+      {{{"feed_forward_proj", "gated-gelu-new"}}, "\"feed_forward_proj\" \"gated-gelu-new\" is not of the form"},
+      {{{"feed_forward_proj", "gelu-relu"}}, "\"feed_forward_proj\" \"gelu-relu\" is not of the form"},
+      {{{"feed_forward_proj", "tanh"}}, "\"feed_forward_proj\" \"tanh\" is not supported"},
+      {{{"relative_attention_num_buckets", 2}}, "\"relative_attention_num_buckets\" 2 is less than 4"},
+      {{{"relative_attention_max_distance", 4}}, "\"relative_attention_max_distance\" 4 must be in (4, 2^20]"},
+      {{{"eos_token_id", 23}}, "\"eos_token_id\" 23 is outside the vocabulary [0, 23)"},
+      {{{"decoder_start_token_id", -1}}, "\"decoder_start_token_id\" -1 is outside the vocabulary"},
+      {{{"layer_norm_epsilon", 0}}, "\"layer_norm_epsilon\""},
+      {{{"is_decoder", true}}, "\"is_decoder\": true is not supported"},
+      {{{"architectures", {"T5ForQuestionAnswering"}}},
+       "\"architectures\" \"T5ForQuestionAnswering\" is not supported for model_type \"t5\""},
+  };
+  for (const auto& [patch, needle] : cases) {
+    SCOPED_TRACE(patch.dump());
+    json c = tiny_t5();
+    c.update(patch);
+    const std::string dir = temp_dir("t5-bad");
+    write_file(dir + "/config.json", c.dump());
+    expect_error([&] { load_config(dir + "/config.json"); }, needle);
+    expect_error([&] { load_config(dir + "/config.json"); }, dir + "/config.json: ");
+  }
+}
+
+TEST_F(DeviceTest, T5Tensors) {
+  const json c = tiny_t5();
+  const TensorMap full = tiny_t5_weights(c);
+  {  // loads without warnings; padding is masked by position (id 0 is also the start token)
+    auto m = Model::load(ctx(), write_t5("ok", c, full));
+    EXPECT_TRUE(m->warnings().empty()) << m->warnings().front();
+    Session s(m);
+    const ForwardOutput one = s.forward({{3, 0, 5}}, {{0, 4}}), two = s.forward({{7, 8, 9, 10}}, {{0, 1, 2}});
+    const ForwardOutput padded = s.forward({{3, 0, 5}, {7, 8, 9, 10}}, {{0, 4}, {0, 1, 2}});
+    EXPECT_LE(forward_error(padded, {one.data, two.data}), 1e-6);
+    expect_error([&] { s.forward({{1, 2}}); }, "one decoder input per source");
+  }
+  TensorMap t = full;
+  t.erase("decoder.block.0.layer.0.SelfAttention.relative_attention_bias.weight");
+  expect_error([&] { Model::load(ctx(), write_t5("nobias", c, t)); },
+               "missing tensor \"decoder.block.0.layer.0.SelfAttention.relative_attention_bias.weight\" [8, 2] = "
+               "[relative_attention_num_buckets, num_heads]");
+  json more = c;
+  more["relative_attention_num_buckets"] = 16;
+  expect_error([&] { Model::load(ctx(), write_t5("buckets", more, full)); },
+               "encoder.block.0.layer.0.SelfAttention.relative_attention_bias.weight");
+  expect_error([&] { Model::load(ctx(), write_t5("buckets", more, full)); }, "[relative_attention_num_buckets, num_heads]");
+  t = full;
+  t.erase("encoder.block.1.layer.1.DenseReluDense.wi.weight");
+  expect_error([&] { Model::load(ctx(), write_t5("nowi", c, t)); },
+               "missing tensor \"encoder.block.1.layer.1.DenseReluDense.wi.weight\" [14, 12] = [d_ff, d_model]");
+  json gated = c;
+  gated["feed_forward_proj"] = "gated-gelu";
+  expect_error([&] { Model::load(ctx(), write_t5("gated", gated, full)); }, "DenseReluDense.wi_0.weight");
+  json untied = c;
+  untied["tie_word_embeddings"] = false;
+  expect_error([&] { Model::load(ctx(), write_t5("untied", untied, full)); }, "missing tensor \"lm_head.weight\"");
+  // T5EncoderModel: the encoder's tensors only; hidden states; no generation.
+  json enc = c;
+  enc["architectures"] = {"T5EncoderModel"};
+  t = full;
+  for (auto it = t.begin(); it != t.end();) it = it->first.rfind("decoder.", 0) == 0 ? t.erase(it) : std::next(it);
+  auto m = Model::load(ctx(), write_t5("enc", enc, t));
+  Session s(m);
+  EXPECT_EQ(s.forward({{1, 2, 3}}).dim, 12u);
+  expect_error([&] { s.generate({{1, 2}}); }, "T5EncoderModel (hidden states only) cannot generate");
+}
+
 }  // namespace
 }  // namespace vkf::test

@@ -21,9 +21,11 @@ T5Attention._relative_position_bucket itself.
 import json
 import os
 import random
+import subprocess
+import tempfile
 
 import torch
-from transformers import T5Config, T5ForConditionalGeneration
+from transformers import T5Config, T5ForConditionalGeneration, T5TokenizerFast
 from transformers.models.t5.modeling_t5 import T5Attention
 
 T5_SRC = [7, 3, 11]
@@ -116,9 +118,53 @@ def make_buckets(out):
         json.dump({"cases": cases}, f, separators=(",", ":"))
 
 
+T5_TEXTS = ["translate English to German: The house is wonderful.", "summarize: a cat sat on the mat.",
+            "Hello, world!"]
+T5_CORPUS = ("translate English to German: the house is wonderful. summarize: studies have shown that owning a "
+             "dog is good for you. a cat sat on the mat, hello world! das Haus ist wunderbar. questions: where "
+             "is the station? numbers 1 2 3 4 5 10 100 and 2024. The quick brown fox jumps over the lazy dog.")
+
+
+def make_t5_text(out, manifest, randomize, write_golden):
+    """t5_text: a gated T5 with the tokenizer of a SentencePiece model trained by Debian's spm_train
+    (T5's pad 0, eos 1, unk 2), converted by T5TokenizerFast; vocab_size = len(tokenizer). Its golden
+    adds "texts" and "greedy_texts" (generate() on each text alone, decoded skipping special tokens)."""
+    d = os.path.join(out, "t5_text")
+    with tempfile.TemporaryDirectory() as tmp:
+        corpus = os.path.join(tmp, "corpus.txt")
+        with open(corpus, "w") as f:
+            f.write("\n".join(T5_CORPUS.split(". ")) + "\n")
+        subprocess.run(["spm_train", f"--input={corpus}", f"--model_prefix={tmp}/spm", "--vocab_size=70",
+                        "--model_type=unigram", "--pad_id=0", "--eos_id=1", "--unk_id=2", "--bos_id=-1",
+                        "--num_threads=1", "--minloglevel=2"], check=True, capture_output=True)
+        tok = T5TokenizerFast(vocab_file=f"{tmp}/spm.model", extra_ids=10)
+        tok.save_pretrained(d)
+    tok = T5TokenizerFast.from_pretrained(d)
+    seed = 44
+    torch.manual_seed(seed)
+    model = T5ForConditionalGeneration(t5_config(vocab_size=len(tok), d_model=32, d_kv=8, num_heads=4, d_ff=48,
+                                                 num_decoder_layers=2, feed_forward_proj="gated-gelu",
+                                                 tie_word_embeddings=False))
+    randomize(model, seed)
+    model.eval()
+    src = [tok(t)["input_ids"] for t in T5_TEXTS]
+    tgt = [[0] + s[:4] for s in src]
+    with torch.no_grad():
+        greedy, margin = generate(model, src)
+        logits = [model(input_ids=torch.tensor([s]), decoder_input_ids=torch.tensor([t])).logits[0].tolist()
+                  for s, t in zip(src, tgt)]
+    model.save_pretrained(d, safe_serialization=True)
+    write_golden(d, {"texts": T5_TEXTS, "src": src, "tgt": tgt, "outputs": {"logits": logits}, "greedy": greedy,
+                     "greedy_texts": [tok.decode(g, skip_special_tokens=True) for g in greedy],
+                     "eos": model.config.eos_token_id, "greedy_margin": margin})
+    manifest["t5_text"] = {"class": "T5ForConditionalGeneration", "seed": seed, "dtype": "F32",
+                           "tokenizer": "spm_train unigram 70 + 10 extra ids, T5TokenizerFast"}
+
+
 def make_all(out, manifest, randomize, write_golden):
     for name in T5_MODELS:
         make_t5(out, name, manifest, randomize, write_golden)
+    make_t5_text(out, manifest, randomize, write_golden)
     make_buckets(out)
 
 
