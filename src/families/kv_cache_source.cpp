@@ -1,5 +1,7 @@
 #include "families/kv_cache_source.hpp"
 
+#include <algorithm>
+
 namespace vkf {
 
 std::vector<int32_t> iota_i32(size_t n) {
@@ -54,6 +56,13 @@ void KvCacheSource::reorder(Recorder& rec, const Tensor& index) {
     copy_rows(rec, c);
   }
   cur_ = 1 - cur_;
+}
+
+Tensor KvCacheSource::slot_rows_i32(const std::vector<int32_t>& per_source, uint32_t width) {
+  std::vector<int32_t> rows(size_t(slots_) * width);
+  for (uint32_t i = 0; i < slots_; ++i)
+    std::copy_n(per_source.begin() + size_t(i / beam_) * width, width, rows.begin() + size_t(i) * width);
+  return ctx_.tensor_i32({slots_, width}, rows);
 }
 
 void KvCacheSource::to_slots(Recorder& rec, const Tensor& src, Tensor& dst, uint32_t rows, uint32_t width) {

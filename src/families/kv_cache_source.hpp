@@ -27,6 +27,8 @@ class KvCacheSource : public LogitsSource {
   void reorder(Recorder& rec, const Tensor& index);
   /// dst [slots, rows, width] = each source's rows of src [batch, rows, width], in all its slots.
   void to_slots(Recorder& rec, const Tensor& src, Tensor& dst, uint32_t rows, uint32_t width);
+  /// [slots, width] i32: row b of `per_source` ([batch, width]) in each of source b's slots.
+  Tensor slot_rows_i32(const std::vector<int32_t>& per_source, uint32_t width);
   /// Feeds one token per slot at cache row filled_ and leaves the next logits in logits_.
   virtual void record_step(Recorder& rec, const std::vector<int32_t>& tokens) = 0;
   /// Submits and reads logits_ back.

@@ -39,10 +39,7 @@ class T5CachedSource : public KvCacheSource {
     T5Activations enc(ctx_, cfg_, batch_, S);
     Tensor ids = ctx_.tensor_i32({batch_, S}, prompt_.ids);
     Tensor pad = ctx_.tensor_i32({batch_, S}, prompt_.pad);
-    std::vector<int32_t> slot_pad(size_t(slots_) * S);
-    for (uint32_t i = 0; i < slots_; ++i)
-      std::copy_n(prompt_.pad.begin() + size_t(i / beam_) * S, S, slot_pad.begin() + size_t(i) * S);
-    src_pad_ = ctx_.tensor_i32({slots_, S}, slot_pad);
+    src_pad_ = slot_rows_i32(prompt_.pad, S);
     const auto buckets = t5_buckets(t_.num_buckets, t_.max_distance, true);
     Tensor enc_buckets = ctx_.tensor_i32({int64_t(buckets.size())}, buckets);
     Tensor enc_bias = ctx_.tensor({cfg_.n_heads, S, S});

@@ -75,10 +75,7 @@ class CachedSource : public KvCacheSource {
     Activations enc(ctx_, cfg_, batch_, S);
     Tensor src_ids = ctx_.tensor_i32({batch_, S}, prompt_.ids);
     Tensor src_pad = ctx_.tensor_i32({batch_, S}, prompt_.pad);
-    std::vector<int32_t> slot_pad(size_t(slots_) * S);
-    for (uint32_t i = 0; i < slots_; ++i)
-      std::copy_n(prompt_.pad.begin() + size_t(i / beam_) * S, S, slot_pad.begin() + size_t(i) * S);
-    src_pad_ = ctx_.tensor_i32({slots_, S}, slot_pad);
+    src_pad_ = slot_rows_i32(prompt_.pad, S);
 
     record_encoder_stack(rec, cfg_, w_, "encoder", {&src_ids}, enc, {{&src_pad, S, false}});
     Tensor kv = ctx_.tensor({batch_, S, 2 * int64_t(d)});
