@@ -208,7 +208,7 @@ TEST(T5Config, BadKeysAreNamed) {
       {{{"feed_forward_proj", "tanh"}}, "\"feed_forward_proj\" \"tanh\" is not supported"},
       {{{"relative_attention_num_buckets", 2}}, "\"relative_attention_num_buckets\" 2 is less than 4"},
       {{{"relative_attention_max_distance", 4}}, "\"relative_attention_max_distance\" 4 must be in (4, 2^20]"},
-      {{{"eos_token_id", 23}}, "\"eos_token_id\" 23 is outside the vocabulary [0, 23)"},
+      {{{"eos_token_id", 23}}, "\"eos_token_id\" must be a token id in [0, 23)"},
       {{{"decoder_start_token_id", -1}}, "\"decoder_start_token_id\" -1 is outside the vocabulary"},
       {{{"layer_norm_epsilon", 0}}, "\"layer_norm_epsilon\""},
       {{{"is_decoder", true}}, "\"is_decoder\": true is not supported"},

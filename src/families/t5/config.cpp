@@ -64,13 +64,14 @@ void T5Family::read_config(const ConfigReader& r, ModelConfig& c) const {
   t->tied = r.set("tie_word_embeddings") ? r.boolean("tie_word_embeddings") : true;
   // No position table: any length runs; the bound keeps every index in 32 bits.
   c.max_positions = 1u << 16;
+  c.positions_key = "none: T5's positions are relative; 65536 is vkformer's limit";
   c.positional_encoding = PositionalEncoding::None;
   c.norm_first = true;
   c.pad_id = int_or("pad_token_id", 0);
-  c.eos_id = int_or("eos_token_id", 1);
+  c.end_ids = r.set("eos_token_id") ? r.ids("eos_token_id", c.src_vocab_size) : std::vector<int32_t>{1};
+  c.eos_id = c.end_ids[0];
   c.bos_id = int_or("decoder_start_token_id", c.pad_id);  // generation starts from it
   for (const auto& [key, id] : {std::pair<const char*, int32_t>{"pad_token_id", c.pad_id},
-                                {"eos_token_id", c.eos_id},
                                 {"decoder_start_token_id", c.bos_id}})
     if (id < 0 || uint32_t(id) >= c.src_vocab_size)
       r.fail("\"" + std::string(key) + "\" " + std::to_string(id) + " is outside the vocabulary [0, " +

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "families/family.hpp"
+#include "families/padding.hpp"
 
 namespace vkf {
 
@@ -17,6 +18,10 @@ struct T5Config : FamilyConfig {
   bool gated = false;           ///< feed_forward_proj "gated-ACT": act(x·wi_0) ⊙ x·wi_1
   bool tied = true;             ///< tie_word_embeddings: the head is `shared`, output × d_model^-0.5
 };
+
+/// pad_batch with padding masked by position, never by id: T5's pad id is also
+/// the decoder's start token.
+PaddedIds t5_pad_batch(const std::vector<Ids>& seqs, const ModelConfig& cfg, uint32_t vocab, const char* side);
 
 /// A t5 config's own settings. @throws vkf::Error for another family's config.
 const T5Config& t5_config(const ModelConfig& c);

@@ -18,6 +18,12 @@ struct T5Plan : Plan {
 
 }  // namespace
 
+PaddedIds t5_pad_batch(const std::vector<Ids>& seqs, const ModelConfig& cfg, uint32_t vocab, const char* side) {
+  ModelConfig by_position = cfg;
+  by_position.pad_id = -1;
+  return pad_batch(seqs, by_position, vocab, side);
+}
+
 ModelInfo T5Family::info(const Model& m) const {
   ModelInfo i;
   i.architecture = t5_config(m.config()).architecture;
@@ -28,14 +34,13 @@ Batch T5Family::prepare(Task, const Model& m, const std::vector<Ids>& src, const
                         const RunOptions& o) const {
   refuse_options(o);
   const ModelConfig& cfg = m.config();
-  // Masked by position (pad id -1): T5's pad id is also the decoder's start token.
-  PaddedIds s = pad_batch(src, -1, cfg.src_vocab_size, cfg.max_positions, "source"), t;
+  PaddedIds s = t5_pad_batch(src, cfg, cfg.src_vocab_size, "source"), t;
   if (cfg.encoder_decoder()) {
     if (tgt.size() != src.size())
       throw Error("a T5 model needs one decoder input per source (starting with decoder_start_token_id " +
                   std::to_string(cfg.bos_id) + "): got " + std::to_string(src.size()) + " sources and " +
                   std::to_string(tgt.size()) + " targets");
-    t = pad_batch(tgt, -1, cfg.tgt_vocab_size, cfg.max_positions, "target");
+    t = t5_pad_batch(tgt, cfg, cfg.tgt_vocab_size, "target");
   } else if (!tgt.empty()) {
     throw Error("target sequences were given, but a T5EncoderModel has no decoder");
   }

@@ -89,8 +89,7 @@ std::unique_ptr<LogitsSource> T5Family::logits_source(Session::Impl& s, const st
     throw Error("a T5EncoderModel (hidden states only) cannot generate: generation needs "
                 "T5ForConditionalGeneration's decoder and LM head");
   if (!o.use_cache) return recompute_source(s, src, o.beam);
-  // Masked by position, as in the forward pass.
-  PaddedIds prompt = pad_batch(src, -1, cfg.src_vocab_size, cfg.max_positions, "source");
+  PaddedIds prompt = t5_pad_batch(src, cfg, cfg.src_vocab_size, "source");
   return std::make_unique<T5CachedSource>(s, std::move(prompt), o.beam, o.max_new_tokens);
 }
 
