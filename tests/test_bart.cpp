@@ -154,7 +154,7 @@ TEST(BartConfig, BadKeysAreNamed) {
       {{{"decoder_attention_heads", 4}}, "\"decoder_attention_heads\" 4 differs from \"encoder_attention_heads\" 3"},
       {{{"decoder_ffn_dim", 12}}, "\"decoder_ffn_dim\" 12 differs from \"encoder_ffn_dim\" 37"},
       {{{"activation_function", "tanh"}}, "\"activation_function\" \"tanh\" is not supported"},
-      {{{"eos_token_id", 99}}, "\"eos_token_id\" 99 is outside the vocabulary [0, 99)"},
+      {{{"eos_token_id", 99}}, "\"eos_token_id\" must be a token id in [0, 99)"},
       {{{"decoder_start_token_id", -1}}, "\"decoder_start_token_id\" -1 is outside the vocabulary"},
       {{{"is_encoder_decoder", false}}, "\"is_encoder_decoder\": false is not supported"},
       {{{"architectures", {"BartForSequenceClassification"}}},
@@ -195,7 +195,7 @@ TEST_F(DeviceTest, BartTensors) {
   o.forced_bos_token_id = 97;
   expect_error([&] { s.generate({{5, 0}}, o); },
                "forced_bos_token_id 97 is outside the model's output vocabulary [0, 97)");
-  expect_error([&] { s.generate({Ids(41, 5)}); }, "tokens, more than max_positions 40");
+  expect_error([&] { s.generate({Ids(41, 5)}); }, "41 tokens, more than the model's 40 positions (config.json \"max_position_embeddings\")");
 }
 
 }  // namespace

@@ -12,6 +12,7 @@ PACKAGES=(
   glslang-tools                      # glslangValidator: GLSL -> SPIR-V at build time
   spirv-tools                        # spirv-val: checks every embedded shader
   libcli11-dev                       # CLI11: the command-line parser
+  libcpp-httplib-dev                 # cpp-httplib: the HTTP server of `vkformer serve` (as llama-server's)
   libgtest-dev                       # GoogleTest
   nlohmann-json3-dev                 # JSON: config.json, safetensors headers, bench output
   libopenblas-dev                    # CPU baseline for the GEMM benchmark
@@ -19,7 +20,7 @@ PACKAGES=(
   python3-venv                       # tools/hf/.venv: the Hugging Face reference (tests only)
   libicu-dev                         # ICU: NFKC for the sentencepiece tokenizer (as Node's normalize)
   libsentencepiece-dev               # SentencePiece: reads Marian (OPUS-MT) source.spm / target.spm
-  sentencepiece                      # spm_train: tests train tiny .spm files for the Marian tokenizer
+  sentencepiece                      # spm_train: tests train tiny SentencePiece models (T5's tokenizer check, tiny T5, Marian's tokenizer)
   clang-14 libclang-rt-14-dev        # libFuzzer (+ its ASan/UBSan runtimes) for `make fuzz`; gcc has no libFuzzer
 )
 

@@ -102,7 +102,7 @@ struct GenerateOptions {
   /// Sampling: the seed of the host generator (splitmix64; source b's generator
   /// starts from seed + b, and each draw is (next() >> 11) · 2⁻⁵³ in [0, 1)).
   uint64_t seed = 0;
-  /// Tokens that end a sequence; empty: the model config's eos_id.
+  /// Tokens that end a sequence; empty: the model config's (ModelConfig::end_ids, else eos_id).
   std::vector<int32_t> eos_token_ids;
   /// The token an enc–dec decoder starts from (HF's decoder_start_token_id); -1: the
   /// model config's bos_id (for HF families, their config's decoder_start_token_id).

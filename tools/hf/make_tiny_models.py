@@ -46,6 +46,7 @@ GPT-2 directories (gpt2_*) are causal: their golden.json is
 
 each prompt run alone (no padding) in fp32.
 
+T5 directories (t5_*, t5_buckets): tools/hf/tiny_t5.py.
 BART, Marian and mBART directories (bart_*, marian_*, mbart_*) are made by
 tools/hf/tiny_encdec.py, whose docstring gives their golden.json.
 
@@ -78,6 +79,9 @@ from transformers import (BertConfig, BertForMaskedLM, BertForSequenceClassifica
 from tiny_encdec import ENCDEC_MODELS, make_encdec, make_marian_tokenizer  # noqa: E402  (BART, Marian, mBART)
 
 transformers.logging.set_verbosity_error()
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import tiny_t5  # noqa: E402  (T5 directories and their goldens: tools/hf/tiny_t5.py)
 
 LENGTHS = [7, 3, 11]
 # Special ids: BERT-style vocabularies begin [PAD] [UNK] [CLS] [SEP] [MASK];
@@ -412,6 +416,7 @@ def main():
         gpt2 = {}
         for name in list(GPT2_MODELS) + list(GPT2_ROUNDED):
             make_gpt2(build, name, manifest, gpt2)
+        tiny_t5.make_all(build, manifest, randomize, write_golden)
         for name in ENCDEC_MODELS:
             make_encdec(build, name, manifest)
         make_marian_tokenizer(build, manifest)

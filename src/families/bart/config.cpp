@@ -43,6 +43,7 @@ void BartFamily::read_config(const ConfigReader& r, ModelConfig& c) const {
            " differs from \"encoder_ffn_dim\" " + std::to_string(c.d_ff) + ": not supported");
   r.check_heads("d_model", c.d_model, c.n_heads);
   c.max_positions = r.uint_or("max_position_embeddings", 1024, 1);
+  c.positions_key = "max_position_embeddings";
   c.activation = r.hf_activation("activation_function", "gelu");
   c.layer_norm_eps = 1e-5f;  // nn.LayerNorm's default: the classes have no eps key
   c.scale_embeddings = r.boolean_or("scale_embedding", false);
@@ -52,7 +53,9 @@ void BartFamily::read_config(const ConfigReader& r, ModelConfig& c) const {
   if (!r.boolean_or("is_encoder_decoder", true)) r.fail("\"is_encoder_decoder\": false is not supported");
 
   c.pad_id = r.int32_or("pad_token_id", marian ? 58100 : 1);
-  c.eos_id = r.int32_or("eos_token_id", marian ? 0 : 2);
+  // eos_token_id: one id or a list (generation stops at any of them).
+  c.end_ids = r.set("eos_token_id") ? r.ids("eos_token_id", c.tgt_vocab_size) : std::vector<int32_t>{marian ? 0 : 2};
+  c.eos_id = c.end_ids[0];
   // The decoder starts from decoder_start_token_id (BART: eos, Marian: pad); MBartConfig
   // has none, and HF's generate() then starts from bos_token_id.
   const int32_t bos = r.int32_or("bos_token_id", 0);
@@ -67,7 +70,7 @@ void BartFamily::read_config(const ConfigReader& r, ModelConfig& c) const {
   // decoder starts from the pad token itself. So vkformer's padding is by position.
   b->pad_token_id = c.pad_id;
   c.pad_id = -1;
-  in_vocab("eos_token_id", c.eos_id, c.tgt_vocab_size);
+  in_vocab("eos_token_id", c.eos_id, c.tgt_vocab_size);  // the default, in a small vocabulary
   in_vocab(r.set("decoder_start_token_id") ? "decoder_start_token_id" : "bos_token_id", c.bos_id, c.tgt_vocab_size);
 
   b->tied = r.boolean_or("tie_word_embeddings", true);
