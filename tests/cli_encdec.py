@@ -1,7 +1,8 @@
 """The bart family through the CLI, against the goldens of tools/hf/tiny_encdec.py:
 `vkformer translate` on opus_mt (an OPUS-MT-shaped directory: source.spm, target.spm,
 vocab.json, MarianMTModel) greedy and with --beam 3, texts from arguments, --input and
-stdin, equal to HF's generate + decode; `vkformer generate --src-ids` on bart_lm and
+stdin, equal to HF's generate + decode; `vkformer generate --prompt` on bart_text (a BART
+with a byte-level BPE tokenizer.json) equal to HF's generate + decode; `vkformer generate --src-ids` on bart_lm and
 marian_mt equal to HF's generate(); `vkformer forward --src-ids --tgt-ids --out`
 logits within 1e-4 of HF's; bad input (a missing .spm file, a tokenizer whose vocabulary
 is not the model's) one line, exit 1.
@@ -69,6 +70,17 @@ with tempfile.TemporaryDirectory() as tmp:
     check("vocab mismatch", (p.returncode, p.stderr.strip()),
           (1, "vkformer: error: the tokenizer of %s has %d ids, but config.json has a source vocabulary of %d and a "
               "target vocabulary of %d" % (broken, cfg["vocab_size"] - 1, cfg["vocab_size"], cfg["vocab_size"])))
+
+    # BART with its byte-level BPE tokenizer (tokenizer.json): text in, text out.
+    bt = os.path.join(hf, "bart_text")
+    gb = json.load(open(os.path.join(bt, "golden.json")))
+    out = json.loads(run("generate", "--model", bt, "--max-new-tokens", "8", "--json", *gb["texts"]).stdout)
+    check("bart_text generate --json sequences", out["sequences"], gb["greedy_ids"])
+    check("bart_text generate --json texts", out["texts"], gb["greedy"])
+    args = ["generate", "--model", bt, "--max-new-tokens", "8"]
+    for t in gb["texts"][:2]:
+        args += ["--prompt", t]
+    check("bart_text generate --prompt", run(*args).stdout.split("\n")[:2], gb["greedy"][:2])
 
     for name in ("bart_lm", "marian_mt"):
         d = os.path.join(hf, name)

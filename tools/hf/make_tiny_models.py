@@ -76,7 +76,7 @@ from transformers import (BertConfig, BertForMaskedLM, BertForSequenceClassifica
                           RobertaConfig, RobertaForMaskedLM, RobertaForSequenceClassification,
                           XLMRobertaConfig, XLMRobertaModel)
 
-from tiny_encdec import ENCDEC_MODELS, make_encdec, make_marian_tokenizer  # noqa: E402  (BART, Marian, mBART)
+from tiny_encdec import ENCDEC_MODELS, make_bart_text, make_encdec, make_marian_tokenizer  # noqa: E402  (BART, Marian, mBART)
 
 transformers.logging.set_verbosity_error()
 
@@ -420,6 +420,7 @@ def main():
         for name in ENCDEC_MODELS:
             make_encdec(build, name, manifest)
         make_marian_tokenizer(build, manifest)
+        make_bart_text(build, manifest)
         scratch = os.path.join(build, ".scratch")
         for name in ST_MODELS:
             make_st(build, name, scratch, manifest)

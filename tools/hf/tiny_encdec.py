@@ -289,6 +289,47 @@ def make_opus_mt(out, tok_dir, tok, vocab, manifest, seed):
     manifest["opus_mt"] = {"class": "MarianMTModel", "seed": seed, "dtype": "F32", "tokenizer": "marian_tok"}
 
 
+# bart_text/: a BART with a byte-level BPE tokenizer (vocab.json + merges.txt, trained
+# here by tokenizers' ByteLevelBPETokenizer; saved by BartTokenizerFast, tokenizer.json
+# too); golden.json: {"texts": [...], "ids": [tokenizer(text).input_ids], "greedy":
+# [HF's generate + decode(skip_special_tokens=True)], "greedy_ids": [the new ids before EOS]}.
+def make_bart_text(out, manifest, seed=60):
+    import tempfile
+    from tokenizers import ByteLevelBPETokenizer
+    from transformers import BartTokenizerFast
+    rng = random.Random(seed)
+    d = os.path.join(out, "bart_text")
+    with tempfile.TemporaryDirectory() as tmp:
+        bpe = ByteLevelBPETokenizer()
+        bpe.train_from_iterator(_corpus(rng, WORDS_EN + PUNCT[:6], 300), vocab_size=400, min_frequency=1,
+                                special_tokens=["<s>", "<pad>", "</s>", "<unk>", "<mask>"], show_progress=False)
+        bpe.save_model(tmp)
+        tok = BartTokenizerFast(os.path.join(tmp, "vocab.json"), os.path.join(tmp, "merges.txt"))
+        tok.save_pretrained(d)
+    tok = BartTokenizerFast.from_pretrained(d)
+    torch.manual_seed(seed)
+    cfg = bart_config(vocab_size=len(tok), pad_token_id=tok.pad_token_id, bos_token_id=tok.bos_token_id,
+                      eos_token_id=tok.eos_token_id, decoder_start_token_id=tok.eos_token_id,
+                      forced_eos_token_id=tok.eos_token_id)
+    model = BartForConditionalGeneration(cfg)
+    randomize(model, seed, cfg.eos_token_id, 1.0)
+    model.eval()
+    model.save_pretrained(d, safe_serialization=True)
+    texts = TRANSLATE_TEXTS[:4] + ["A man is eating food.", "the quick brown fox"]
+    res = {"texts": texts, "ids": [], "greedy": [], "greedy_ids": []}
+    with torch.no_grad():
+        for t in texts:
+            enc = tok([t], return_tensors="pt")
+            res["ids"].append(enc.input_ids[0].tolist())
+            g = model.generate(**enc, max_new_tokens=NEW)
+            res["greedy"].append(tok.decode(g[0], skip_special_tokens=True))
+            res["greedy_ids"].append(cut(g[0].tolist(), cfg.eos_token_id))
+    with open(os.path.join(d, "golden.json"), "w") as f:
+        json.dump(res, f, ensure_ascii=False)
+    manifest["bart_text"] = {"class": "BartForConditionalGeneration", "seed": seed, "dtype": "F32",
+                             "tokenizer": "ByteLevelBPETokenizer (vocab 400) → BartTokenizerFast"}
+
+
 if __name__ == "__main__":  # only these, into an existing directory (for development)
     import sys
     torch.use_deterministic_algorithms(True)
@@ -297,4 +338,5 @@ if __name__ == "__main__":  # only these, into an existing directory (for develo
     for n in ENCDEC_MODELS:
         make_encdec(sys.argv[1], n, m)
     make_marian_tokenizer(sys.argv[1], m)
+    make_bart_text(sys.argv[1], m)
     print(json.dumps(m))
