@@ -33,8 +33,8 @@ layout(std430, binding = 4) writeonly buffer Ob { float o[]; };
 #include "push/flash_attention.h"
 
 LOAD4(load_q, q)
-LOAD4(load_k, k)
-LOAD4(load_v, v)
+LOAD4_OF(load_k, k, W_F16)
+LOAD4_OF(load_v, v, W_F16)
 STORE4(store_o, o)
 
 #define NEG_INF uintBitsToFloat(0xff800000u)
