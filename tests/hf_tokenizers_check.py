@@ -1,6 +1,7 @@
 """vkformer's Hugging Face tokenizers give exactly the ids and the decoded text of HF's
 own `tokenizers` 0.19.1 (and of transformers 4.44.2's fast tokenizers for directories
-with only vocab.txt or vocab.json + merges.txt), on a few hundred varied texts per
+with only vocab.txt or vocab.json + merges.txt, and T5TokenizerFast over a SentencePiece
+model from Debian's spm_train), on a few hundred varied texts per
 tokenizer. The tokenizers are trained here, deterministically, in a temporary
 directory. Needs tools/hf/.venv: `bash tools/hf/setup-venv.sh`.
 Usage: hf_tokenizers_check.py VKFORMER_CLI SOURCE_DIR"""
@@ -316,6 +317,25 @@ BUILDERS = [("a: BERT uncased WordPiece", bert_uncased), ("b: cased WordPiece", 
 
 
 # ---- running both ---------------------------------------------------------------------
+def t5_spm(tmp):
+    """A SentencePiece unigram model trained by Debian's spm_train with T5's special ids
+    (pad 0, eos 1, unk 2, no bos), converted by transformers' T5TokenizerFast (the
+    Precompiled normalizer, Metaspace, 100 <extra_id_N> tokens) and saved as a user's
+    directory: tokenizer.json and the rest of what save_pretrained writes."""
+    corpus = os.path.join(tmp, "t5_corpus.txt")
+    with open(corpus, "w", encoding="utf-8") as f:
+        f.write("\n".join(t.replace("\n", " ") for t in CORPUS if t.strip()) + "\n")
+    prefix = os.path.join(tmp, "t5_spm")
+    p = subprocess.run(["spm_train", f"--input={corpus}", f"--model_prefix={prefix}", "--vocab_size=500",
+                        "--model_type=unigram", "--pad_id=0", "--eos_id=1", "--unk_id=2", "--bos_id=-1",
+                        "--num_threads=1", "--minloglevel=2"], capture_output=True)
+    if p.returncode != 0:
+        sys.exit("hf_tokenizers: spm_train failed (Debian package sentencepiece):\n" + p.stderr.decode())
+    d = os.path.join(tmp, "h_t5_spm")
+    transformers.T5TokenizerFast(vocab_file=prefix + ".model").save_pretrained(d)
+    return d, transformers.T5TokenizerFast.from_pretrained(d)
+
+
 def run_cli(model_dir, texts, *flags):
     with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False, encoding="utf-8") as f:
         json.dump(texts, f, ensure_ascii=False)
@@ -387,6 +407,25 @@ def compare(name, model_dir, ref, texts):
     return bad
 
 
+def check_real_gpt2():
+    """GPT-2's own vocabulary (50257 tokens, 50000 merges; `make gpt2-vocab` places OpenAI's
+    encoder.json + vocab.bpe as vocab.json + merges.txt) against GPT2TokenizerFast, and
+    decode(encode(x)) == x, byte for byte, for every text."""
+    d = os.path.join(src, "models", "gpt2-vocab")
+    if not os.path.exists(os.path.join(d, "merges.txt")):
+        print("hf_tokenizers: models/gpt2-vocab is missing: run `make gpt2-vocab`")
+        return 1
+    bad = compare("real: GPT-2 vocabulary (vocab.json + merges.txt)", d,
+                  Reference(fast=transformers.GPT2TokenizerFast.from_pretrained(d)), TEXTS)
+    ids = run_cli(d, TEXTS)
+    back = run_cli(d, [" ".join(map(str, x)) for x in ids], "--decode", "--keep-special")
+    lossy = [i for i in range(len(TEXTS)) if back[i] != TEXTS[i]]
+    for i in lossy[:5]:
+        print(f"  ROUND TRIP real GPT-2 #{i}: {TEXTS[i][:60]!r} -> {back[i][:60]!r}")
+    print(f"real: GPT-2 decode(encode(x)) == x: {len(TEXTS) - len(lossy)}/{len(TEXTS)} texts")
+    return bad + len(lossy)
+
+
 def main():
     failures = 0
     with tempfile.TemporaryDirectory() as tmp:
@@ -421,6 +460,7 @@ def main():
                 with open(os.path.join(d, "tokenizer_config.json"), "w") as f:
                     json.dump(config, f)
             legacy.append((f"h: vocab.json+merges.txt ({kind})", d, cls.from_pretrained(d)))
+        legacy.append(("t5: spm_train → T5TokenizerFast", *t5_spm(tmp)))
         for name, d, fast in legacy:
             failures += compare(name, d, Reference(fast=fast), TEXTS)
 
@@ -432,6 +472,7 @@ def main():
                                 Reference(Tokenizer.from_file(os.path.join(real, "tokenizer.json"))), TEXTS)
         else:
             print("real all-MiniLM-L6-v2 tokenizer not found (optional; `make hf-models` places it)")
+        failures += check_real_gpt2()
     print(f"hf_tokenizers: {'all equal' if not failures else f'{failures} mismatches'}")
     sys.exit(1 if failures else 0)
 

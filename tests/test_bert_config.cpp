@@ -135,7 +135,7 @@ TEST(BertConfig, BadConfigsNameTheKey) {
              "leaves no position after RoBERTa's offset");
   expect_bad("eps", with(tiny_bert(), "layer_norm_eps", 1e-60), "\"layer_norm_eps\" 1e-60 is outside the fp32 range");
   expect_bad("unknown-type", with(tiny_bert(), "model_type", "bart"),
-             "unknown \"model_type\" \"bart\" (known: \"transformer\", \"use_lite\", \"bert\", \"roberta\", \"xlm-roberta\", \"distilbert\", \"gpt2\")");
+             "unknown \"model_type\" \"bart\" (known: \"transformer\", \"use_lite\", \"bert\", \"roberta\", \"xlm-roberta\", \"distilbert\", \"gpt2\", \"t5\")");
 }
 
 }  // namespace

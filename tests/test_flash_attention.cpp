@@ -71,6 +71,43 @@ TEST_P(FlashTest, MatchesUnfusedOnEveryLayout) {
 INSTANTIATE_TEST_SUITE_P(Layouts, FlashTest, ::testing::ValuesIn(own_input_cases(flash_cases())),
                          [](const auto& i) { return case_name(i.param); });
 
+// An additive per-head bias (T5's relative positions) with every mask kind, decode
+// rows over a cache, several key tiles and fully masked rows (which stay zero).
+std::vector<AttnCase> bias_cases() {
+  std::vector<AttnCase> out = {
+      {1, 1, 32, 1, 1, Layout::Separate, MaskKind::None},
+      {2, 3, 64, 17, 33, Layout::PackedKV, MaskKind::Padding},
+      {3, 2, 40, 33, 33, Layout::PackedQKV, MaskKind::Both},
+      {2, 2, 64, 1, 33, Layout::Cache, MaskKind::Causal, 32},
+      {2, 1, 32, 4, 130, Layout::Cache, MaskKind::Causal, 126},
+  };
+  for (auto& c : out) c.bias = true;
+  return out;
+}
+
+class FlashBiasTest : public DeviceTest, public ::testing::WithParamInterface<AttnCase> {};
+
+TEST_P(FlashBiasTest, AddsTheBiasBeforeTheMask) {
+  const AttnCase c = GetParam();
+  AttnInputs in(ctx(), c, 61);
+  const auto& s = in.shape;
+  Tensor out = ctx().tensor({s.batch, s.q_len, int64_t(s.heads) * s.head_dim});
+  Recorder rec(ctx());
+  FlashAttentionArgs a{in.hq, in.hk, in.hv, s, in.mask, 1.0f, &out};
+  a.bias = &in.tbias;
+  const OpInfo info = flash_attention(rec, a);
+  ctx().submit(rec);
+  const auto got = ctx().read(out);
+  const double err = ref::max_rel_error(got, ref::attention(in.rq, in.rk, in.rv, s, in.hmask, 1.0, &in.bias));
+  EXPECT_LE(err, kF32Bound);
+  RecordProperty("max_rel_error", sci(err));
+  expect_zero_rows(got, in);
+  EXPECT_EQ(info.spec.back(), (std::pair<std::string, uint32_t>{"BIAS", 1}));
+}
+
+INSTANTIATE_TEST_SUITE_P(Bias, FlashBiasTest, ::testing::ValuesIn(bias_cases()),
+                         [](const auto& i) { return case_name(i.param); });
+
 TEST_F(DeviceTest, FlashAttentionRejectsBadArguments) {
   const AttentionShape s{2, 2, 8, 3, 5};
   Tensor q = ctx().tensor({2, 3, 16}), k = ctx().tensor({2, 5, 16}), v = ctx().tensor({2, 5, 16});
@@ -97,6 +134,12 @@ TEST_F(DeviceTest, FlashAttentionRejectsBadArguments) {
   EXPECT_THROW(call({&q}, {&k}, {&v}, &out, {}, {2, 2, 8, 3, 6}), Error);  // 6 keys in 5 rows
   EXPECT_THROW(call({&q}, {&k}, {&v}, &out, {}, s, "tiled"), Error);
   EXPECT_THROW(call({&big_q}, {&big_k}, {&big_k}, &big_out, {}, {1, 1, 300, 1, 1}), Error);  // head_dim > 256
+  Tensor bias = ctx().tensor({2, 3, 7}), bad_bias = ctx().tensor({2, 3, 4});  // rows may be longer
+  FlashAttentionArgs a{{&q}, {&k}, {&v}, s, {}, 1.0f, &out};
+  a.bias = &bias;
+  EXPECT_NO_THROW(flash_attention(rec, a));
+  a.bias = &bad_bias;  // one key short
+  EXPECT_THROW(flash_attention(rec, a), Error);
 }
 
 }  // namespace vkf::test

@@ -11,6 +11,8 @@
 // stored as fp16 is compared with a golden of unrounded weights: 1e-2, as the
 // bert family. Greedy equality is well defined: the goldens' smallest top-1 −
 // top-2 logit margin is ≥ 0.017, far above these errors.
+#include <algorithm>
+
 #include "model_util.hpp"
 #include "model_writer.hpp"
 
@@ -112,6 +114,7 @@ TEST(Gpt2Config, HfKeysAndDefaults) {
   EXPECT_EQ(d.max_positions, 1024u);
   EXPECT_EQ(d.src_vocab_size, 50257u);
   EXPECT_EQ(d.eos_id, 50256);
+  EXPECT_EQ(d.end_ids, std::vector<int32_t>{50256});
   EXPECT_EQ(d.activation, Activation::GeluTanh);
   EXPECT_EQ(d.layer_norm_eps, 1e-5f);
   EXPECT_TRUE(d.causal && d.norm_first);
@@ -126,8 +129,12 @@ TEST(Gpt2Config, BadKeysAreNamed) {
       {{{"n_inner", -1}}, "\"n_inner\""},
       {{{"layer_norm_epsilon", 0}}, "\"layer_norm_epsilon\""},
       {{{"activation_function", "tanh"}}, "\"activation_function\" \"tanh\" is not supported"},
-      {{{"eos_token_id", 23}}, "\"eos_token_id\" 23 is outside the vocabulary [0, 23)"},
-      {{{"bos_token_id", -1}}, "\"bos_token_id\" -1 is outside the vocabulary"},
+      {{{"eos_token_id", 23}}, "\"eos_token_id\" must be a token id in [0, 23) or a non-empty list of them, got 23"},
+      {{{"eos_token_id", {1, 23}}}, "\"eos_token_id\" must be a token id in [0, 23)"},
+      {{{"eos_token_id", json::array()}}, "\"eos_token_id\" must be a token id in [0, 23)"},
+      {{{"bos_token_id", -1}}, "\"bos_token_id\" must be a token id in [0, 23)"},
+      {{{"bos_token_id", {1, 2}}}, "\"bos_token_id\" must be one token id, got a list"},
+      {{{"bos_token_id", nullptr}}, "\"bos_token_id\" is missing, and its default 50256 is outside the vocabulary [0, 23)"},
       {{{"scale_attn_weights", false}}, "\"scale_attn_weights\": false is not supported"},
       {{{"scale_attn_by_inverse_layer_idx", true}}, "\"scale_attn_by_inverse_layer_idx\": true is not supported"},
       {{{"reorder_and_upcast_attn", true}}, "\"reorder_and_upcast_attn\": true is not supported"},
@@ -177,7 +184,28 @@ TEST_F(DeviceTest, Gpt2Tensors) {
   untied["tie_word_embeddings"] = false;
   expect_error([&] { Model::load(ctx(), write_gpt2("untied", untied, full)); }, "missing tensor \"lm_head.weight\"");
   expect_error([&] { Session(Model::load(ctx(), write_gpt2("long", c, full))).generate({Ids(10, 1)}, {1, 8}); },
-               "more than max_positions 16");
+               "positions, more than the model's 16 (config.json \"n_positions\")");
+  expect_error([&] { Session(Model::load(ctx(), write_gpt2("long", c, full))).forward({Ids(17, 1)}); },
+               "source sequence 1 has 17 tokens, more than the model's 16 positions (config.json \"n_positions\")");
+}
+
+// "eos_token_id": [a, b] in config.json: generation ends at whichever comes first.
+TEST_F(DeviceTest, Gpt2EosList) {
+  json c = tiny_gpt2();
+  const TensorMap w = tiny_gpt2_weights(c);
+  GenerateOptions o;
+  o.max_new_tokens = 12;
+  o.stop_at_eos = false;
+  const Ids free_run = Session(Model::load(ctx(), write_gpt2("eos-free", c, w))).generate({{1, 2, 3}}, o)[0];
+  ASSERT_EQ(free_run.size(), 12u);
+  // End at the run's 5th token, listed second: the output stops before it.
+  c["eos_token_id"] = {22, free_run[4]};
+  auto m = Model::load(ctx(), write_gpt2("eos-list", c, w));
+  EXPECT_EQ(m->config().end_ids, (std::vector<int32_t>{22, free_run[4]}));
+  o.stop_at_eos = true;
+  const Ids stopped = Session(m).generate({{1, 2, 3}}, o)[0];
+  const auto first_end = std::find_if(free_run.begin(), free_run.end(), [&](int32_t t) { return t == 22 || t == free_run[4]; });
+  EXPECT_EQ(stopped, Ids(free_run.begin(), first_end));
 }
 
 }  // namespace

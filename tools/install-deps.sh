@@ -14,12 +14,14 @@ PACKAGES=(
   glslang-tools                      # glslangValidator: GLSL -> SPIR-V at build time
   spirv-tools                        # spirv-val: checks every embedded shader
   libcli11-dev                       # CLI11: the command-line parser
+  libcpp-httplib-dev                 # cpp-httplib: the HTTP server of `vkformer serve` (as llama-server's)
   libgtest-dev                       # GoogleTest
   nlohmann-json3-dev                 # JSON: config.json, safetensors headers, bench output
   libopenblas-dev                    # CPU baseline for the GEMM benchmark
   python3-torch python3-numpy        # PyTorch: the reference for every number
   python3-venv                       # tools/hf/.venv: the Hugging Face reference (tests only)
   libicu-dev                         # ICU: NFKC for the sentencepiece tokenizer (as Node's normalize)
+  sentencepiece                      # spm_train: tests train T5's SentencePiece model (tokenizer check, tiny T5)
   clang-14 libclang-rt-14-dev        # libFuzzer (+ its ASan/UBSan runtimes) for `make fuzz`; gcc has no libFuzzer
 )
 

@@ -35,6 +35,11 @@ struct ModelConfig {
   bool scale_embeddings = false;                    ///< token embeddings × √d_model
   bool causal = false;                              ///< encoder-only stack as a decoder-only LM
   int32_t pad_id = 0, bos_id = 1, eos_id = 2;       ///< pad_id < 0: no padding token (masked by position)
+  /// Every token that ends generation, when config.json lists several
+  /// ("eos_token_id": [a, b]); eos_id is the first. Empty: just eos_id.
+  std::vector<int32_t> end_ids;
+  /// The config.json key max_positions came from ("n_positions" for GPT-2), named in errors.
+  std::string positions_key = "max_positions";
   /// Internal: the family's own settings, when it has any.
   std::shared_ptr<const FamilyConfig> family_config;
 

@@ -109,6 +109,10 @@ struct FlashAttentionArgs {
   float scale = 1.0f;
   Tensor* out = nullptr;  ///< [batch, q_len, heads·head_dim] f32; head_dim ≤ 256
   std::string variant;    ///< "online" or "" (the same)
+  /// Optional [heads, q_len, ≥ kv_len] f32 added to the scaled scores before the
+  /// mask, the same for every batch: T5's relative-position bias (position_bias()).
+  /// Its rows may be longer than kv_len (one buffer for every decode step).
+  const Tensor* bias = nullptr;
 };
 OpInfo flash_attention(Recorder& rec, const FlashAttentionArgs& a);
 
@@ -198,6 +202,23 @@ struct AddArgs {
   std::string variant;  ///< "default" or "" (the same)
 };
 OpInfo add(Recorder& rec, const AddArgs& a);
+
+/// y = a ⊙ b, elementwise, same shapes, f32 (the operands of add()).
+using MulArgs = AddArgs;
+OpInfo mul(Recorder& rec, const MulArgs& a);
+
+/// T5's relative-position bias, for FlashAttentionArgs::bias:
+/// out[h, i, j] = table[buckets[r + max_rel], h] with r = j − (i + q_offset)
+/// clamped to [−max_rel, max_rel]; bucket ids are clamped to the table.
+struct PositionBiasArgs {
+  const Tensor* table = nullptr;    ///< [num_buckets, heads] f32 or f16 (relative_attention_bias.weight)
+  const Tensor* buckets = nullptr;  ///< [2·max_rel + 1] i32: the bucket of each relative position
+  uint32_t q_len = 1, kv_len = 1;
+  uint32_t q_offset = 0;            ///< position of query row 0 (decode steps: the keys before it)
+  Tensor* out = nullptr;            ///< [heads, q_len, ≥ kv_len] f32; columns past kv_len are left alone
+  std::string variant;              ///< "default" or "" (the same)
+};
+OpInfo position_bias(Recorder& rec, const PositionBiasArgs& a);
 
 /// Copies a block of rows between two [batch, rows, cols] layouts, optionally
 /// gathering source batches by index: dst[b, dst_row0 + i, dst_col + c] =

@@ -49,9 +49,11 @@ std::vector<double> masked_softmax(const std::vector<double>& scores, const Atte
 std::vector<double> attention_values(const std::vector<double>& probs, const HostHeads& v,
                                      const AttentionShape& s);
 
-/// softmax(scale·QKᵀ, masked)·V, [B, Lq, H·D].
+/// softmax(scale·QKᵀ + bias, masked)·V, [B, Lq, H·D]; `bias` is an optional
+/// [H, Lq, Lk] table, the same for every batch (FlashAttentionArgs::bias).
 std::vector<double> attention(const HostHeads& q, const HostHeads& k, const HostHeads& v,
-                              const AttentionShape& s, const HostMask& m, double scale);
+                              const AttentionShape& s, const HostMask& m, double scale,
+                              const std::vector<float>* bias = nullptr);
 
 /// LayerNorm(x + residual) over rows of length d.
 std::vector<double> layernorm(const std::vector<float>& x, const std::vector<float>* residual,
@@ -88,6 +90,13 @@ std::vector<double> l2_normalize(const std::vector<float>& x, int64_t rows, int6
 
 /// a + b.
 std::vector<double> add(const std::vector<float>& a, const std::vector<float>& b);
+
+/// a ⊙ b.
+std::vector<double> mul(const std::vector<float>& a, const std::vector<float>& b);
+
+/// [heads, q_len, kv_len]: table[buckets[clamp(j − i − q_offset) + max_rel], h] (position_bias()).
+std::vector<double> position_bias(const std::vector<float>& table, const std::vector<int32_t>& buckets,
+                                  uint32_t heads, uint32_t q_len, uint32_t kv_len, uint32_t q_offset);
 
 /// Top k of each row, largest first, ties to the lower index.
 void topk(const std::vector<float>& x, int64_t rows, int64_t n, uint32_t k,

@@ -87,7 +87,7 @@ struct GenerateOptions {
   /// Sampling: the seed of the host generator (splitmix64; source b's generator
   /// starts from seed + b, and each draw is (next() >> 11) · 2⁻⁵³ in [0, 1)).
   uint64_t seed = 0;
-  /// Tokens that end a sequence; empty: the model config's eos_id.
+  /// Tokens that end a sequence; empty: the model config's (ModelConfig::end_ids, else eos_id).
   std::vector<int32_t> eos_token_ids;
   /// The token an empty decoder-only source starts from (HF's bos_token_id);
   /// -1: none, and an empty source is an error.

@@ -10,6 +10,7 @@ VKF_PUSH(FlashAttentionPush)
   uint pad_stride, has_pad, causal, causal_offset;
   float scale;
   uint q_blocks, total;
+  uint bias_rs;  // elements between the bias's rows (≥ kv_len)
 VKF_PUSH_END(FlashAttentionPush)
 
 #endif

@@ -19,6 +19,7 @@ vkf_add_family(transformer)
 vkf_add_family(use_lite)
 vkf_add_family(bert)
 vkf_add_family(gpt2)
+vkf_add_family(t5)
 
 # ---- the table families() returns -------------------------------------------
 set(includes "")

@@ -5,8 +5,8 @@
 
 namespace vkf {
 
-PaddedIds pad_batch(const std::vector<Ids>& seqs, int32_t pad_id, uint32_t vocab,
-                    uint32_t max_positions, const char* side) {
+PaddedIds pad_batch(const std::vector<Ids>& seqs, const ModelConfig& cfg, uint32_t vocab, const char* side) {
+  const int32_t pad_id = cfg.pad_id;
   if (seqs.empty()) throw Error(std::string("no ") + side + " sequences were given");
   PaddedIds p;
   p.batch = uint32_t(seqs.size());
@@ -14,9 +14,9 @@ PaddedIds pad_batch(const std::vector<Ids>& seqs, int32_t pad_id, uint32_t vocab
     const Ids& s = seqs[b];
     const std::string which = std::string(side) + " sequence " + std::to_string(b + 1);
     if (s.empty()) throw Error(which + " is empty");
-    if (s.size() > max_positions)
-      throw Error(which + " has " + std::to_string(s.size()) + " tokens, more than max_positions " +
-                  std::to_string(max_positions));
+    if (s.size() > cfg.max_positions)
+      throw Error(which + " has " + std::to_string(s.size()) + " tokens, more than the model's " +
+                  std::to_string(cfg.max_positions) + " positions (config.json \"" + cfg.positions_key + "\")");
     for (size_t i = 0; i < s.size(); ++i)
       if (s[i] < 0 || uint32_t(s[i]) >= vocab)
         throw Error(which + ": id " + std::to_string(s[i]) + " at position " + std::to_string(i) +

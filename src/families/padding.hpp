@@ -18,10 +18,10 @@ struct PaddedIds {
   std::vector<uint32_t> lengths;
 };
 
-/// Checks every id against the vocabulary and every length against
-/// max_positions; `side` names the input in errors ("source", "target").
-/// @throws vkf::Error naming the sequence (from 1) and the id or length.
-PaddedIds pad_batch(const std::vector<Ids>& seqs, int32_t pad_id, uint32_t vocab,
-                    uint32_t max_positions, const char* side);
+/// Pads with cfg.pad_id, checking every id against `vocab` and every length
+/// against cfg.max_positions; `side` names the input in errors ("source", "target").
+/// @throws vkf::Error naming the sequence (from 1) and the id, or the length and
+/// the config key of the limit.
+PaddedIds pad_batch(const std::vector<Ids>& seqs, const ModelConfig& cfg, uint32_t vocab, const char* side);
 
 }  // namespace vkf

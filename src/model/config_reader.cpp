@@ -45,6 +45,22 @@ int32_t ConfigReader::int32(const char* key) const {
   return v.get<int32_t>();
 }
 
+std::vector<int32_t> ConfigReader::ids(const char* key, uint32_t vocab) const {
+  const json& v = need(key);
+  const std::string expected = "a token id in [0, " + std::to_string(vocab) + ") or a non-empty list of them";
+  auto id = [&](const json& x) {
+    if (!x.is_number_integer() || (!x.is_number_unsigned() && x.get<int64_t>() < 0) ||
+        x.get<uint64_t>() >= vocab)
+      wrong(key, expected.c_str(), v);
+    return x.get<int32_t>();
+  };
+  if (!v.is_array()) return {id(v)};
+  if (v.empty()) wrong(key, expected.c_str(), v);
+  std::vector<int32_t> out;
+  for (const json& x : v) out.push_back(id(x));
+  return out;
+}
+
 bool ConfigReader::boolean(const char* key) const {
   const json& v = need(key);
   if (!v.is_boolean()) wrong(key, "true or false", v);

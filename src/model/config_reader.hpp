@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "vkformer/model.hpp"
 
@@ -28,6 +29,9 @@ class ConfigReader {
   /// An integer in [min, 2^32).
   uint32_t uint(const char* key, uint32_t min) const;
   int32_t int32(const char* key) const;
+  /// A token id or a non-empty list of them (HF's "eos_token_id": 2 or [2, 3]),
+  /// each in [0, vocab).
+  std::vector<int32_t> ids(const char* key, uint32_t vocab) const;
   bool boolean(const char* key) const;
   std::string string(const char* key) const;
   /// A number > 0 that stays finite and > 0 in fp32 (1e-60 would round to 0, 1e39 to inf).

@@ -29,6 +29,15 @@ OpInfo flash_attention(Recorder& rec, const FlashAttentionArgs& a) {
   for (const Tensor* in : {a.q.t, a.k.t, a.v.t})
     require(!tensors_overlap(a.out, in), op, "out must not alias q, k or v");
   const uint32_t pad_stride = check_mask(a.mask, s, op);
+  if (a.bias) {
+    require_tensor(a.bias, op, "bias", DType::F32);
+    const auto& b = a.bias->shape();
+    require(b.size() == 3 && b[0] == s.heads && b[1] == s.q_len && b[2] >= s.kv_len, op,
+            "bias " + a.bias->describe() + " must be [" + std::to_string(s.heads) + ", " +
+                std::to_string(s.q_len) + ", ≥ " + std::to_string(s.kv_len) + "] (heads, q_len, kv_len)");
+    require(uint64_t(a.bias->numel()) < (1ull << 32), op, "bias has 2^32 elements or more");
+    require(!tensors_overlap(a.out, a.bias), op, "out must not alias bias");
+  }
 
   // Rows per workgroup: up to 64, fewer for short queries, the spare
   // invocations then share rows (TPR per row) and split the keys. Merging their
@@ -54,19 +63,23 @@ OpInfo flash_attention(Recorder& rec, const FlashAttentionArgs& a) {
   require(total < (1ull << 32), op, "too many query blocks");
   const FlashAttentionPush push{s.heads, s.head_dim, s.q_len, s.kv_len, q.off, q.row, q.batch, k.off, k.row,
                                 k.batch, v.off, v.row, v.batch, pad_stride, a.mask.key_padding ? 1u : 0u,
-                                a.mask.causal ? 1u : 0u, a.mask.causal_offset, a.scale, q_blocks, uint32_t(total)};
+                                a.mask.causal ? 1u : 0u, a.mask.causal_offset, a.scale, q_blocks, uint32_t(total),
+                                a.bias ? uint32_t(a.bias->dim(-1)) : 0u};
   const std::string shader = std::string(op) + kv_suffix(a.k.t);
-  const Pipeline& p = r.pipeline(shader, {wg, d4, bk, tpr, sh});
+  const uint32_t has_bias = a.bias ? 1 : 0;  // a constant: the path without bias does not read one
+  const Pipeline& p = r.pipeline(shader, {wg, d4, bk, tpr, sh, has_bias});
   const Tensor* pad = a.mask.key_padding ? a.mask.key_padding : a.q.t;
-  r.dispatch(p, {{a.q.t, false}, {a.k.t, false}, {a.v.t, false}, {pad, false}, {a.out, true}}, push,
-             r.fold(total), std::string(op) + "/online" + kv_suffix(a.k.t));
+  const Tensor* bias = a.bias ? a.bias : a.q.t;
+  r.dispatch(p, {{a.q.t, false}, {a.k.t, false}, {a.v.t, false}, {pad, false}, {a.out, true}, {bias, false}},
+             push, r.fold(total), std::string(op) + "/online" + kv_suffix(a.k.t) + (a.bias ? "+bias" : ""));
 
   const double n_qk = double(s.batch) * s.heads * s.q_len * s.kv_len;
   const double width = double(s.heads) * s.head_dim;
-  return {op, "online", {{"WG", wg}, {"D4", d4}, {"BK", bk}, {"TPR", tpr}, {"SH4", sh}},
+  return {op, "online", {{"WG", wg}, {"D4", d4}, {"BK", bk}, {"TPR", tpr}, {"SH4", sh}, {"BIAS", has_bias}},
           4 * n_qk * s.head_dim,
           double(s.batch) * width * (8.0 * s.q_len + 2.0 * dtype_size(a.k.t->dtype()) * s.kv_len) +
-              (a.mask.key_padding ? 4.0 * s.batch * s.kv_len : 0.0)};
+              (a.mask.key_padding ? 4.0 * s.batch * s.kv_len : 0.0) +
+              (a.bias ? 4.0 * s.heads * s.q_len * s.kv_len : 0.0)};
 }
 
 // ---- descriptor ----
@@ -87,8 +100,8 @@ OpCase flash_attention_case(Context& ctx, const OpShape& o) {
 }  // namespace
 
 VKF_OP_DESCRIPTOR(flash_attention) {
-  return {"flash_attention", "softmax(scale·QKᵀ + mask)·V in one pass with an online softmax (dtype: K, V)",
-          {"online"}, {"WG", "D4", "BK", "TPR", "SH4"}, {"batch", "heads", "head_dim", "q_len", "kv_len"},
+  return {"flash_attention", "softmax(scale·QKᵀ + bias + mask)·V in one pass with an online softmax (dtype: K, V)",
+          {"online"}, {"WG", "D4", "BK", "TPR", "SH4", "BIAS"}, {"batch", "heads", "head_dim", "q_len", "kv_len"},
           {cases::attention_bench_shape(), cases::attention_bench_shape(DType::F16)}, flash_attention_case,
           cases::attention_label};
 }

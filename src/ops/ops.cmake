@@ -12,6 +12,8 @@ vkf_add_op(layernorm SHADER layernorm_shared_f32 layernorm.comp SHADER layernorm
 vkf_add_op(rmsnorm SHADER rmsnorm_shared_f32 rmsnorm.comp SHADER rmsnorm_shared_f16 rmsnorm.comp -DW_F16=1 SHADER rmsnorm_subgroup_f32 rmsnorm.comp -DUSE_SUBGROUP=1 SHADER rmsnorm_subgroup_f16 rmsnorm.comp -DUSE_SUBGROUP=1 -DW_F16=1)
 vkf_add_op(embedding SHADER embedding_f32_f32 embedding.comp SHADER embedding_f32_f16 embedding.comp -DP_F16=1 SHADER embedding_f16_f32 embedding.comp -DT_F16=1 SHADER embedding_f16_f16 embedding.comp -DT_F16=1 -DP_F16=1)
 vkf_add_op(add SHADER add add.comp)
+vkf_add_op(mul SHADER mul mul.comp)
+vkf_add_op(position_bias SHADER position_bias_f32 position_bias.comp SHADER position_bias_f16 position_bias.comp -DW_F16=1)
 vkf_add_op(topk SHADER topk_shared topk.comp SHADER topk_subgroup topk.comp -DUSE_SUBGROUP=1)
 vkf_add_op(copy_rows SHADER copy_rows copy_rows.comp)
 vkf_add_op(mean_pool SHADER mean_pool mean_pool.comp)

@@ -64,8 +64,13 @@ std::vector<double> attention_values(const std::vector<double>& probs, const Hos
 }
 
 std::vector<double> attention(const HostHeads& q, const HostHeads& k, const HostHeads& v,
-                              const AttentionShape& s, const HostMask& m, double scale) {
-  return attention_values(masked_softmax(attention_scores(q, k, s, scale), s, m), v, s);
+                              const AttentionShape& s, const HostMask& m, double scale,
+                              const std::vector<float>* bias) {
+  std::vector<double> scores = attention_scores(q, k, s, scale);
+  const size_t per_batch = size_t(s.heads) * s.q_len * s.kv_len;
+  if (bias)
+    for (size_t e = 0; e < scores.size(); ++e) scores[e] += (*bias)[e % per_batch];
+  return attention_values(masked_softmax(scores, s, m), v, s);
 }
 
 }  // namespace vkf::ref

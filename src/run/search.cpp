@@ -173,7 +173,7 @@ std::vector<Ids> beam_search(LogitsSource& src, const std::vector<Ids>& contexts
 std::vector<Ids> search(LogitsSource& logits, const std::vector<Ids>& contexts, const ModelConfig& cfg,
                         const GenerateOptions& o, RunStats& stats) {
   Stops stops;
-  if (o.stop_at_eos) stops.eos = o.eos_token_ids.empty() ? std::vector<int32_t>{cfg.eos_id} : o.eos_token_ids;
+  if (o.stop_at_eos) stops.eos = !o.eos_token_ids.empty() ? o.eos_token_ids : !cfg.end_ids.empty() ? cfg.end_ids : std::vector<int32_t>{cfg.eos_id};
   stops.filler = stops.eos.empty() ? cfg.pad_id : stops.eos[0];
   if (o.beam == 1) return greedy_or_sample(logits, contexts, cfg.out_vocab(), o, stops, stats);
   std::vector<Ids> out = beam_search(logits, contexts, cfg.out_vocab(), o, stops, cfg.pad_id, stats);

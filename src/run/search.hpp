@@ -7,7 +7,7 @@
 namespace vkf {
 
 /// Generates up to o.max_new_tokens after each source (greedy or sampling for
-/// o.beam 1, else beam search), stopping at o.eos_token_ids (default cfg.eos_id)
+/// o.beam 1, else beam search), stopping at o.eos_token_ids (default cfg.end_ids, else cfg.eos_id)
 /// unless !o.stop_at_eos, or when o.on_token says so. contexts[b] is what source
 /// b's sequence holds before the first new token (the prompt of a decoder-only
 /// model, BOS for an enc–dec one): the processors (repetition penalty, no-repeat

@@ -46,6 +46,8 @@ GPT-2 directories (gpt2_*) are causal: their golden.json is
 
 each prompt run alone (no padding) in fp32.
 
+T5 directories (t5_*, t5_buckets): tools/hf/tiny_t5.py.
+
 Low-precision copies (*_f16, *_bf16) store the weights rounded; their goldens
 are computed in fp32 from those rounded weights. *_sharded holds the same weights
 as its model in several shards (model.safetensors.index.json). bert_mlm_bin is
@@ -73,6 +75,9 @@ from transformers import (BertConfig, BertForMaskedLM, BertForSequenceClassifica
                           XLMRobertaConfig, XLMRobertaModel)
 
 transformers.logging.set_verbosity_error()
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import tiny_t5  # noqa: E402  (T5 directories and their goldens: tools/hf/tiny_t5.py)
 
 LENGTHS = [7, 3, 11]
 # Special ids: BERT-style vocabularies begin [PAD] [UNK] [CLS] [SEP] [MASK];
@@ -407,6 +412,7 @@ def main():
         gpt2 = {}
         for name in list(GPT2_MODELS) + list(GPT2_ROUNDED):
             make_gpt2(build, name, manifest, gpt2)
+        tiny_t5.make_all(build, manifest, randomize, write_golden)
         scratch = os.path.join(build, ".scratch")
         for name in ST_MODELS:
             make_st(build, name, scratch, manifest)

@@ -44,8 +44,10 @@ struct Workload {
 };
 
 Workload make_workload(const ModelConfig& c, bool has_generator, const ProfileOptions& o) {
-  if (o.batch < 1 || o.src_len < 1 || o.tgt_len < 1 || o.repeat < 1)
-    throw Error("--batch, --src-len, --tgt-len and --repeat must be at least 1");
+  if (o.batch < 1 || o.src_len < 1 || o.repeat < 1) throw Error("--batch, --src-len and --repeat must be at least 1");
+  // Decoder-only, --tgt-len 0 times the first step after the prompt (at position src_len);
+  // an enc–dec model's first step is at position 1 (BOS is at 0).
+  if (c.encoder_decoder() && o.tgt_len < 1) throw Error("--tgt-len must be at least 1 for an encoder–decoder model");
   std::mt19937 gen(7);
   // Never pad, bos or eos, wherever they are (GPT-2's eos is the last id; pad < 0: none).
   auto special = [&](int32_t x) { return x == c.pad_id || x == c.bos_id || x == c.eos_id; };

@@ -92,17 +92,7 @@ int run_embed(const ContextOptions& ctx_opts, const EmbedOptions& o) {
     throw Error(o.model_dir + ": model_type is \"" + model->config().model_type +
                 "\"; vkformer embed needs a sentence encoder (use_lite, or an HF encoder: bert, roberta, xlm-roberta, distilbert)");
   const ModelInfo info = model->info();
-  if (tokenizer && !info.architecture.empty()) {
-    ids = encode_texts(*tokenizer, info, sentences);
-  } else if (tokenizer) {  // use_lite: its tokenizer gives the ids; the family keeps the first max_positions
-    for (size_t i = 0; i < sentences.size(); ++i) {
-      try {
-        ids.push_back(tokenizer->encode(sentences[i]));
-      } catch (const Error& e) {
-        throw Error("sentence #" + std::to_string(i + 1) + ": " + e.what());
-      }
-    }
-  }
+  if (tokenizer) ids = encode_texts(*tokenizer, info, sentences);
   Session session(model);
   // One submission per batch of --batch-size texts.
   auto embed_all = [&] {

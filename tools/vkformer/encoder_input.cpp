@@ -14,18 +14,22 @@ uint32_t token_limit(const Tokenizer& tok, const ModelInfo& info) {
   return limit;
 }
 
-std::vector<Ids> encode_texts(const Tokenizer& tok, const ModelInfo& info, const std::vector<std::string>& texts) {
+std::vector<Ids> encode_texts(const Tokenizer& tok, const ModelInfo& info, const std::vector<std::string>& texts,
+                              std::vector<bool>* truncated) {
   EncodeOptions eo;
   eo.max_length = token_limit(tok, info);
   std::vector<Ids> out;
+  if (truncated) truncated->assign(texts.size(), false);
   for (size_t i = 0; i < texts.size(); ++i) {
     Encoding e;
     try {
-      e = tok.encode_with(info.lowercase ? unicode_lower(texts[i]) : texts[i], eo);
+      if (info.architecture.empty()) e.ids = tok.encode(texts[i]);
+      else e = tok.encode_with(info.lowercase ? unicode_lower(texts[i]) : texts[i], eo);
     } catch (const Error& err) {
       throw Error("text #" + std::to_string(i + 1) + ": " + err.what());
     }
-    if (e.truncated)
+    if (truncated) (*truncated)[i] = e.truncated;
+    else if (e.truncated)
       std::fprintf(stderr, "vkformer: warning: text #%zu is longer than %u tokens (the model's limit); truncated\n",
                    i + 1, eo.max_length);
     out.push_back(std::move(e.ids));

@@ -22,8 +22,12 @@ uint32_t token_limit(const Tokenizer& tok, const ModelInfo& info);
 /// Each text's ids, with the tokenizer's special tokens (lowercased first when
 /// info.lowercase), truncated at token_limit() with one warning per truncated
 /// text on stderr. Single texts: their token types are all 0, the default.
+/// With `truncated`, it says which were cut instead (nothing is printed).
+/// Models without an HF architecture (use_lite) take the tokenizer's plain
+/// encode(); their family keeps the first max_positions.
 /// @throws vkf::Error naming the text (from 1) for invalid UTF-8.
-std::vector<Ids> encode_texts(const Tokenizer& tok, const ModelInfo& info, const std::vector<std::string>& texts);
+std::vector<Ids> encode_texts(const Tokenizer& tok, const ModelInfo& info, const std::vector<std::string>& texts,
+                              std::vector<bool>* truncated = nullptr);
 
 /// Calls fn(begin, end) for [0, n) in batches of `batch`; with more than 256
 /// items and stderr a terminal, shows the progress there.

@@ -13,6 +13,7 @@
 #include "head_commands.hpp"
 #include "translate_command.hpp"
 #include "soak_command.hpp"
+#include "serve/server.hpp"
 #include "vkformer/context.hpp"
 #include "vkformer/ops.hpp"
 #include "vkformer/recorder.hpp"
@@ -155,7 +156,7 @@ int main(int argc, char** argv) {
   bench_model->add_option("--batch", bmo.batch, "sequences");
   bench_model->add_option("--src-len", bmo.src_len, "source (or prompt) length");
   bench_model->add_option("--tgt-len", bmo.tgt_len,
-                          "target length; the decode step is at position tgt-len (decoder-only: src-len + tgt-len)");
+                          "target length; the decode step is at position tgt-len (decoder-only: src-len + tgt-len, 0 allowed)");
   bench_model->add_option("--repeat", bmo.repeat, "runs; figures are medians");
   bench_model->add_option("--json", bmo.json, "write the figures as JSON");
   bench_model->add_option("--svg", bmo.svg, "bar chart of the forward pass (and FILE-step.svg of the decode step)");
@@ -223,6 +224,25 @@ int main(int argc, char** argv) {
   soak->add_option("--max-rss-growth", so.max_rss_growth_mib, "allowed RSS growth in MiB");
   soak->add_flag("--json", so.json, "print the figures as JSON");
 
+  vkf::tools::ServeOptions sv;
+  auto* serve = app.add_subcommand(
+      "serve", "an HTTP server: OpenAI's /v1/embeddings, /v1/completions, /v1/models; the Open Inference "
+               "Protocol v2 (KServe); /health and Prometheus /metrics (docs/serving.md)");
+  serve->add_option("--model", sv.models, "model directory, or NAME=DIR; repeatable (the name defaults to the directory's)")
+      ->required();
+  serve->add_option("--host", sv.host, "address to listen on (default 127.0.0.1: this machine only)");
+  serve->add_option("--port", sv.port, "port (default 8080; 0: any free port, printed at start)");
+  serve->add_option("--api-key", sv.api_key, "require \"Authorization: Bearer KEY\" (all but the health checks)");
+  serve->add_option("--precision", sv.precision, "weight storage: fp32 or fp16");
+  serve->add_option("--threads", sv.threads, "HTTP connections served at once (default 16)");
+  serve->add_option("--max-queue", sv.max_queue, "requests waiting for the device; beyond: 503 with Retry-After (default 64)");
+  serve->add_option("--max-batch", sv.max_batch, "sequences per embedding submission (default 32)");
+  serve->add_option("--batch-window-ms", sv.batch_window_ms, "how long an embedding request waits for others to batch with (default 5)");
+  serve->add_option("--max-body-kb", sv.max_body_kb, "largest request body in KiB; beyond: 413 (default 1024)");
+  serve->add_option("--max-inputs", sv.max_inputs, "texts (or prompts × n) per request (default 256)");
+  serve->add_option("--max-tokens", sv.max_tokens, "largest max_tokens a completion may ask (default 512)");
+  serve->add_option("--timeout-s", sv.timeout_s, "a request not answered within this gets 504 (default 600)");
+
   CLI11_PARSE(app, argc, argv);
   try {
     if (*devices) return vkf::tools::run_devices(ctx_opts, devices_json);
@@ -241,6 +261,7 @@ int main(int argc, char** argv) {
     }
     if (*bench_model) return vkf::tools::run_bench_model(ctx_opts, bmo);
     if (*soak) return vkf::tools::run_soak(ctx_opts, so);
+    if (*serve) return vkf::tools::run_serve(ctx_opts, sv);
     if (*kernel) {
       ko.check = !no_check;
       vkf::Context ctx(ctx_opts);

@@ -191,6 +191,7 @@ void BertFamily::read_config(const ConfigReader& r, ModelConfig& c) const {
   c.n_heads = uint_or(distil ? "n_heads" : "num_attention_heads", 12, 1);
   c.d_ff = uint_or(distil ? "hidden_dim" : "intermediate_size", 3072, 1);
   c.max_positions = uint_or("max_position_embeddings", 512, 1);
+  c.positions_key = "max_position_embeddings";
   c.activation = r.hf_activation(distil ? "activation" : "hidden_act", "gelu");
   c.layer_norm_eps = distil ? 1e-12f : r.set("layer_norm_eps") ? r.positive_float("layer_norm_eps") : 1e-12f;
   c.norm_first = false;  // post-LN, as the paper

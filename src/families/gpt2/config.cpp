@@ -26,6 +26,7 @@ void Gpt2Family::read_config(const ConfigReader& r, ModelConfig& c) const {
     r.fail("\"n_embd\" " + std::to_string(c.d_model) + " is too large: n_inner = 4·n_embd would not fit 32 bits");
   c.d_ff = uint_or("n_inner", 4 * c.d_model, 1);  // null: 4·n_embd
   c.max_positions = uint_or("n_positions", 1024, 1);
+  c.positions_key = "n_positions";
   c.activation = r.hf_activation("activation_function", "gelu_new");
   c.layer_norm_eps = r.set("layer_norm_epsilon") ? r.positive_float("layer_norm_epsilon") : 1e-5f;
   r.check_heads("n_embd", c.d_model, c.n_heads);
@@ -36,11 +37,14 @@ void Gpt2Family::read_config(const ConfigReader& r, ModelConfig& c) const {
   c.positional_encoding = PositionalEncoding::Learned;
   c.scale_embeddings = false;
   c.pad_id = -1;  // no padding token: padding is masked by position
-  c.bos_id = r.set("bos_token_id") ? r.int32("bos_token_id") : 50256;
-  c.eos_id = r.set("eos_token_id") ? r.int32("eos_token_id") : 50256;
-  for (const auto& [key, id] : {std::pair<const char*, int32_t>{"bos_token_id", c.bos_id}, {"eos_token_id", c.eos_id}})
-    if (id < 0 || uint32_t(id) >= c.src_vocab_size)
-      r.fail("\"" + std::string(key) + "\" " + std::to_string(id) + " is outside the vocabulary [0, " +
+  const std::vector<int32_t> bos = r.set("bos_token_id") ? r.ids("bos_token_id", c.src_vocab_size) : std::vector{50256};
+  if (bos.size() != 1) r.fail("\"bos_token_id\" must be one token id, got a list");
+  c.bos_id = bos[0];
+  c.end_ids = r.set("eos_token_id") ? r.ids("eos_token_id", c.src_vocab_size) : std::vector{50256};
+  c.eos_id = c.end_ids[0];
+  for (const char* key : {"bos_token_id", "eos_token_id"})  // GPT2Config's default 50256, outside a small vocabulary
+    if (!r.set(key) && c.src_vocab_size <= 50256)
+      r.fail("\"" + std::string(key) + "\" is missing, and its default 50256 is outside the vocabulary [0, " +
              std::to_string(c.src_vocab_size) + ")");
 
   if (!flag_or("scale_attn_weights", true))

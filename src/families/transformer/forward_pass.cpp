@@ -22,12 +22,12 @@ Batch TransformerFamily::prepare(Task, const Model& m, const std::vector<Ids>& s
   refuse_options(o);
   const ModelConfig& cfg = m.config();
   const bool encdec = cfg.encoder_decoder();
-  PaddedIds s = pad_batch(src, cfg.pad_id, cfg.src_vocab_size, cfg.max_positions, "source"), t;
+  PaddedIds s = pad_batch(src, cfg, cfg.src_vocab_size, "source"), t;
   if (encdec) {
     if (tgt.size() != src.size())
       throw Error("an encoder-decoder model needs one target sequence per source: got " +
                   std::to_string(src.size()) + " sources and " + std::to_string(tgt.size()) + " targets");
-    t = pad_batch(tgt, cfg.pad_id, cfg.tgt_vocab_size, cfg.max_positions, "target");
+    t = pad_batch(tgt, cfg, cfg.tgt_vocab_size, "target");
   } else if (!tgt.empty()) {
     throw Error("target sequences were given, but the model has no decoder (decoder_layers is 0)");
   }

@@ -1,0 +1,17 @@
+// Generation without a cache: every step runs the whole forward pass over each
+// hypothesis (GenerateOptions::use_cache false), the reference a family's
+// KV-cached decoder is checked against.
+#pragma once
+
+#include <memory>
+
+#include "run/logits_source.hpp"
+#include "run/session_impl.hpp"
+
+namespace vkf {
+
+/// Enc–dec models: each hypothesis starts at the config's bos_id (the decoder's
+/// start token); decoder-only ones continue their prompt.
+std::unique_ptr<LogitsSource> recompute_source(Session::Impl& s, const std::vector<Ids>& src, uint32_t beam);
+
+}  // namespace vkf

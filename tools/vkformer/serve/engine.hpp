@@ -1,0 +1,97 @@
+// The served models and the one worker thread that runs them. HTTP handler
+// threads queue jobs here and wait for their futures; the worker owns every
+// Session, so the device sees one submission at a time. Embedding jobs that
+// arrive within the batch window run together as one padded batch.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <future>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "serve/metrics.hpp"
+#include "vkformer/context.hpp"
+#include "vkformer/model.hpp"
+#include "vkformer/session.hpp"
+#include "vkformer/tokenizer.hpp"
+
+namespace vkf::tools::serve {
+
+/// One model directory, loaded once.
+struct ServedModel {
+  std::string name, dir;
+  std::shared_ptr<Model> model;
+  std::unique_ptr<Tokenizer> tok;  ///< null: the directory has none (ids only)
+  ModelInfo info;
+  bool embeds = false, generates = false;
+  uint32_t dim = 0;                ///< embedding width (embedding models)
+  uint32_t max_tokens = 0;         ///< the longest input it takes; 0: no limit known
+  GenerateOptions gen_defaults;    ///< generation_config.json over GenerateOptions' defaults
+};
+
+/// A request the queue refused (HTTP 503) or that ran into a lost device (503 too).
+struct Unavailable : Error {
+  using Error::Error;
+};
+
+struct EngineLimits {
+  uint32_t max_queue = 64;      ///< queued requests beyond this are refused
+  uint32_t max_batch = 32;      ///< sequences per embedding submission
+  uint32_t batch_window_ms = 5; ///< how long the first embedding request waits for others
+};
+
+/// Called on the worker thread with (sequence, token) as each token is chosen;
+/// returns false to stop that sequence (a stop string, a client gone).
+using TokenSink = std::function<bool(uint32_t, int32_t)>;
+
+class Engine {
+ public:
+  Engine(Context& ctx, EngineLimits limits, Metrics& metrics);
+  ~Engine();
+  Engine(const Engine&) = delete;
+  Engine& operator=(const Engine&) = delete;
+
+  /// Loads DIR as NAME (before serving starts). @throws vkf::Error.
+  void add_model(const std::string& name, const std::string& dir, const std::string& precision);
+  const ServedModel* find(const std::string& name) const;
+  const std::vector<std::unique_ptr<ServedModel>>& models() const { return models_; }
+
+  /// Embeddings [ids.size(), dim]. @throws Unavailable when the queue is full.
+  std::future<EmbedOutput> embed(const ServedModel& m, std::vector<Ids> ids);
+  /// Generated ids per prompt. `sink` may be empty. @throws Unavailable when the queue is full.
+  std::future<std::vector<Ids>> generate(const ServedModel& m, std::vector<Ids> prompts, GenerateOptions o,
+                                         TokenSink sink);
+
+  /// false after a device loss: every request then fails with Unavailable.
+  bool ready() const { return !lost_.load(); }
+  /// Runs what is queued, then stops the worker (SIGTERM: nothing in flight is lost).
+  void drain();
+
+ private:
+  struct Job;
+  void work();
+  void run_embeddings(std::vector<std::shared_ptr<Job>>& jobs);
+  void run_generation(Job& job);
+  void enqueue(std::shared_ptr<Job> job);
+
+  Context& ctx_;
+  EngineLimits limits_;
+  Metrics& metrics_;
+  std::vector<std::unique_ptr<ServedModel>> models_;
+  std::vector<std::unique_ptr<Session>> sessions_;  ///< one per model, used by the worker only
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<std::shared_ptr<Job>> queue_;
+  bool stopping_ = false;
+  std::atomic<bool> lost_{false};
+  std::thread worker_;
+};
+
+}  // namespace vkf::tools::serve

@@ -1,0 +1,28 @@
+// `vkformer serve`: the models of one process behind HTTP — OpenAI's
+// /v1/embeddings, /v1/completions and /v1/models, the Open Inference Protocol
+// v2 (KServe), /health and Prometheus /metrics (docs/serving.md).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "vkformer/context.hpp"
+
+namespace vkf::tools {
+
+struct ServeOptions {
+  std::vector<std::string> models;  ///< DIR or NAME=DIR (the name defaults to the directory's)
+  std::string host = "127.0.0.1", precision = "fp32", api_key;
+  int port = 8080;                  ///< 0: any free port (printed at start)
+  unsigned threads = 16;            ///< HTTP connections served at once
+  unsigned max_queue = 64, max_batch = 32, batch_window_ms = 5;
+  unsigned max_body_kb = 1024;      ///< request bodies above this get 413
+  unsigned max_inputs = 256;        ///< texts per request
+  unsigned max_tokens = 512;        ///< generated tokens per request
+  unsigned timeout_s = 600;         ///< a request still waiting after this gets 504
+};
+
+/// Serves until SIGTERM or SIGINT, then finishes what is in flight and returns 0.
+int run_serve(const ContextOptions& ctx_opts, const ServeOptions& o);
+
+}  // namespace vkf::tools
