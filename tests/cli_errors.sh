@@ -92,7 +92,7 @@ expect "\"d_model\" 32 is not divisible by \"n_heads\" 3" -- $(fwd "$B/config_in
 # Requests.
 expect "id 100000 at position 1 is outside the vocabulary \[0, 29\)" -- forward --model "$M" --src-ids 3,100000 --tgt-ids 1 --out "$TMP/out.npy"
 LONG="$(printf '3,%.0s' $(seq 1 299))3"  # 300 ids
-expect "has 300 tokens, more than max_positions 24" -- forward --model "$M" --src-ids "$LONG" --tgt-ids 1 --out "$TMP/out.npy"
+expect "has 300 tokens, more than the model.s 24 positions \\(config.json \"max_positions\"\\)" -- forward --model "$M" --src-ids "$LONG" --tgt-ids 1 --out "$TMP/out.npy"
 expect "\"x\" is not an integer token id" -- forward --model "$M" --src-ids 3,x --tgt-ids 1 --out "$TMP/out.npy"
 expect "\"\" is not an integer token id" -- forward --model "$M" --src-ids "" --tgt-ids 1 --out "$TMP/out.npy"
 expect "\"\" is not an integer token id" -- forward --model "$M" --src-ids 3,,4 --tgt-ids 1 --out "$TMP/out.npy"

@@ -188,6 +188,21 @@ _, _, b = s.request("/v1/completions", {"model": "dates", "prompt": DATES[:2], "
 check(len(a["choices"]) == 4 and a["choices"] == b["choices"], "sampling with a seed and n: 4 choices, reproducible")
 
 
+# ---- OpenAI's official Node client (npm openai, pinned in tools/openai_client)
+node_client = os.path.join(root, "tests", "serve_openai_client.mjs")
+p = subprocess.run(["node", node_client, s.url, st, "dates", TEXTS[1], DATES[0]], capture_output=True, text=True,
+                   timeout=120)
+if p.returncode != 0:
+    check(False, "the openai npm client ran (`make openai-client` installs it): " + p.stderr[-500:])
+else:
+    r = json.loads(p.stdout)
+    check(close(r["embedding"], want_embed[1]) and r["usage"]["prompt_tokens"] > 0,
+          "openai npm client: embeddings.create equals `vkformer embed`")
+    check(r["text"] == want_dates[0] and r["finish"] == "stop", "openai npm client: completions.create")
+    check(r["streamed"] == want_dates[0] and r["chunks"] > 2, f"openai npm client: a stream of {r['chunks']} chunks")
+    check(r["error"] is not None and r["error"]["status"] == 404 and "no-such-model" in r["error"]["message"],
+          "openai npm client: an unknown model is its NotFoundError (404) with our message")
+
 # ---- bad input and limits: a 4xx in OpenAI's error shape, and the server keeps serving
 def error_case(what, status_want, path, body=None, raw=None, headers=None):
     status, _, j = s.request(path, body, raw, headers)

@@ -134,8 +134,8 @@ TEST(BertConfig, BadConfigsNameTheKey) {
   expect_bad("roberta-positions", with(tiny_bert("roberta"), "max_position_embeddings", 2),
              "leaves no position after RoBERTa's offset");
   expect_bad("eps", with(tiny_bert(), "layer_norm_eps", 1e-60), "\"layer_norm_eps\" 1e-60 is outside the fp32 range");
-  expect_bad("unknown-type", with(tiny_bert(), "model_type", "bart"),
-             "unknown \"model_type\" \"bart\" (known: \"transformer\", \"use_lite\", \"bert\", \"roberta\", \"xlm-roberta\", \"distilbert\", \"gpt2\", \"t5\")");
+  expect_bad("unknown-type", with(tiny_bert(), "model_type", "funnel"),
+             "unknown \"model_type\" \"funnel\" (known: \"transformer\", \"use_lite\", \"bert\", \"roberta\", \"xlm-roberta\", \"distilbert\", \"gpt2\", \"t5\", \"bart\", \"marian\", \"mbart\")");
 }
 
 }  // namespace

@@ -170,6 +170,21 @@ TEST_F(HfTokenizerTest, UnigramViterbi) {
   EXPECT_EQ(tok->encode("a99b")[2], 0);
 }
 
+// Scores read as HF's tokenizers reads them (serde_json, not correctly rounded for
+// some 17-digit numbers): 12 + 12 + 13 + 13 x's tie with 13 + 13 + 12 + 12 but for
+// the last bit of the sums, and HF picks 13 + 13 + 12 + 12 (seen on a trained
+// XLM-R-style tokenizer; a correctly rounded parse picks the other order).
+TEST_F(HfTokenizerTest, UnigramScoresRoundAsHfReadsThem) {
+  json pieces = json::array({json::array({"<unk>", 0.0})});
+  for (auto [p, score] : {std::pair{"\xE2\x96\x81", "-1.9963129085678197"}, {"x", "-20.5"},
+                          {"xxxxxxxxxxxx", "-6.378243831830145"}, {"xxxxxxxxxxxxx", "-6.387036822594964"}})
+    pieces.push_back(json::array({p, json::parse(score)}));
+  json j = unigram_json();
+  j["model"]["vocab"] = pieces;
+  const Encoding e = load(j)->encode_with(std::string(50, 'x'), {});
+  EXPECT_EQ(e.ids, (std::vector<int32_t>{1, 4, 4, 3, 3}));
+}
+
 TEST_F(HfTokenizerTest, VocabTxtDirectory) {
   write("vocab.txt", "[PAD]\n[UNK]\n[CLS]\n[SEP]\n[MASK]\nhello\nworld\n##s\n!\n");
   auto tok = Tokenizer::load(dir_.string());

@@ -26,16 +26,16 @@ TEST_F(Requests, EncoderDecoder) {
   expect_error([&] { s.forward({{3}, {}}, {{1}, {1}}); }, "source sequence 2 is empty");
   expect_error([&] { s.forward({}, {}); }, "no source sequences were given");
   expect_error([&] { s.forward({Ids(17, 3)}, tgt1); },
-               "source sequence 1 has 17 tokens, more than max_positions 16");
+               "source sequence 1 has 17 tokens, more than the model's 16 positions (config.json \"max_positions\")");
   expect_error([&] { s.forward({{3}}, {Ids(17, 1)}); },
-               "target sequence 1 has 17 tokens, more than max_positions 16");
+               "target sequence 1 has 17 tokens, more than the model's 16 positions (config.json \"max_positions\")");
   expect_error([&] { s.forward({{3}, {4}}, tgt1); },
                "an encoder-decoder model needs one target sequence per source: got 2 sources and 1 targets");
   expect_error([&] { s.generate({{3, 99}}); }, "source sequence 1: id 99 at position 1 is outside");
   expect_error([&] { s.generate({}); }, "no source sequences were given");
   GenerateOptions g;
   g.max_new_tokens = 17;  // the last token chosen is never fed back: 17 positions
-  expect_error([&] { s.generate({{3}}, g); }, "17 new tokens need 17 positions, more than max_positions 16");
+  expect_error([&] { s.generate({{3}}, g); }, "17 new tokens need 17 positions, more than the model's 16 (config.json \"max_positions\")");
   g.beam = 0;
   expect_error([&] { s.generate({{3}}, g); }, "beam width must be at least 1");
   // Nothing broke: the same Session runs.
@@ -55,7 +55,7 @@ TEST_F(Requests, DecoderOnly) {
   GenerateOptions g;
   g.max_new_tokens = 8;
   expect_error([&] { s.generate({Ids(10, 3)}, g); },
-               "the prompt plus 8 new tokens need 17 positions, more than max_positions 16");
+               "the prompt plus 8 new tokens need 17 positions, more than the model's 16 (config.json \"max_positions\")");
   expect_error([&] { s.generate({{3, -1}}, g); }, "id -1 at position 1 is outside the vocabulary [0, 11)");
   g.max_new_tokens = 2;
   EXPECT_EQ(s.generate({{3, 4}}, g).size(), 1u);

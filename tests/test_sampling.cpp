@@ -78,7 +78,8 @@ TEST(Sampling, ProcessorsInHfOrderEqualHf) {
   for (const auto& c : ref["pipelines"]) {
     const GenerateOptions o = options_of(c["options"]);
     std::vector<double> s = scores_of(c["logits"]);
-    sp::process(s, c["history"].get<Ids>(), o);
+    const Ids history = c["history"].get<Ids>();
+    sp::process(s, history, history.size() + o.max_new_tokens, o.eos_token_ids, o);
     if (o.do_sample) sp::warp(s, o);
     expect_same(s, scores_of(c["expected"]), c["options"].dump());
   }

@@ -21,7 +21,8 @@ PACKAGES=(
   python3-torch python3-numpy        # PyTorch: the reference for every number
   python3-venv                       # tools/hf/.venv: the Hugging Face reference (tests only)
   libicu-dev                         # ICU: NFKC for the sentencepiece tokenizer (as Node's normalize)
-  sentencepiece                      # spm_train: tests train T5's SentencePiece model (tokenizer check, tiny T5)
+  libsentencepiece-dev               # SentencePiece: reads Marian (OPUS-MT) source.spm / target.spm
+  sentencepiece                      # spm_train: tests train tiny SentencePiece models (T5's tokenizer check, tiny T5, Marian's tokenizer)
   clang-14 libclang-rt-14-dev        # libFuzzer (+ its ASan/UBSan runtimes) for `make fuzz`; gcc has no libFuzzer
 )
 

@@ -12,7 +12,10 @@
 
 namespace vkf {
 
-enum class PositionalEncoding { Sinusoidal, Learned, None };
+/// Sinusoidal: the paper's, sin and cos interleaved (sinusoidal_table()); SinusoidalHalves:
+/// Marian's, sines in the first half of the dimensions, cosines in the second
+/// (halves_sinusoidal_table()).
+enum class PositionalEncoding { Sinusoidal, Learned, None, SinusoidalHalves };
 
 /// A family's own config.json settings (internal: src/families/family.hpp).
 struct FamilyConfig;

@@ -159,6 +159,11 @@ OpInfo embedding(Recorder& rec, const EmbeddingArgs& a);
 /// PE(p, 2i+1) = cos(p / 10000^(2i/d)), computed in double on the host.
 std::vector<float> sinusoidal_table(uint32_t max_positions, uint32_t d);
 
+/// Marian's positional encoding (HF's MarianSinusoidalPositionalEmbedding): with
+/// h = ⌈d/2⌉ and f_i = 1/10000^(2i/d), PE(p, i) = sin(p·f_i) for i < h and
+/// PE(p, h + i) = cos(p·f_i); computed in double, rounded to fp32 as HF does.
+std::vector<float> halves_sinusoidal_table(uint32_t max_positions, uint32_t d);
+
 /// The tensor2tensor timing signal with stored frequencies f (Universal
 /// Sentence Encoder): row p is [sin(p·f₀) … sin(p·f_{n−1}) | cos(p·f₀) … cos(p·f_{n−1})],
 /// width 2n, sines and cosines concatenated, not interleaved. p·f is rounded

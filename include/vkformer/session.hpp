@@ -49,6 +49,15 @@ struct RunOptions {
   int normalize = -1;
 };
 
+/// When beam search stops, as Hugging Face's `early_stopping` (BeamHypotheses.is_done):
+/// a source is done when `beam` hypotheses have ended and...
+enum class EarlyStopping {
+  Enough,     ///< true: ...that is all (the search of the "transformer" family's reference)
+  Heuristic,  ///< false (HF's default): ...no live one can beat the worst of them by its score
+              ///< now divided by (generated length)^length_penalty
+  Never,      ///< "never": ...none could, even at max_new_tokens (length_penalty > 0)
+};
+
 /// How generate() chooses tokens. The defaults are Hugging Face generate()'s (with
 /// max_new_tokens 32); read_generation_config() takes them from a model directory.
 /// Every choice is made on the host in double precision: the same options, seed and
@@ -56,7 +65,13 @@ struct RunOptions {
 struct GenerateOptions {
   uint32_t beam = 1;              ///< 1: greedy (or sampling with do_sample)
   uint32_t max_new_tokens = 32;
-  double length_penalty = 1.0;    ///< beam score = Σ log p / (generated length)^length_penalty
+  /// Beam score of an ended hypothesis = Σ log p / (generated length, EOS included)^length_penalty,
+  /// of one that reached max_new_tokens: the same over its length (HF's BeamSearchScorer).
+  double length_penalty = 1.0;
+  /// Beam search's stopping rule. HF's default is Heuristic (early_stopping false), which
+  /// read_generation_config() gives directories that transformers wrote; the default here
+  /// is the "transformer" family's reference search.
+  EarlyStopping early_stopping = EarlyStopping::Enough;
   bool use_cache = true;          ///< false: recompute the whole prefix every step (for checking)
   bool stop_at_eos = true;        ///< false: always generate max_new_tokens (for benchmarks)
 
@@ -89,6 +104,21 @@ struct GenerateOptions {
   uint64_t seed = 0;
   /// Tokens that end a sequence; empty: the model config's (ModelConfig::end_ids, else eos_id).
   std::vector<int32_t> eos_token_ids;
+  /// The token an enc–dec decoder starts from (HF's decoder_start_token_id); -1: the
+  /// model config's bos_id (for HF families, their config's decoder_start_token_id).
+  int32_t decoder_start_token_id = -1;
+  /// HF's ForcedBOSTokenLogitsProcessor: the first generated token is this one; -1: off.
+  int32_t forced_bos_token_id = -1;
+  /// HF's ForcedEOSTokenLogitsProcessor: the max_new_tokens-th token is one of these
+  /// (the first, unless processors ban it); empty: off.
+  std::vector<int32_t> forced_eos_token_ids;
+  /// HF's NoBadWordsLogitsProcessor: a token that would complete one of these sequences
+  /// is never generated (one-token sequences: never at all). Sequences equal to [eos]
+  /// are dropped, as HF drops them.
+  std::vector<Ids> bad_words_ids;
+  /// HF's MinLengthLogitsProcessor: EOS is banned while the sequence (with what it held
+  /// before the first new token, as repetition_penalty counts it) is shorter; 0: off.
+  uint32_t min_length = 0;
   /// The token an empty decoder-only source starts from (HF's bos_token_id);
   /// -1: none, and an empty source is an error.
   int32_t bos_token_id = -1;
@@ -107,8 +137,12 @@ void validate(const GenerateOptions& o);
 
 /// `defaults` updated by DIR/generation_config.json when it exists (do_sample,
 /// temperature, top_k, top_p, min_p, repetition_penalty, no_repeat_ngram_size,
-/// max_new_tokens, num_beams, length_penalty, eos_token_id as a number or a list,
-/// bos_token_id; null values and other keys are ignored).
+/// max_new_tokens, num_beams, length_penalty, early_stopping (true, false or "never";
+/// false when absent, HF's default), eos_token_id as a number or a list, bos_token_id,
+/// decoder_start_token_id, forced_bos_token_id, forced_eos_token_id, bad_words_ids,
+/// min_length; null values and other keys are ignored). Without that file, a
+/// config.json that transformers wrote (it has "transformers_version") gives the same
+/// keys, as HF's GenerationConfig.from_model_config takes them from the model config.
 /// @throws vkf::Error "FILE: key ..." for invalid JSON, a value of the wrong type, or
 /// a value validate() refuses.
 GenerateOptions read_generation_config(const std::string& dir, GenerateOptions defaults = {});

@@ -20,6 +20,7 @@ vkf_add_family(use_lite)
 vkf_add_family(bert)
 vkf_add_family(gpt2)
 vkf_add_family(t5)
+vkf_add_family(bart)
 
 # ---- the table families() returns -------------------------------------------
 set(includes "")

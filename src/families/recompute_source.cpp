@@ -8,12 +8,12 @@ namespace {
 /// Every step runs the whole forward pass on each slot's full history.
 class RecomputeSource : public LogitsSource {
  public:
-  RecomputeSource(Session::Impl& s, const std::vector<Ids>& src, uint32_t beam)
+  RecomputeSource(Session::Impl& s, const std::vector<Ids>& src, uint32_t beam, int32_t start)
       : s_(s), encdec_(s.model.config().encoder_decoder()) {
     for (const Ids& x : src)
       for (uint32_t j = 0; j < beam; ++j) {
         src_.push_back(x);
-        hist_.push_back(encdec_ ? Ids{s.model.config().bos_id} : x);
+        hist_.push_back(encdec_ ? Ids{start} : x);
       }
   }
   std::vector<float> start() override { return last_logits(); }
@@ -44,8 +44,9 @@ class RecomputeSource : public LogitsSource {
 
 }  // namespace
 
-std::unique_ptr<LogitsSource> recompute_source(Session::Impl& s, const std::vector<Ids>& src, uint32_t beam) {
-  return std::make_unique<RecomputeSource>(s, src, beam);
+std::unique_ptr<LogitsSource> recompute_source(Session::Impl& s, const std::vector<Ids>& src, uint32_t beam,
+                                               int32_t start) {
+  return std::make_unique<RecomputeSource>(s, src, beam, start);
 }
 
 }  // namespace vkf

@@ -10,8 +10,9 @@
 
 namespace vkf {
 
-/// Enc–dec models: each hypothesis starts at the config's bos_id (the decoder's
-/// start token); decoder-only ones continue their prompt.
-std::unique_ptr<LogitsSource> recompute_source(Session::Impl& s, const std::vector<Ids>& src, uint32_t beam);
+/// Enc–dec models: each hypothesis starts at `start` (the decoder's start token,
+/// run/search.hpp's decoder_start()); decoder-only ones continue their prompt.
+std::unique_ptr<LogitsSource> recompute_source(Session::Impl& s, const std::vector<Ids>& src, uint32_t beam,
+                                               int32_t start);
 
 }  // namespace vkf

@@ -109,7 +109,8 @@ PositionalEncoding ConfigReader::positional_encoding() const {
   if (s == "sinusoidal") return PositionalEncoding::Sinusoidal;
   if (s == "learned") return PositionalEncoding::Learned;
   if (s == "none") return PositionalEncoding::None;
-  fail("unknown \"positional_encoding\" \"" + printable(s) + "\" (sinusoidal, learned, none)");
+  if (s == "sinusoidal_halves") return PositionalEncoding::SinusoidalHalves;
+  fail("unknown \"positional_encoding\" \"" + printable(s) + "\" (sinusoidal, learned, none, sinusoidal_halves)");
 }
 
 void ConfigReader::check_heads(const char* key, uint32_t width, uint32_t n_heads) const {

@@ -34,6 +34,11 @@ class ConfigReader {
   std::vector<int32_t> ids(const char* key, uint32_t vocab) const;
   bool boolean(const char* key) const;
   std::string string(const char* key) const;
+  /// The same, or `def` when the key is absent or null (Hugging Face's configs leave
+  /// out keys equal to their class's defaults).
+  uint32_t uint_or(const char* key, uint32_t def, uint32_t min) const { return set(key) ? uint(key, min) : def; }
+  int32_t int32_or(const char* key, int32_t def) const { return set(key) ? int32(key) : def; }
+  bool boolean_or(const char* key, bool def) const { return set(key) ? boolean(key) : def; }
   /// A number > 0 that stays finite and > 0 in fp32 (1e-60 would round to 0, 1e39 to inf).
   float positive_float(const char* key) const;
   /// "activation": relu, gelu, gelu_tanh or silu.
@@ -42,7 +47,7 @@ class ConfigReader {
   /// gelu_new, gelu_pytorch_tanh, gelu_fast, relu, silu, swish); `fallback` when
   /// the key is absent or null (the config class's default).
   Activation hf_activation(const char* key, const char* fallback) const;
-  /// "positional_encoding": sinusoidal, learned or none.
+  /// "positional_encoding": sinusoidal, learned, none or sinusoidal_halves.
   PositionalEncoding positional_encoding() const;
   /// Attention heads of width `width` (the value of `key`) split in n_heads:
   /// it must divide, and a head may be 256 wide at most (the flash-attention kernel's limit).

@@ -129,6 +129,18 @@ std::vector<float> sinusoidal_table(uint32_t max_positions, uint32_t d) {
   return t;
 }
 
+std::vector<float> halves_sinusoidal_table(uint32_t max_positions, uint32_t d) {
+  std::vector<float> t(size_t(max_positions) * d);
+  const uint32_t h = (d + 1) / 2;  // HF's sentinel: an odd d has one more sine than cosines
+  for (uint32_t pos = 0; pos < max_positions; ++pos)
+    for (uint32_t c = 0; c < d; ++c) {
+      const uint32_t i = c < h ? c : c - h;
+      const double angle = double(pos) / std::pow(10000.0, double(2 * i) / double(d));
+      t[size_t(pos) * d + c] = float(c < h ? std::sin(angle) : std::cos(angle));
+    }
+  return t;
+}
+
 }  // namespace vkf
 
 namespace vkf {

@@ -47,6 +47,41 @@ class Reader {
       out = T(v->get<int64_t>());
     }
   }
+  /// A list of token-id lists (bad_words_ids).
+  void id_lists(const char* key, std::vector<Ids>& out) const {
+    const json* v = get(key);
+    if (!v) return;
+    if (!v->is_array()) throw bad(key, "a list of lists of token ids");
+    out.clear();
+    for (const json& seq : *v) {
+      if (!seq.is_array() || seq.empty()) throw bad(key, "a list of non-empty lists of token ids");
+      Ids ids;
+      for (const json& x : seq) {
+        if (!x.is_number_integer() || x.get<int64_t>() < 0 || x.get<int64_t>() > INT32_MAX)
+          throw bad(key, "a list of lists of token ids");
+        ids.push_back(x.get<int32_t>());
+      }
+      out.push_back(std::move(ids));
+    }
+  }
+  /// true, false or "never".
+  void early_stopping(const char* key, EarlyStopping& out) const {
+    const json* v = get(key);
+    if (!v) return;
+    if (v->is_boolean())
+      out = v->get<bool>() ? EarlyStopping::Enough : EarlyStopping::Heuristic;
+    else if (v->is_string() && v->get<std::string>() == "never")
+      out = EarlyStopping::Never;
+    else
+      throw bad(key, "true, false or \"never\"");
+  }
+  /// One token id (-1 when unset stays as it is).
+  void id(const char* key, int32_t& out) const {
+    std::vector<int32_t> v;
+    ids(key, v);
+    if (v.size() > 1) throw bad(key, "one token id");
+    if (!v.empty()) out = v[0];
+  }
   /// A token id, or a list of them.
   void ids(const char* key, std::vector<int32_t>& out) const {
     const json* v = get(key);
@@ -69,12 +104,7 @@ class Reader {
   const json& j_;
 };
 
-}  // namespace
-
-GenerateOptions read_generation_config(const std::string& dir, GenerateOptions o) {
-  const std::string path = (std::filesystem::path(dir) / "generation_config.json").string();
-  std::error_code ec;
-  if (!std::filesystem::exists(path, ec)) return o;
+json read_json_object(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw Error(path + ": cannot be read");
   std::stringstream text;
@@ -86,7 +116,33 @@ GenerateOptions read_generation_config(const std::string& dir, GenerateOptions o
     throw Error(path + ": not valid JSON (" + e.what() + ")");
   }
   if (!j.is_object()) throw Error(path + ": must be a JSON object");
+  return j;
+}
+
+}  // namespace
+
+GenerateOptions read_generation_config(const std::string& dir, GenerateOptions o) {
+  std::string path = (std::filesystem::path(dir) / "generation_config.json").string();
+  std::error_code ec;
+  json j;
+  if (std::filesystem::exists(path, ec)) {
+    j = read_json_object(path);
+  } else {
+    // HF builds the generation config from the model config's attributes when the
+    // file is missing (older directories); only a config.json transformers wrote.
+    path = (std::filesystem::path(dir) / "config.json").string();
+    if (!std::filesystem::exists(path, ec)) return o;
+    j = read_json_object(path);
+    if (!j.contains("transformers_version")) return o;
+  }
   const Reader r(path, j);
+  o.early_stopping = EarlyStopping::Heuristic;  // GenerationConfig's default
+  r.early_stopping("early_stopping", o.early_stopping);
+  r.id("decoder_start_token_id", o.decoder_start_token_id);
+  r.id("forced_bos_token_id", o.forced_bos_token_id);
+  r.ids("forced_eos_token_id", o.forced_eos_token_ids);
+  r.id_lists("bad_words_ids", o.bad_words_ids);
+  r.integer("min_length", o.min_length, 0, INT32_MAX);
   r.boolean("do_sample", o.do_sample);
   r.number("temperature", o.temperature);
   r.integer("top_k", o.top_k, 0, INT32_MAX);
@@ -98,10 +154,7 @@ GenerateOptions read_generation_config(const std::string& dir, GenerateOptions o
   r.integer("num_beams", o.beam, 1, 1024);
   r.number("length_penalty", o.length_penalty);
   r.ids("eos_token_id", o.eos_token_ids);
-  std::vector<int32_t> bos;
-  r.ids("bos_token_id", bos);
-  if (bos.size() > 1) throw r.bad("bos_token_id", "one token id");
-  if (!bos.empty()) o.bos_token_id = bos[0];
+  r.id("bos_token_id", o.bos_token_id);
   try {
     validate(o);
   } catch (const Error& e) {

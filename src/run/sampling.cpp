@@ -99,9 +99,37 @@ void min_p(Scores& s, double p, uint32_t keep) {
     if (prob[desc[r]] < threshold) s[desc[r]] = kNegInf;
 }
 
-void process(Scores& s, const Ids& history, const GenerateOptions& o) {
+void bad_words(Scores& s, const Ids& history, const std::vector<Ids>& bad, const std::vector<int32_t>& eos) {
+  for (const Ids& seq : bad) {
+    if (seq.empty() || seq.size() > history.size() + 1) continue;  // longer than the context: HF skips it
+    if (seq.size() == 1 && std::find(eos.begin(), eos.end(), seq[0]) != eos.end()) continue;
+    if (!std::equal(seq.begin(), seq.end() - 1, history.end() - long(seq.size() - 1))) continue;
+    const int32_t last = seq.back();
+    if (last >= 0 && size_t(last) < s.size()) s[size_t(last)] = kNegInf;
+  }
+}
+
+void force(Scores& s, const std::vector<int32_t>& ids) {
+  std::fill(s.begin(), s.end(), kNegInf);
+  for (int32_t id : ids)
+    if (id >= 0 && size_t(id) < s.size()) s[size_t(id)] = 0.0;
+}
+
+void process(Scores& s, const Ids& history, size_t max_length, const std::vector<int32_t>& eos,
+             const GenerateOptions& o) {
   if (o.repetition_penalty != 1.0) repetition_penalty(s, history, o.repetition_penalty);
   if (o.no_repeat_ngram_size > 0) no_repeat_ngram(s, history, o.no_repeat_ngram_size);
+  if (!o.bad_words_ids.empty()) bad_words(s, history, o.bad_words_ids, eos);
+  if (history.size() < o.min_length)
+    for (int32_t e : eos)
+      if (e >= 0 && size_t(e) < s.size()) s[size_t(e)] = kNegInf;
+  if (o.forced_bos_token_id >= 0 && history.size() == 1) force(s, {o.forced_bos_token_id});
+  if (!o.forced_eos_token_ids.empty() && history.size() + 1 == max_length) force(s, o.forced_eos_token_ids);
+}
+
+bool processing(const GenerateOptions& o) {
+  return o.repetition_penalty != 1.0 || o.no_repeat_ngram_size > 0 || !o.bad_words_ids.empty() ||
+         o.min_length > 0 || o.forced_bos_token_id >= 0 || !o.forced_eos_token_ids.empty();
 }
 
 void warp(Scores& s, const GenerateOptions& o) {

@@ -17,6 +17,13 @@ void repetition_penalty(Scores& s, const Ids& history, double penalty);
 /// NoRepeatNGramLogitsProcessor: bans each token that would complete an n-gram
 /// already in `history`.
 void no_repeat_ngram(Scores& s, const Ids& history, uint32_t n);
+/// NoBadWordsLogitsProcessor: bans the last token of each sequence of `bad` whose
+/// other tokens end `history` (one-token sequences: always); sequences equal to
+/// [e] for an e in `eos` are skipped, as HF filters them out.
+void bad_words(Scores& s, const Ids& history, const std::vector<Ids>& bad, const std::vector<int32_t>& eos);
+/// ForcedBOS/ForcedEOSTokenLogitsProcessor's forcing: every score -inf but those of
+/// `ids`, which become 0.
+void force(Scores& s, const std::vector<int32_t>& ids);
 /// TemperatureLogitsWarper: s / t.
 void temperature(Scores& s, double t);
 /// TopKLogitsWarper: keeps the scores ≥ the max(k, keep)-th largest.
@@ -28,10 +35,15 @@ void top_p(Scores& s, double p, uint32_t keep = 1);
 /// always keeping the `keep` largest.
 void min_p(Scores& s, double p, uint32_t keep = 1);
 
-/// The processors (repetition penalty, then no-repeat-ngram) that every mode
-/// applies, as HF's _get_logits_processor orders them; `history` is what the
-/// sequence holds so far.
-void process(Scores& s, const Ids& history, const GenerateOptions& o);
+/// The processors that every mode applies, in HF's _get_logits_processor order:
+/// repetition penalty, no-repeat-ngram, bad words, min length, forced BOS, forced
+/// EOS. `history` is what the sequence holds so far (HF's input_ids), `max_length`
+/// HF's max_length (what it held before the first new token + max_new_tokens),
+/// `eos` the tokens that end it (bad words and min length use them).
+void process(Scores& s, const Ids& history, size_t max_length, const std::vector<int32_t>& eos,
+             const GenerateOptions& o);
+/// Whether process() would change anything.
+bool processing(const GenerateOptions& o);
 /// The warpers of sampling in HF's _get_logits_warper order: temperature, top-k,
 /// top-p, min-p (each only when it is on, as HF adds them).
 void warp(Scores& s, const GenerateOptions& o);

@@ -12,6 +12,15 @@ namespace vkf {
 /// b's sequence holds before the first new token (the prompt of a decoder-only
 /// model, BOS for an enc–dec one): the processors (repetition penalty, no-repeat
 /// n-gram) count it. Each decode step's wall time goes into stats (steps, step_ms).
+/// The token an enc–dec decoder starts from: o.decoder_start_token_id, else cfg.bos_id.
+inline int32_t decoder_start(const ModelConfig& cfg, const GenerateOptions& o) {
+  return o.decoder_start_token_id >= 0 ? o.decoder_start_token_id : cfg.bos_id;
+}
+
+/// Checks that every token id of `o` (decoder start, forced BOS/EOS, bad words,
+/// EOS) is below `vocab`. @throws vkf::Error naming the option and the id.
+void check_token_options(const GenerateOptions& o, uint32_t vocab);
+
 std::vector<Ids> search(LogitsSource& logits, const std::vector<Ids>& contexts, const ModelConfig& cfg,
                         const GenerateOptions& o, RunStats& stats);
 

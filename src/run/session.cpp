@@ -110,11 +110,13 @@ std::vector<Ids> Session::Impl::generate(const std::vector<Ids>& src, const Gene
                     " is empty and the model has no bos_token_id (generation_config.json) to start from");
       sources[i] = {o.bos_token_id};
     }
+  check_token_options(o, cfg.out_vocab());
   if (o.max_new_tokens == 0) return std::vector<Ids>(sources.size());
   std::unique_ptr<LogitsSource> logits = family.logits_source(*this, sources, o);
   // What each sequence holds before its first new token, as HF's input_ids: the
-  // prompt of a decoder-only model, the decoder's start (BOS) of an enc-dec one.
-  std::vector<Ids> contexts = cfg.encoder_decoder() ? std::vector<Ids>(sources.size(), Ids{cfg.bos_id}) : sources;
+  // prompt of a decoder-only model, the decoder's start token of an enc-dec one.
+  std::vector<Ids> contexts =
+      cfg.encoder_decoder() ? std::vector<Ids>(sources.size(), Ids{decoder_start(cfg, o)}) : sources;
   return search(*logits, contexts, cfg, o, stats);
 }
 

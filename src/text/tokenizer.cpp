@@ -14,6 +14,7 @@
 #include "model/json_text.hpp"
 #include "text/char_tokenizer.hpp"
 #include "text/hf/hf_tokenizer.hpp"
+#include "text/marian_tokenizer.hpp"
 #include "text/sentencepiece.hpp"
 #include "text/utf8.hpp"
 #include "vkformer/tensor.hpp"
@@ -23,6 +24,7 @@ namespace vkf {
 std::unique_ptr<Tokenizer> Tokenizer::load(const std::string& dir) {
   const std::string file = dir + "/tokenizer.json";
   std::ifstream in(file, std::ios::binary);
+  if (!in && text::is_marian_dir(dir)) return text::load_marian(dir);  // OPUS-MT: source.spm + vocab.json
   if (!in) {
     std::error_code ec;
     if (std::filesystem::exists(dir + "/vocab.txt", ec) || std::filesystem::exists(dir + "/vocab.json", ec))

@@ -47,6 +47,8 @@ GPT-2 directories (gpt2_*) are causal: their golden.json is
 each prompt run alone (no padding) in fp32.
 
 T5 directories (t5_*, t5_buckets): tools/hf/tiny_t5.py.
+BART, Marian and mBART directories (bart_*, marian_*, mbart_*) are made by
+tools/hf/tiny_encdec.py, whose docstring gives their golden.json.
 
 Low-precision copies (*_f16, *_bf16) store the weights rounded; their goldens
 are computed in fp32 from those rounded weights. *_sharded holds the same weights
@@ -73,6 +75,8 @@ from transformers import (BertConfig, BertForMaskedLM, BertForSequenceClassifica
                           GPT2Config, GPT2LMHeadModel, GPT2Model,
                           RobertaConfig, RobertaForMaskedLM, RobertaForSequenceClassification,
                           XLMRobertaConfig, XLMRobertaModel)
+
+from tiny_encdec import ENCDEC_MODELS, make_bart_text, make_encdec, make_marian_tokenizer  # noqa: E402  (BART, Marian, mBART)
 
 transformers.logging.set_verbosity_error()
 
@@ -413,6 +417,10 @@ def main():
         for name in list(GPT2_MODELS) + list(GPT2_ROUNDED):
             make_gpt2(build, name, manifest, gpt2)
         tiny_t5.make_all(build, manifest, randomize, write_golden)
+        for name in ENCDEC_MODELS:
+            make_encdec(build, name, manifest)
+        make_marian_tokenizer(build, manifest)
+        make_bart_text(build, manifest)
         scratch = os.path.join(build, ".scratch")
         for name in ST_MODELS:
             make_st(build, name, scratch, manifest)

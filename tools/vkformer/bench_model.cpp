@@ -91,6 +91,7 @@ Workload make_workload(const ModelConfig& c, bool has_generator, const ProfileOp
 /// Wall-clock figures without timestamps: what a user of the library sees.
 struct WallFigures {
   double forward_ms = 0, step_ms = 0, recompute_ms = 0;
+  double generate_ms = 0;  ///< a whole generate(): encoder (or prompt) and every decode step
   uint64_t forward_submissions = 0, forward_dispatches = 0;
   uint64_t generate_submissions = 0, steps = 0, step_dispatches = 0;
   double step_submissions() const {  // generate() = 1 start submission + the steps'
@@ -102,7 +103,7 @@ struct WallFigures {
 /// its plan and compile its pipelines.
 WallFigures measure_wall(Session& s, const Workload& w, unsigned repeat) {
   WallFigures f;
-  std::vector<double> fwd, step, full;
+  std::vector<double> fwd, step, full, gen;
   for (unsigned i = 0; i <= repeat; ++i) {
     auto t0 = std::chrono::steady_clock::now();
     s.forward(w.src, w.tgt);
@@ -116,13 +117,16 @@ WallFigures measure_wall(Session& s, const Workload& w, unsigned repeat) {
   g.max_new_tokens = w.max_new_tokens;
   g.stop_at_eos = false;
   for (unsigned i = 0; i < repeat; ++i) {  // the last step is at w.position; earlier ones warm up
+    auto t0 = std::chrono::steady_clock::now();
     s.generate(w.src, g);
+    gen.push_back(ms_since(t0));
     step.push_back(s.stats().step_ms.back());
     f.generate_submissions = s.stats().submissions;
     f.steps = s.stats().steps;
     f.step_dispatches = s.stats().dispatches;
   }
   f.step_ms = median(step);
+  f.generate_ms = median(gen);
   for (unsigned i = 0; i <= repeat; ++i) {
     auto t0 = std::chrono::steady_clock::now();
     s.forward(w.prefix_src, w.prefix_tgt);
@@ -352,6 +356,9 @@ int run_bench_model(const ContextOptions& ctx_opts, const BenchModelOptions& o) 
     std::printf("\ndecode step without cache (full recompute of the %u positions): %.1f ms wall; "
                 "with the cache %.2f ms: %.1fx faster\n",
                 w.position + 1, f.recompute_ms, f.step_ms, f.recompute_ms / f.step_ms);
+  if (w.decodes)
+    std::printf("generate(), %u new tokens (the %s and %llu decode steps): %.1f ms wall\n", w.max_new_tokens,
+                w.encdec ? "encoder" : "prompt", (unsigned long long)f.steps, f.generate_ms);
   std::printf("(timestamps serialize dispatches: device time sums can exceed the wall time)\n");
 
   if (!o.json.empty()) {
@@ -373,6 +380,7 @@ int run_bench_model(const ContextOptions& ctx_opts, const BenchModelOptions& o) 
     if (w.decodes) {
       j["decode_step"] = pass_json(p.step, f.step_ms, step_subs, o.batch);
       j["recompute_step_ms"] = f.recompute_ms;
+      j["generate_ms"] = f.generate_ms;
       j["cache_speedup"] = f.recompute_ms / f.step_ms;
     } else {
       j["decode_step"] = nullptr;

@@ -205,12 +205,15 @@ int main(int argc, char** argv) {
   auto* fill_mask = app.add_subcommand("fill-mask", "the likeliest tokens for each mask token of an HF masked LM");
   add_head_options(fill_mask, fo, "tokens per mask (default 5)");
 
-  auto* translate = app.add_subcommand("translate", "text to text with an encoder-decoder model and its tokenizer.json");
-  translate->add_option("--model", to.model_dir, "model directory (config.json, model.safetensors, tokenizer.json)")->required();
-  translate->add_option("text", to.texts, "texts to translate; one output line each, in order")->required();
-  translate->add_option("--beam", to.beam, "beam width (1: greedy)");
+  auto* translate = app.add_subcommand("translate", "text to text with an encoder-decoder model and its tokenizer");
+  translate->add_option("--model", to.model_dir,
+                        "model directory (config.json, model.safetensors, tokenizer.json or OPUS-MT's source.spm + vocab.json)")->required();
+  translate->add_option("text", to.texts, "texts to translate; one output line each, in order");
+  translate->add_option("--input", to.input, "file of texts (a JSON array, or one per line; - for stdin), first");
+  translate->add_option("--beam", to.beam, "beam width (1: greedy; default: generation_config.json's num_beams, else 1)");
   translate->add_option("--max-new-tokens", to.max_new_tokens, "most tokens to generate per text (default: max_positions)");
-  translate->add_option("--length-penalty", to.length_penalty, "beam score = sum log p / length^this");
+  translate->add_option("--length-penalty", to.length_penalty,
+                        "beam score = sum log p / length^this (default: generation_config.json's, else 1)");
   translate->add_option("--precision", to.precision, "weight storage: fp32 or fp16");
   translate->add_option("--batch-size", to.batch_size, "texts per padded batch (default 256)");
   vkf::tools::SoakOptions so;

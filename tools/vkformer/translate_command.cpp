@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "model_commands.hpp"
+#include "text_input.hpp"
 #include "vkformer/model.hpp"
 #include "vkformer/session.hpp"
 #include "vkformer/tokenizer.hpp"
@@ -11,18 +12,21 @@
 namespace vkf::tools {
 
 int run_translate(const ContextOptions& ctx_opts, const TranslateOptions& o) {
-  if (o.texts.empty()) throw Error("give at least one text to translate");
+  const std::vector<std::string> texts = read_texts(o.texts, o.input);
+  if (texts.empty()) throw Error("give at least one text to translate");
   // Everything that can be checked without the device is checked first.
   const ModelConfig cfg = load_config(o.model_dir + "/config.json");
   if (!cfg.encoder_decoder())
     throw Error(o.model_dir + "/config.json: translate needs an encoder-decoder model (decoder_layers > 0)");
   auto tok = Tokenizer::load(o.model_dir);
   if (tok->vocab_size() != cfg.src_vocab_size || tok->vocab_size() != cfg.tgt_vocab_size)
-    throw Error(o.model_dir + "/tokenizer.json has " + std::to_string(tok->vocab_size()) +
-                " ids, but config.json has src_vocab_size " + std::to_string(cfg.src_vocab_size) +
-                " and tgt_vocab_size " + std::to_string(cfg.tgt_vocab_size));
+    throw Error("the tokenizer of " + o.model_dir + " has " + std::to_string(tok->vocab_size()) +
+                " ids, but config.json has a source vocabulary of " + std::to_string(cfg.src_vocab_size) +
+                " and a target vocabulary of " + std::to_string(cfg.tgt_vocab_size));
   const Precision precision = parse_precision(o.precision);
-  if (o.beam < 1) throw Error("--beam must be at least 1");
+  GenerateOptions g = read_generation_config(o.model_dir);
+  if (o.beam > 0) g.beam = o.beam;
+  if (o.length_penalty != -1e308) g.length_penalty = o.length_penalty;
   if (o.batch_size < 1) throw Error("--batch-size must be at least 1");
   const uint32_t max_new = o.max_new_tokens ? o.max_new_tokens : cfg.max_positions;
   if (max_new > cfg.max_positions)
@@ -30,11 +34,11 @@ int run_translate(const ContextOptions& ctx_opts, const TranslateOptions& o) {
                 std::to_string(cfg.max_positions));
 
   std::vector<Ids> src;
-  for (size_t i = 0; i < o.texts.size(); ++i) {
+  for (size_t i = 0; i < texts.size(); ++i) {
     const std::string which = "text #" + std::to_string(i + 1);
     Ids ids;
     try {
-      ids = tok->encode(o.texts[i]);
+      ids = tok->encode(texts[i]);
     } catch (const Error& e) {
       throw Error(which + ": " + e.what());
     }
@@ -48,10 +52,8 @@ int run_translate(const ContextOptions& ctx_opts, const TranslateOptions& o) {
   Context ctx(ctx_opts);
   auto model = Model::load(ctx, o.model_dir, precision);
   Session session(model);
-  GenerateOptions g;
-  g.beam = o.beam;
   g.max_new_tokens = max_new;
-  g.length_penalty = o.length_penalty;
+  validate(g);
   // Chunks bound the KV cache (texts x beam x positions x 2d floats), which one
   // binding must cover; results do not depend on how texts are batched.
   for (size_t first = 0; first < src.size(); first += o.batch_size) {

@@ -11,15 +11,18 @@ namespace vkf::tools {
 
 struct TranslateOptions {
   std::string model_dir;
-  std::vector<std::string> texts;  ///< one output line per text, in order
+  std::vector<std::string> texts;  ///< one output line per text, in order (after --input's)
+  std::string input;               ///< a file of texts (JSON array or one per line), "-": stdin
   std::string precision = "fp32";
-  unsigned beam = 1;
+  unsigned beam = 0;               ///< 0: generation_config.json's num_beams (else 1)
   unsigned max_new_tokens = 0;     ///< 0: max_positions
   unsigned batch_size = 256;       ///< texts per padded batch
-  double length_penalty = 1.0;
+  double length_penalty = -1e308;  ///< -1e308: generation_config.json's (else 1)
 };
 
-/// Tokenizes every text, generates for them in padded batches of up to
+/// Tokenizes every text (the model's tokenizer: tokenizer.json, or a Marian
+/// tokenizer's source.spm + vocab.json), generates with the directory's
+/// generation_config.json under the options given, generates for them in padded batches of up to
 /// batch_size texts (the encoder runs once per batch, decoding uses the KV
 /// cache), prints the detokenized outputs in order.
 /// @throws vkf::Error naming the text, file or option that is wrong.

@@ -184,13 +184,12 @@ void BertFamily::read_config(const ConfigReader& r, ModelConfig& c) const {
   auto b = std::make_shared<BertConfig>();
   b->flavor = flavor_of(c.model_type);
   const bool distil = b->flavor == BertFlavor::DistilBert, roberta = b->flavor == BertFlavor::Roberta;
-  auto uint_or = [&](const char* key, uint32_t def, uint32_t min) { return r.set(key) ? r.uint(key, min) : def; };
-  c.src_vocab_size = uint_or("vocab_size", roberta && c.model_type == "roberta" ? 50265 : 30522, 1);
-  c.d_model = uint_or(distil ? "dim" : "hidden_size", 768, 1);
-  c.encoder_layers = uint_or(distil ? "n_layers" : "num_hidden_layers", distil ? 6 : 12, 1);
-  c.n_heads = uint_or(distil ? "n_heads" : "num_attention_heads", 12, 1);
-  c.d_ff = uint_or(distil ? "hidden_dim" : "intermediate_size", 3072, 1);
-  c.max_positions = uint_or("max_position_embeddings", 512, 1);
+  c.src_vocab_size = r.uint_or("vocab_size", roberta && c.model_type == "roberta" ? 50265 : 30522, 1);
+  c.d_model = r.uint_or(distil ? "dim" : "hidden_size", 768, 1);
+  c.encoder_layers = r.uint_or(distil ? "n_layers" : "num_hidden_layers", distil ? 6 : 12, 1);
+  c.n_heads = r.uint_or(distil ? "n_heads" : "num_attention_heads", 12, 1);
+  c.d_ff = r.uint_or(distil ? "hidden_dim" : "intermediate_size", 3072, 1);
+  c.max_positions = r.uint_or("max_position_embeddings", 512, 1);
   c.positions_key = "max_position_embeddings";
   c.activation = r.hf_activation(distil ? "activation" : "hidden_act", "gelu");
   c.layer_norm_eps = distil ? 1e-12f : r.set("layer_norm_eps") ? r.positive_float("layer_norm_eps") : 1e-12f;
@@ -203,7 +202,7 @@ void BertFamily::read_config(const ConfigReader& r, ModelConfig& c) const {
   c.bos_id = c.eos_id = c.pad_id;  // unused: the family does not generate
   r.check_heads(distil ? "dim" : "hidden_size", c.d_model, c.n_heads);
 
-  b->type_vocab_size = distil ? 0 : uint_or("type_vocab_size", 2, 0);
+  b->type_vocab_size = distil ? 0 : r.uint_or("type_vocab_size", 2, 0);
   b->head_act = distil ? c.activation : roberta ? Activation::GeluErf : c.activation;
   b->max_tokens = c.max_positions;
   if (roberta) {  // positions start at pad + 1 (create_position_ids_from_input_ids)

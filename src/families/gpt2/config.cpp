@@ -16,16 +16,14 @@ const Gpt2Config& gpt2_config(const ModelConfig& c) {
 
 void Gpt2Family::read_config(const ConfigReader& r, ModelConfig& c) const {
   auto g = std::make_shared<Gpt2Config>();
-  auto uint_or = [&](const char* key, uint32_t def, uint32_t min) { return r.set(key) ? r.uint(key, min) : def; };
-  auto flag_or = [&](const char* key, bool def) { return r.set(key) ? r.boolean(key) : def; };
-  c.src_vocab_size = uint_or("vocab_size", 50257, 1);
-  c.d_model = uint_or("n_embd", 768, 1);
-  c.encoder_layers = uint_or("n_layer", 12, 1);
-  c.n_heads = uint_or("n_head", 12, 1);
+  c.src_vocab_size = r.uint_or("vocab_size", 50257, 1);
+  c.d_model = r.uint_or("n_embd", 768, 1);
+  c.encoder_layers = r.uint_or("n_layer", 12, 1);
+  c.n_heads = r.uint_or("n_head", 12, 1);
   if (!r.set("n_inner") && c.d_model > UINT32_MAX / 4)
     r.fail("\"n_embd\" " + std::to_string(c.d_model) + " is too large: n_inner = 4·n_embd would not fit 32 bits");
-  c.d_ff = uint_or("n_inner", 4 * c.d_model, 1);  // null: 4·n_embd
-  c.max_positions = uint_or("n_positions", 1024, 1);
+  c.d_ff = r.uint_or("n_inner", 4 * c.d_model, 1);  // null: 4·n_embd
+  c.max_positions = r.uint_or("n_positions", 1024, 1);
   c.positions_key = "n_positions";
   c.activation = r.hf_activation("activation_function", "gelu_new");
   c.layer_norm_eps = r.set("layer_norm_epsilon") ? r.positive_float("layer_norm_epsilon") : 1e-5f;
@@ -47,11 +45,11 @@ void Gpt2Family::read_config(const ConfigReader& r, ModelConfig& c) const {
       r.fail("\"" + std::string(key) + "\" is missing, and its default 50256 is outside the vocabulary [0, " +
              std::to_string(c.src_vocab_size) + ")");
 
-  if (!flag_or("scale_attn_weights", true))
+  if (!r.boolean_or("scale_attn_weights", true))
     r.fail("\"scale_attn_weights\": false is not supported (attention scores are scaled by 1/sqrt(head_dim))");
   for (const char* key : {"scale_attn_by_inverse_layer_idx", "reorder_and_upcast_attn", "add_cross_attention"})
-    if (flag_or(key, false)) r.fail("\"" + std::string(key) + "\": true is not supported");
-  g->tied = flag_or("tie_word_embeddings", true);
+    if (r.boolean_or(key, false)) r.fail("\"" + std::string(key) + "\": true is not supported");
+  g->tied = r.boolean_or("tie_word_embeddings", true);
 
   g->architecture = "GPT2LMHeadModel";
   if (r.set("architectures")) {

@@ -11,22 +11,16 @@
 // each sequence has positions 0..len-1, as when it runs alone.
 #pragma once
 
-#include "families/family.hpp"
+#include "families/transformer/based.hpp"
 
 namespace vkf {
 
-class Gpt2Family final : public Family {
+class Gpt2Family final : public TransformerBasedFamily {
  public:
   const char* name() const override { return "gpt2"; }
   void read_config(const ConfigReader& r, ModelConfig& c) const override;
   std::unique_ptr<ModelWeights> build_weights(Loader& L, const ModelConfig& c) const override;
-  bool supports(Task task) const override { return task != Task::Embed; }
   ModelInfo info(const Model& m) const override;
-  uint32_t output_dim(const Model& m) const override;
-  Batch prepare(Task task, const Model& m, const std::vector<Ids>& src, const std::vector<Ids>& tgt,
-                const RunOptions& o) const override;
-  std::unique_ptr<Plan> make_plan(const Model& m, const PlanKey& key) const override;
-  void record(Recorder& rec, const Model& m, Plan& p) const override;
   std::unique_ptr<LogitsSource> logits_source(Session::Impl& s, const std::vector<Ids>& src,
                                               const GenerateOptions& o) const override;
 };

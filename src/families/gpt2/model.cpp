@@ -3,7 +3,6 @@
 // TransformerWeights build_weights made (families/transformer/).
 #include "families/gpt2/config.hpp"
 #include "families/gpt2/family.hpp"
-#include "families/transformer/family.hpp"
 #include "run/logits_source.hpp"
 #include "run/session_impl.hpp"
 
@@ -16,24 +15,11 @@ ModelInfo Gpt2Family::info(const Model& m) const {
   return i;
 }
 
-uint32_t Gpt2Family::output_dim(const Model& m) const { return transformer_family().output_dim(m); }
-
-Batch Gpt2Family::prepare(Task task, const Model& m, const std::vector<Ids>& src, const std::vector<Ids>& tgt,
-                          const RunOptions& o) const {
-  return transformer_family().prepare(task, m, src, tgt, o);
-}
-
-std::unique_ptr<Plan> Gpt2Family::make_plan(const Model& m, const PlanKey& key) const {
-  return transformer_family().make_plan(m, key);
-}
-
-void Gpt2Family::record(Recorder& rec, const Model& m, Plan& p) const { transformer_family().record(rec, m, p); }
-
 std::unique_ptr<LogitsSource> Gpt2Family::logits_source(Session::Impl& s, const std::vector<Ids>& src,
                                                         const GenerateOptions& o) const {
   if (!gpt2_config(s.model.config()).lm_head)
     throw Error("a GPT2Model (hidden states only) cannot generate: generation needs GPT2LMHeadModel's LM head");
-  return transformer_family().logits_source(s, src, o);
+  return TransformerBasedFamily::logits_source(s, src, o);
 }
 
 }  // namespace vkf

@@ -36,21 +36,19 @@ void read_feed_forward(const ConfigReader& r, ModelConfig& c, T5Config& t) {
 
 void T5Family::read_config(const ConfigReader& r, ModelConfig& c) const {
   auto t = std::make_shared<T5Config>();
-  auto uint_or = [&](const char* key, uint32_t def, uint32_t min) { return r.set(key) ? r.uint(key, min) : def; };
-  auto int_or = [&](const char* key, int32_t def) { return r.set(key) ? r.int32(key) : def; };
-  c.src_vocab_size = c.tgt_vocab_size = uint_or("vocab_size", 32128, 1);
-  c.d_model = uint_or("d_model", 512, 1);
-  t->d_kv = uint_or("d_kv", 64, 1);
-  c.d_ff = uint_or("d_ff", 2048, 1);
-  c.encoder_layers = uint_or("num_layers", 6, 1);
-  c.decoder_layers = uint_or("num_decoder_layers", c.encoder_layers, 1);
-  c.n_heads = uint_or("num_heads", 8, 1);
+  c.src_vocab_size = c.tgt_vocab_size = r.uint_or("vocab_size", 32128, 1);
+  c.d_model = r.uint_or("d_model", 512, 1);
+  t->d_kv = r.uint_or("d_kv", 64, 1);
+  c.d_ff = r.uint_or("d_ff", 2048, 1);
+  c.encoder_layers = r.uint_or("num_layers", 6, 1);
+  c.decoder_layers = r.uint_or("num_decoder_layers", c.encoder_layers, 1);
+  c.n_heads = r.uint_or("num_heads", 8, 1);
   if (t->d_kv > 256) r.fail("\"d_kv\" " + std::to_string(t->d_kv) + " exceeds 256, the limit of the flash-attention kernel");
   if (uint64_t(t->d_kv) * c.n_heads > (1u << 24))
     r.fail("\"d_kv\" · \"num_heads\" = " + std::to_string(uint64_t(t->d_kv) * c.n_heads) + " is too large");
   t->inner = t->d_kv * c.n_heads;
-  t->num_buckets = uint_or("relative_attention_num_buckets", 32, 1);
-  t->max_distance = uint_or("relative_attention_max_distance", 128, 1);
+  t->num_buckets = r.uint_or("relative_attention_num_buckets", 32, 1);
+  t->max_distance = r.uint_or("relative_attention_max_distance", 128, 1);
   // The encoder's buckets are split by sign: each half needs exact buckets
   // (max_exact = num_buckets/4 ≥ 1) and a max_distance past them, or HF's logarithm is undefined.
   if (t->num_buckets < 4)
@@ -67,10 +65,10 @@ void T5Family::read_config(const ConfigReader& r, ModelConfig& c) const {
   c.positions_key = "none: T5's positions are relative; 65536 is vkformer's limit";
   c.positional_encoding = PositionalEncoding::None;
   c.norm_first = true;
-  c.pad_id = int_or("pad_token_id", 0);
+  c.pad_id = r.int32_or("pad_token_id", 0);
   c.end_ids = r.set("eos_token_id") ? r.ids("eos_token_id", c.src_vocab_size) : std::vector<int32_t>{1};
   c.eos_id = c.end_ids[0];
-  c.bos_id = int_or("decoder_start_token_id", c.pad_id);  // generation starts from it
+  c.bos_id = r.int32_or("decoder_start_token_id", c.pad_id);  // generation starts from it
   for (const auto& [key, id] : {std::pair<const char*, int32_t>{"pad_token_id", c.pad_id},
                                 {"decoder_start_token_id", c.bos_id}})
     if (id < 0 || uint32_t(id) >= c.src_vocab_size)

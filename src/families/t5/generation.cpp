@@ -9,15 +9,16 @@
 #include "families/recompute_source.hpp"
 #include "families/t5/family.hpp"
 #include "families/t5/stack.hpp"
+#include "run/search.hpp"
 
 namespace vkf {
 namespace {
 
 class T5CachedSource : public KvCacheSource {
  public:
-  T5CachedSource(Session::Impl& s, PaddedIds prompt, uint32_t beam, uint32_t max_new)
+  T5CachedSource(Session::Impl& s, PaddedIds prompt, uint32_t beam, uint32_t max_new, int32_t start)
       : KvCacheSource(s, prompt.batch, beam, s.model.config().tgt_vocab_size), cfg_(s.model.config()),
-        t_(t5_config(cfg_)), w_(t5_weights(s.model)), prompt_(std::move(prompt)) {
+        t_(t5_config(cfg_)), w_(t5_weights(s.model)), prompt_(std::move(prompt)), start_(start) {
     // The start token at row 0, the token chosen at step t at row t + 1.
     if (max_new > cfg_.max_positions)
       throw Error(std::to_string(max_new) + " new tokens are more than a T5 decoder runs (" +
@@ -54,7 +55,7 @@ class T5CachedSource : public KvCacheSource {
       cross_kv_.push_back(ctx_.tensor({slots_, S, 2 * int64_t(inner)}));
       to_slots(rec, kv, cross_kv_.back(), S, 2 * inner);
     }
-    record_step(rec, std::vector<int32_t>(slots_, cfg_.bos_id));
+    record_step(rec, std::vector<int32_t>(slots_, start_));
     return finish(rec);
   }
 
@@ -74,6 +75,7 @@ class T5CachedSource : public KvCacheSource {
   const T5Config& t_;
   const T5Weights& w_;
   PaddedIds prompt_;
+  int32_t start_;  ///< the decoder's start token
   uint32_t max_len_ = 0;
   std::vector<Tensor> cross_kv_;  ///< per decoder layer [slots, src_len, 2·inner]
   T5Activations step_;
@@ -88,9 +90,10 @@ std::unique_ptr<LogitsSource> T5Family::logits_source(Session::Impl& s, const st
   if (!t5_config(cfg).lm_head)
     throw Error("a T5EncoderModel (hidden states only) cannot generate: generation needs "
                 "T5ForConditionalGeneration's decoder and LM head");
-  if (!o.use_cache) return recompute_source(s, src, o.beam);
+  const int32_t start = decoder_start(cfg, o);
+  if (!o.use_cache) return recompute_source(s, src, o.beam, start);
   PaddedIds prompt = t5_pad_batch(src, cfg, cfg.src_vocab_size, "source");
-  return std::make_unique<T5CachedSource>(s, std::move(prompt), o.beam, o.max_new_tokens);
+  return std::make_unique<T5CachedSource>(s, std::move(prompt), o.beam, o.max_new_tokens, start);
 }
 
 }  // namespace vkf

@@ -9,6 +9,7 @@
 #include "families/transformer/family.hpp"
 #include "families/transformer/stack.hpp"
 #include "run/logits_source.hpp"
+#include "run/search.hpp"
 #include "run/session_impl.hpp"
 
 namespace vkf {
@@ -19,18 +20,18 @@ namespace {
 /// are computed once.
 class CachedSource : public KvCacheSource {
  public:
-  CachedSource(Session::Impl& s, const std::vector<Ids>& src, uint32_t beam, uint32_t max_new)
+  CachedSource(Session::Impl& s, const std::vector<Ids>& src, uint32_t beam, uint32_t max_new, int32_t start)
       : CachedSource(s, pad_batch(src, s.model.config(), s.model.config().src_vocab_size, "source"), beam,
-                     max_new) {}
+                     max_new, start) {}
 
   std::vector<float> start() override {
     return cfg_.encoder_decoder() ? start_encdec() : start_decoder_only();
   }
 
  private:
-  CachedSource(Session::Impl& s, PaddedIds prompt, uint32_t beam, uint32_t max_new)
+  CachedSource(Session::Impl& s, PaddedIds prompt, uint32_t beam, uint32_t max_new, int32_t start)
       : KvCacheSource(s, prompt.batch, beam, s.model.config().out_vocab()), cfg_(s.model.config()),
-        w_(transformer_weights(s.model)), prompt_(std::move(prompt)) {
+        w_(transformer_weights(s.model)), prompt_(std::move(prompt)), start_(start) {
     const bool encdec = cfg_.encoder_decoder();
     const uint32_t d = cfg_.d_model;
     // Enc–dec: BOS at position 0, the token chosen at step t fed at position t + 1.
@@ -85,7 +86,7 @@ class CachedSource : public KvCacheSource {
       cross_kv_.push_back(ctx_.tensor({slots_, S, 2 * int64_t(d)}));
       to_slots(rec, kv, cross_kv_.back(), S, 2 * d);
     }
-    record_step(rec, std::vector<int32_t>(slots_, cfg_.bos_id));
+    record_step(rec, std::vector<int32_t>(slots_, start_));
     return finish(rec);
   }
 
@@ -131,6 +132,7 @@ class CachedSource : public KvCacheSource {
   const ModelConfig& cfg_;
   const TransformerWeights& w_;
   PaddedIds prompt_;
+  int32_t start_;  ///< the decoder's start token (enc–dec)
   uint32_t max_len_ = 0;
   std::vector<Tensor> cross_kv_;   ///< per decoder layer [slots, src_len, 2d]
   Tensor src_pad_, holes_;
@@ -144,8 +146,9 @@ std::unique_ptr<LogitsSource> TransformerFamily::logits_source(Session::Impl& s,
                                                                const GenerateOptions& o) const {
   if (!transformer_weights(s.model).generator)
     throw Error("generation needs a generator (the model has no generator.weight)");
-  if (o.use_cache) return std::make_unique<CachedSource>(s, src, o.beam, o.max_new_tokens);
-  return recompute_source(s, src, o.beam);
+  const int32_t start = decoder_start(s.model.config(), o);
+  if (o.use_cache) return std::make_unique<CachedSource>(s, src, o.beam, o.max_new_tokens, start);
+  return recompute_source(s, src, o.beam, start);
 }
 
 }  // namespace vkf

@@ -124,7 +124,7 @@ void record_decoder_layer(Recorder& rec, const ModelConfig& cfg, const DecoderLa
   }
 }
 
-/// a.x() = LayerNorm(a.x()) (the stacks' optional final norm).
+/// a.x() = LayerNorm(a.x()) (the stacks' optional final norm, and BART's norm after the embedding).
 void record_final_norm(Recorder& rec, const ModelConfig& cfg, const NormWeights& w, Activations& a) {
   layer_norm(rec, cfg, w, a.x(), a.y());
   a.flip();
@@ -155,6 +155,7 @@ void record_encoder_stack(Recorder& rec, const ModelConfig& cfg, const Transform
                           const StackAttention& att) {
   rec.set_scope(scope + ".embed");
   record_embedding(rec, cfg, w.src_embed, w.src_pos, in, a);
+  if (w.src_embed_norm) record_final_norm(rec, cfg, *w.src_embed_norm, a);
   record_encoder_layers(rec, cfg, w.encoder, scope, a, att);
   rec.set_scope(scope + ".norm");
   if (w.encoder_norm) record_final_norm(rec, cfg, *w.encoder_norm, a);
@@ -173,6 +174,7 @@ void record_decoder_stack(Recorder& rec, const ModelConfig& cfg, const Transform
                           const StackAttention& att, const DecoderMemory& m) {
   rec.set_scope(scope + ".embed");
   record_embedding(rec, cfg, w.tgt_embed, w.tgt_pos, in, a);
+  if (w.tgt_embed_norm) record_final_norm(rec, cfg, *w.tgt_embed_norm, a);
   for (size_t l = 0; l < w.decoder.size(); ++l) {
     rec.set_scope(scope + "." + std::to_string(l));
     if (!m.layer_kv) record_cross_kv(rec, w.decoder[l], *m.encoder_out, *m.kv);

@@ -14,6 +14,16 @@ const TransformerWeights& transformer_weights(const Model& m) {
   return *w;
 }
 
+Tensor position_table(Loader& L, const ModelConfig& cfg) {
+  const bool halves = cfg.positional_encoding == PositionalEncoding::SinusoidalHalves;
+  std::vector<float> table;
+  if (L.uploads())
+    table = halves ? halves_sinusoidal_table(cfg.max_positions, cfg.d_model)
+                   : sinusoidal_table(cfg.max_positions, cfg.d_model);
+  return L.upload({cfg.max_positions, int64_t(cfg.d_model)}, table,
+                  halves ? "sinusoidal position table (sin | cos halves)" : "sinusoidal position table");
+}
+
 uint32_t TransformerFamily::output_dim(const Model& m) const {
   return transformer_weights(m).generator ? m.config().out_vocab() : m.config().d_model;
 }
@@ -36,12 +46,11 @@ std::unique_ptr<ModelWeights> TransformerFamily::build_weights(Loader& L, const 
         w->tgt_pos = L.load("tgt_pos.weight", {cfg.max_positions, d}, "[max_positions, d_model]", why);
       break;
     }
-    case PositionalEncoding::Sinusoidal: {
-      const auto table = !L.uploads() ? std::vector<float>{} : sinusoidal_table(cfg.max_positions, cfg.d_model);
-      w->src_pos = L.upload({cfg.max_positions, d}, table, "sinusoidal position table");
+    case PositionalEncoding::Sinusoidal:
+    case PositionalEncoding::SinusoidalHalves:
+      w->src_pos = position_table(L, cfg);
       if (encdec) w->tgt_pos = w->src_pos;  // the same read-only table serves both sides
       break;
-    }
     case PositionalEncoding::None:
       break;
   }

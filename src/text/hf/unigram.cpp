@@ -3,8 +3,10 @@
 // where no piece covers a whole character, that character is an unknown scoring
 // min_score - 10, and runs of unknowns are fused into one unk token (or, with
 // byte_fallback, into <0xXX> byte tokens when all of them exist).
+#include <charconv>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <limits>
 
 #include "text/hf/models.hpp"
@@ -13,6 +15,37 @@
 
 namespace vkf::text::hf {
 namespace {
+
+/// A score as HF's tokenizers reads it. serde_json (without its float_roundtrip
+/// feature) parses a decimal as its digits, an integer, then one multiplication or
+/// division by a power of ten: for some 17-digit numbers 1 ulp off the correctly
+/// rounded value `d` nlohmann gives. In a Viterbi tie that last bit picks the path,
+/// so the same rounding is applied here. The digits are d's shortest form, which is
+/// what serde_json and Python write.
+double serde_json_value(double d) {
+  static const std::vector<double> pow10 = [] {
+    std::vector<double> p(309);
+    for (int i = 0; i < 309; ++i) p[size_t(i)] = std::strtod(("1e" + std::to_string(i)).c_str(), nullptr);
+    return p;
+  }();
+  char buf[64];
+  const auto r = std::to_chars(buf, buf + sizeof buf, std::fabs(d), std::chars_format::scientific);
+  const std::string s(buf, r.ptr);  // "1.9963129085678197e+00"
+  const size_t e = s.find('e');
+  uint64_t significand = 0;
+  int digits = 0;
+  for (size_t i = 0; i < e; ++i)
+    if (s[i] != '.') significand = significand * 10 + uint64_t(s[i] - '0'), ++digits;
+  int exponent = std::atoi(s.c_str() + e + 1) - (digits - 1);
+  double f = double(significand);
+  while (std::abs(exponent) > 308) {  // serde_json's loop for exponents past its table
+    if (f == 0 || exponent > 0) return d;
+    f /= 1e308;
+    exponent += 308;
+  }
+  f = exponent >= 0 ? f * pow10[size_t(exponent)] : f / pow10[size_t(-exponent)];
+  return std::signbit(d) ? -f : f;
+}
 
 class Unigram final : public Model {
  public:
@@ -29,7 +62,7 @@ class Unigram final : public Model {
       if (!e.json().is_array() || e.json().size() != 2 || !e.json()[0].is_string() || !e.json()[1].is_number())
         e.expected("[piece, score]");
       const std::string piece = e.json()[0].get<std::string>();
-      const double score = e.json()[1].get<double>();
+      const double score = serde_json_value(e.json()[1].get<double>());
       if (!std::isfinite(score)) e.fail("has a score that is not finite");
       pieces_.push_back(piece);
       scores_.push_back(score);
