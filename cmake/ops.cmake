@@ -4,6 +4,9 @@
 # descriptor can list them), the descriptor joins the generated op registry,
 # and tests/CMakeLists.txt gives every registered op its `vkformer kernel`
 # check and, when tests/test_NAME.cpp exists, its profile legs.
+# A variant with fp16 operands (a -D..F16=1 define) also gets a twin NAME_packed
+# built with -DF16_PACKED=1: it reads the fp16 values as 32-bit words, for devices
+# without 16-bit storage (shaders/lib/types.glsl; Pipelines::get picks it).
 set(VKF_OPS "" CACHE INTERNAL "")
 
 function(vkf_add_op op)
@@ -13,6 +16,11 @@ function(vkf_add_op op)
     if(arg STREQUAL "SHADER")
       if(entry)
         vkf_shader(${entry})
+        if(entry MATCHES "-D[A-Z_]*F16=1")
+          list(GET entry 0 name)
+          list(SUBLIST entry 1 -1 rest)
+          vkf_shader(${name}_packed ${rest} -DF16_PACKED=1)
+        endif()
       endif()
       set(entry "")
     else()

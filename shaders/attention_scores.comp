@@ -23,7 +23,7 @@ layout(std430, binding = 2) writeonly buffer Sb { float s[]; };
 #include "push/attention_scores.h"
 
 LOAD4(load_q, q)
-LOAD4(load_k, k)
+LOAD4_OF(load_k, k, W_F16)
 
 shared vec4 qs[TQ * D4];
 

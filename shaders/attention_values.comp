@@ -21,7 +21,7 @@ layout(std430, binding = 1) readonly buffer Vb { WTYPE v[]; };
 layout(std430, binding = 2) writeonly buffer Ob { float o[]; };
 #include "push/attention_values.h"
 
-LOAD4(load_v, v)
+LOAD4_OF(load_v, v, W_F16)
 STORE4(store_o, o)
 
 shared vec4 vs[BK * D4];

@@ -31,8 +31,8 @@ layout(std430, binding = 4) readonly buffer PosIds { int pos_ids[]; };
 
 #include "push/embedding.h"
 
-LOAD4_VIEW(load_table, table, table4, ALIGNED)
-LOAD4_VIEW(load_pos, pos, pos4, ALIGNED)
+LOAD4_VIEW_OF(load_table, table, table4, ALIGNED, T_F16)
+LOAD4_VIEW_OF(load_pos, pos, pos4, ALIGNED, P_F16)
 STORE4_VIEW(store_o, o, o4, ALIGNED)
 
 void main() {

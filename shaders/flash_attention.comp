@@ -35,8 +35,8 @@ layout(std430, binding = 5) readonly buffer Bb { float bias[]; };  // [heads, q_
 #include "push/flash_attention.h"
 
 LOAD4(load_q, q)
-LOAD4(load_k, k)
-LOAD4(load_v, v)
+LOAD4_OF(load_k, k, W_F16)
+LOAD4_OF(load_v, v, W_F16)
 STORE4(store_o, o)
 
 #define NEG_INF uintBitsToFloat(0xff800000u)

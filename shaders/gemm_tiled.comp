@@ -41,7 +41,7 @@ shared vec4 Bs[STAGED ? BN * KQ : 1];
 
 // Four elements of row `row` (an element index, row·K) from column k; zeros past K.
 LOAD4_VIEW(load_x, x, x4, VEC4)
-LOAD4_VIEW(load_w, w, w4, VEC4)
+LOAD4_VIEW_OF(load_w, w, w4, VEC4, W_F16)
 
 float acc[TM][TN];
 
@@ -100,7 +100,7 @@ void main() {
       const uint n = n0 + tn + j * (BN / TN);
       if (m >= p.M || n >= p.N) continue;
       float v = acc[i][j];
-      if ((p.flags & 1u) != 0) v += float(bias[p.n0 + n]);
+      if ((p.flags & 1u) != 0) v += AT(W_F16, bias, p.n0 + n);
       v = activate(v, p.act);
       if ((p.flags & 2u) != 0) v += res[p.r_off + m * p.ldy + n];
       y[p.y_off + m * p.ldy + n] = v;

@@ -52,7 +52,7 @@ void main() {
       float xv[ROWS];
       [[unroll]] for (uint r = 0; r < ROWS; ++r) xv[r] = x[xrow[r] + k];
       [[unroll]] for (uint c = 0; c < COLS; ++c) {
-        float wv = float(w[wrow[c] + k]);
+        float wv = AT(W_F16, w, wrow[c] + k);
         [[unroll]] for (uint r = 0; r < ROWS; ++r) acc[r * COLS + c] = fma(xv[r], wv, acc[r * COLS + c]);
       }
     }
@@ -86,7 +86,7 @@ void main() {
       v = 0.0;
       for (uint s = 0; s < parts; ++s) v += partial[o * wg + s];
     }
-    if ((p.flags & 1u) != 0) v += float(bias[p.n0 + n]);
+    if ((p.flags & 1u) != 0) v += AT(W_F16, bias, p.n0 + n);
     v = activate(v, p.act);
     if ((p.flags & 2u) != 0) v += res[p.r_off + m * p.ldy + n];
     y[p.y_off + m * p.ldy + n] = v;

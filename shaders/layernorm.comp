@@ -35,8 +35,8 @@ layout(std430, binding = 4) writeonly buffer Y4 { vec4 y4[]; };
 
 LOAD4_VIEW(load_x, x, x4, ALIGNED)
 LOAD4_VIEW(load_res, res, res4, ALIGNED)
-LOAD4_VIEW(load_gamma, gamma, gamma4, ALIGNED)
-LOAD4_VIEW(load_beta, beta, beta4, ALIGNED)
+LOAD4_VIEW_OF(load_gamma, gamma, gamma4, ALIGNED, W_F16)
+LOAD4_VIEW_OF(load_beta, beta, beta4, ALIGNED, W_F16)
 STORE4_VIEW(store_y, y, y4, ALIGNED)
 
 float pivot_x, pivot_r;  // the row's first x and residual

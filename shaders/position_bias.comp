@@ -26,6 +26,6 @@ void main() {
     const uint qi = i + p.q_offset;  // the op checks that it fits 32 bits
     const int rel = qi > j ? -int(min(qi - j, uint(mr))) : int(min(j - qi, uint(mr)));
     const int b = clamp(buckets[rel + mr], 0, int(p.num_buckets) - 1);  // the ids are checked on the host
-    o[(h * p.q_len + i) * p.out_rs + j] = float(table[uint(b) * p.heads + h]);
+    o[(h * p.q_len + i) * p.out_rs + j] = AT(W_F16, table, uint(b) * p.heads + h);
   }
 }

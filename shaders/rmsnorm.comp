@@ -26,7 +26,7 @@ layout(std430, binding = 2) writeonly buffer Y4 { vec4 y4[]; };
 #include "push/rmsnorm.h"
 
 LOAD4_VIEW(load_x, x, x4, ALIGNED)
-LOAD4_VIEW(load_gamma, gamma, gamma4, ALIGNED)
+LOAD4_VIEW_OF(load_gamma, gamma, gamma4, ALIGNED, W_F16)
 STORE4_VIEW(store_y, y, y4, ALIGNED)
 
 // Columns 4u..4u+3 of row `base`, zero past the row's end.

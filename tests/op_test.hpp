@@ -6,7 +6,7 @@
 // reference, within the bound the case states: for the engine's pick and every
 // variant the device can run, once with the device's own capabilities and once
 // choosing sizes as for a discrete GPU (wide workgroups), so that lavapipe runs
-// those configurations too. The op's special cases stay TESTs beside it.
+// those configurations too, and f16 shapes once more with packed fp16 loads. The op's special cases stay TESTs beside it.
 #pragma once
 
 #include <map>
@@ -25,10 +25,10 @@ struct OpShapeParam {
 inline std::ostream& operator<<(std::ostream& os, const OpShapeParam& p) { return os << p.op << " " << p.shape; }
 
 /// Whether the device (under its profile) can run `variant` at `s`: fp16
-/// storage for f16 shapes, subgroup arithmetic for variants named for it
+/// tensors (native or packed) for f16 shapes, subgroup arithmetic for variants named for it
 /// (the naming rule Pipelines::check_limits enforces).
 inline bool device_runs(const Capabilities& c, const std::string& variant, const OpShape& s) {
-  if (s.dtype == DType::F16 && !c.storage_16bit) return false;
+  if (s.dtype == DType::F16 && !c.f16_tensors()) return false;
   return variant.find("subgroup") == std::string::npos || c.subgroup_arithmetic;
 }
 
@@ -43,9 +43,15 @@ TEST_P(OpTest, MatchesReference) {
   if (variants.empty()) variants = {""};
   int ran = 0;
   std::map<std::string, OpInfo> native;  // a GPU-size dispatch equal to the native one is not run twice
-  for (const char* sizes : {"native", "gpu"}) {
+  // "packed": an f16 shape once more as a device without 16-bit storage runs it
+  // (the *_packed shaders), when this device has 16-bit storage.
+  for (const char* sizes : {"native", "gpu", "packed"}) {
     ScopedCaps caps(ctx());
     if (std::string(sizes) == "gpu") caps->device_type = "discrete";
+    if (std::string(sizes) == "packed") {
+      if (shape.dtype != DType::F16 || !caps->storage_16bit || !caps->f16_packed) continue;
+      caps->storage_16bit = false;
+    }
     for (const auto& v : variants) {
       if (!device_runs(ctx().caps(), v, shape)) continue;
       SCOPED_TRACE(std::string(sizes) + " sizes, variant \"" + v + "\"");
@@ -53,7 +59,9 @@ TEST_P(OpTest, MatchesReference) {
       Recorder rec(ctx());
       const OpInfo info = c.record(rec, v);
       if (std::string(sizes) == "native") native[v] = info;
-      else if (native.count(v) && native[v].variant == info.variant && native[v].spec == info.spec) continue;
+      else if (std::string(sizes) == "gpu" && native.count(v) && native[v].variant == info.variant &&
+               native[v].spec == info.spec)
+        continue;
       ctx().submit(rec);
       const double err = c.error();
       EXPECT_LE(err, c.bound) << c.shape;

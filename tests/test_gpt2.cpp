@@ -27,7 +27,7 @@ TEST_P(Gpt2Test, MatchesTransformers) {
   const json g = hf_golden(dir);
   const std::vector<Ids> ids = g["ids"].get<std::vector<Ids>>();
   for (Precision p : {Precision::F32, Precision::F16}) {
-    if (p == Precision::F16 && !ctx().caps().storage_16bit) continue;
+    if (p == Precision::F16 && !ctx().caps().f16_tensors()) continue;
     SCOPED_TRACE(name + (p == Precision::F16 ? " fp16" : " fp32"));
     const double bound = hf_bound(name, p);
     auto model = Model::load(ctx(), dir, p);

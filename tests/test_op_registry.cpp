@@ -48,10 +48,12 @@ TEST(OpRegistry, EveryShaderBelongsToARegisteredOp) {
   for (const auto& b : spirv_blobs()) EXPECT_NE(find_op(b.op), nullptr) << b.name << " of op \"" << b.op << "\"";
   EXPECT_EQ(listed, spirv_blobs().size());
   const auto ln = op_shaders("layernorm");
-  ASSERT_EQ(ln.size(), 4u);
-  EXPECT_EQ(ln[3].name, "layernorm_subgroup_f16");
-  EXPECT_EQ(ln[3].source, "layernorm.comp");
-  EXPECT_EQ(ln[3].defines, "-DUSE_SUBGROUP=1 -DW_F16=1");
+  ASSERT_EQ(ln.size(), 6u);  // 4 variants, and each f16 one's packed twin (cmake/ops.cmake)
+  EXPECT_EQ(ln[4].name, "layernorm_subgroup_f16");
+  EXPECT_EQ(ln[4].source, "layernorm.comp");
+  EXPECT_EQ(ln[4].defines, "-DUSE_SUBGROUP=1 -DW_F16=1");
+  EXPECT_EQ(ln[5].name, "layernorm_subgroup_f16_packed");
+  EXPECT_EQ(ln[5].defines, "-DUSE_SUBGROUP=1 -DW_F16=1 -DF16_PACKED=1");
   EXPECT_TRUE(op_shaders("attention").empty());  // the unfused chain runs the other ops' shaders
 }
 

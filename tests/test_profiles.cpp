@@ -294,7 +294,7 @@ TEST_F(Profiles, TensorsLargerThanOneBindingUnderMin) {
   check_big_gemm(c, 6, 17000, 1024, DType::F32, 2, true);
   // K not a multiple of 4 (scalar loads, unaligned piece starts); gemv over 3 rows.
   check_big_gemm(c, 3, 17000, 1021, DType::F32, 2, false);
-  if (c.caps().storage_16bit) check_big_gemm(c, 2, 34000, 1024, DType::F16, 2, false);
+  if (c.caps().f16_tensors()) check_big_gemm(c, 2, 34000, 1024, DType::F16, 2, false);
   // Y and R larger than a binding: 20000 × 900 fp32 = 68.7 MiB, split by rows.
   check_big_gemm(c, 20000, 900, 4, DType::F32, 2, true);
 

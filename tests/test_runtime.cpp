@@ -134,7 +134,7 @@ TEST(Transfers, StagingPathRoundTrips) {
   Tensor t32 = c.tensor({333}, d);
   EXPECT_EQ(t32.allocation()->mapped, nullptr);
   EXPECT_EQ(c.read(t32), d);
-  if (c.caps().storage_16bit) {
+  if (c.caps().f16_tensors()) {
     Tensor t16 = c.tensor({333}, d, DType::F16);
     EXPECT_EQ(c.read(t16), round_to_half(d));
   }

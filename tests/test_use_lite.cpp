@@ -160,6 +160,16 @@ TEST_F(UseLite, Fp32MatchesTfjs) {
 
 TEST_F(UseLite, Fp16StorageFigure) {
   if (!has_f16()) GTEST_SKIP() << "no 16-bit storage";
+  // The weights take about half the memory, whether the device reads fp16 natively or packed.
+  auto loaded_bytes = [&](Precision p) {
+    const uint64_t before = ctx().memory_report().bytes_in_use;
+    auto m = Model::load(ctx(), kModel.string(), p);
+    return ctx().memory_report().bytes_in_use - before;
+  };
+  const uint64_t f32 = loaded_bytes(Precision::F32), f16 = loaded_bytes(Precision::F16);
+  std::printf("[ weights ] fp32 %llu bytes, fp16 %llu bytes (fp16 storage %s)\n", (unsigned long long)f32,
+              (unsigned long long)f16, ctx().caps().f16_storage());
+  EXPECT_LT(double(f16), 0.55 * double(f32));
   Session s(Model::load(ctx(), kModel.string(), Precision::F16));
   EXPECT_LE(compare(s, "fp16 weights"), kF16Abs);
 }

@@ -53,7 +53,7 @@ class DeviceTest : public ::testing::Test {
         << "validation layer: " << ctx_->last_validation_message();
   }
   Context& ctx() { return *ctx_; }
-  bool has_f16() const { return ctx_->caps().storage_16bit; }
+  bool has_f16() const { return ctx_->caps().f16_tensors(); }  // natively or packed
 
   static std::unique_ptr<Context> ctx_;
   uint64_t start_messages_ = 0;

@@ -7,6 +7,8 @@ PACKAGES=(
   cmake g++ make pkg-config          # build
   libvulkan-dev                      # Vulkan loader + headers
   mesa-vulkan-drivers                # lavapipe: the CPU Vulkan device tests run on
+  chromium-common                    # SwiftShader's Vulkan ICD (/usr/lib/chromium): the second, independent
+                                     # driver the swiftshader.* tests run on (subgroup 4, no 16-bit storage)
   vulkan-validationlayers            # VK_LAYER_KHRONOS_validation, on in every test
   vulkan-tools                       # vulkaninfo, for diagnosing a device
   glslang-tools                      # glslangValidator: GLSL -> SPIR-V at build time

@@ -36,7 +36,11 @@ struct Capabilities {
   uint64_t max_storage_buffer_range = 1u << 27;
   uint64_t min_storage_buffer_offset_alignment = 256;
   uint32_t max_push_constants_size = 128;
-  bool storage_16bit = false;              ///< fp16 tensors can be stored and loaded
+  bool storage_16bit = false;              ///< fp16 tensors can be stored and loaded as 16-bit values
+  /// fp16 tensors can be read as 32-bit words holding two halves each
+  /// (unpackHalf2x16): what a device without 16-bit storage does. Any Vulkan
+  /// device can; off only under the no-fp16 profile.
+  bool f16_packed = false;
   bool shader_float16 = false;             ///< fp16 arithmetic (vkformer accumulates in fp32 anyway)
   bool timestamps = false;                 ///< timestamp queries work on the compute queue
   double timestamp_period_ns = 1.0;
@@ -44,6 +48,10 @@ struct Capabilities {
   /// The capability profile these values were clamped to ("full": as the
   /// device reports them). See ContextOptions::device_profile.
   std::string profile = "full";
+  /// fp16 weights, tables and K/V can be used, natively or packed: memory is halved either way.
+  bool f16_tensors() const { return storage_16bit || f16_packed; }
+  /// How fp16 tensors are read, for messages: "yes" (16-bit storage), "packed" or "no".
+  const char* f16_storage() const { return storage_16bit ? "yes" : f16_packed ? "packed" : "no"; }
 };
 
 /// How a standalone context is created.
@@ -119,8 +127,9 @@ struct MemoryReport {
 /// ("bring your own Vulkan"). vkformer creates no instance and no device then,
 /// and destroys none of these. Requirements (checked, with a clear error):
 /// Vulkan 1.2 on the device, a queue family with VK_QUEUE_COMPUTE_BIT, and the
-/// queue from that family. fp16 models need storageBuffer16BitAccess enabled by
-/// the host (say so in `storage_buffer_16bit_access`); otherwise they are refused.
+/// queue from that family. fp16 tensors use 16-bit storage when the host enabled
+/// storageBuffer16BitAccess (say so in `storage_buffer_16bit_access`); otherwise
+/// they are read packed, two halves per 32-bit word.
 struct HostVulkan {
   VkInstance instance = VK_NULL_HANDLE;
   VkPhysicalDevice physical_device = VK_NULL_HANDLE;

@@ -16,13 +16,20 @@
 #ifndef ANY_F16
 #define ANY_F16 W_F16
 #endif
+// 1: fp16 operands are read as 32-bit words holding two halves each and
+// unpacked with unpackHalf2x16, for devices without 16-bit storage (every f16
+// variant has such a *_packed twin, cmake/ops.cmake). The bytes in memory are
+// the same; only the loads differ.
+#ifndef F16_PACKED
+#define F16_PACKED 0
+#endif
 
 #extension GL_EXT_control_flow_attributes : require  // [[unroll]]
 #if USE_SUBGROUP
 #extension GL_KHR_shader_subgroup_basic : require
 #extension GL_KHR_shader_subgroup_arithmetic : require
 #endif
-#if ANY_F16
+#if ANY_F16 && !F16_PACKED
 #extension GL_EXT_shader_16bit_storage : require
 #extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
 #endif
@@ -32,7 +39,14 @@
 #define STORAGE(f16) STORAGE_(f16)
 #define STORAGE_(f16) STORAGE_##f16
 #define STORAGE_0 float
+#if F16_PACKED
+// A struct, not a uint, so that a load that forgets AT() fails to compile
+// instead of converting the word to a float.
+struct f16x2 { uint bits; };
+#define STORAGE_1 f16x2
+#else
 #define STORAGE_1 float16_t
+#endif
 // Its vec4 view (convert with as_vec4()). Four fp16 are read as two 32-bit
 // words: half the per-lane load work of four 16-bit loads on a CPU device, the
 // same bytes anywhere else; and no fp16 value outside a buffer, which would
@@ -47,5 +61,16 @@
 
 vec4 as_vec4(vec4 v) { return v; }
 vec4 as_vec4(uvec2 q) { return vec4(unpackHalf2x16(q.x), unpackHalf2x16(q.y)); }
+
+// Element i of an array of STORAGE(f16), as a float: AT(W_F16, w, i).
+#define AT(f16, ARR, i) AT_(f16, ARR, i)
+#define AT_(f16, ARR, i) AT_##f16(ARR, i)
+#define AT_0(ARR, i) float(ARR[i])
+#if F16_PACKED
+#define AT_1(ARR, i) half_at(ARR[(i) >> 1u], (i))
+float half_at(f16x2 w, uint i) { return unpackHalf2x16(w.bits)[i & 1u]; }
+#else
+#define AT_1(ARR, i) float(ARR[i])
+#endif
 
 #endif

@@ -7,6 +7,7 @@
 // in _ so that they never hide a buffer):
 //   LOAD4(load_k, k)                        vec4 load_k(uint base, uint k, uint n)
 //   LOAD4_VIEW(load_x, x, x4, ALIGNED)      the same, one vec4 read of x4
+//   LOAD4_OF, LOAD4_VIEW_OF                 the same for fp16-capable arrays (one more argument)
 //   STORE4(store_o, o)                      void store_o(uint base, uint k, uint n, vec4 v)
 //   STORE4_VIEW(store_y, y, y4, ALIGNED)    the same, one vec4 write to y4
 // ARR is a scalar array of any storage type (STORAGE(), lib/types.glsl);
@@ -16,20 +17,25 @@
 #ifndef VKF_VEC_GLSL
 #define VKF_VEC_GLSL
 
-#define LOAD4(NAME, ARR)                                          \
+#define LOAD4(NAME, ARR) LOAD4_OF(NAME, ARR, 0)
+#define LOAD4_VIEW(NAME, ARR, ARR4, ALIGNED) LOAD4_VIEW_OF(NAME, ARR, ARR4, ALIGNED, 0)
+
+// The same for an array of STORAGE(F16), e.g. LOAD4_OF(load_k, k, W_F16):
+// elements are read with AT(), which unpacks packed fp16 (lib/types.glsl).
+#define LOAD4_OF(NAME, ARR, F16)                                  \
   vec4 NAME(uint base_, uint k_, uint n_) {                       \
     vec4 v_ = vec4(0.0);                                          \
     [[unroll]] for (uint c_ = 0; c_ < 4; ++c_)                    \
-      if (k_ + c_ < n_) v_[c_] = float(ARR[base_ + k_ + c_]);     \
+      if (k_ + c_ < n_) v_[c_] = AT(F16, ARR, base_ + k_ + c_);   \
     return v_;                                                    \
   }
 
-#define LOAD4_VIEW(NAME, ARR, ARR4, ALIGNED)                      \
+#define LOAD4_VIEW_OF(NAME, ARR, ARR4, ALIGNED, F16)              \
   vec4 NAME(uint base_, uint k_, uint n_) {                       \
     if (ALIGNED) return as_vec4(ARR4[(base_ + k_) / 4]);          \
     vec4 v_ = vec4(0.0);                                          \
     [[unroll]] for (uint c_ = 0; c_ < 4; ++c_)                    \
-      if (k_ + c_ < n_) v_[c_] = float(ARR[base_ + k_ + c_]);     \
+      if (k_ + c_ < n_) v_[c_] = AT(F16, ARR, base_ + k_ + c_);   \
     return v_;                                                    \
   }
 

@@ -12,7 +12,7 @@ namespace vkf {
 std::unique_ptr<ModelWeights> load_weights(Context& ctx, const ModelConfig& cfg, const TensorFiles& files,
                                            Precision precision) {
   const Family& family = family_of(cfg);
-  if (precision == Precision::F16 && !ctx.caps().storage_16bit)
+  if (precision == Precision::F16 && !ctx.caps().f16_tensors())
     throw Error("load_weights: fp16 precision was requested but the device (" + ctx.caps().device_name +
                 ", profile " + ctx.caps().profile + ") has no 16-bit storage; load the model in fp32 "
                 "(F16 and BF16 files are converted)");

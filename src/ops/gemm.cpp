@@ -231,8 +231,10 @@ OpCase gemm_case(Context& ctx, const OpShape& o) {
   g.residual = o.residual ? &D->t(ctx.tensor({o.m, o.n}, *res)) : nullptr;
   g.y = &D->t(ctx.tensor({o.m, o.n}));
   g.act = o.act;
+  // The activation is named when there is one, so that bench rows differing only in it differ.
+  const std::string act = o.act == Activation::None ? "" : std::string(" ") + activation_name(o.act);
   return cases::make(D, "M=" + std::to_string(o.m) + " N=" + std::to_string(o.n) + " K=" + std::to_string(o.k) + " " +
-                            dtype_name(o.dtype),
+                            dtype_name(o.dtype) + act,
                      cases::recording(gemm, g), cases::against(ctx, *g.y, [=] {
                        return ref::gemm(*x, *w, o.bias ? b : nullptr, o.residual ? res : nullptr, o.m, o.n, o.k, o.act);
                      }));

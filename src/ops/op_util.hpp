@@ -41,7 +41,7 @@ inline void require_weight(const Tensor* t, const char* op, const char* name, co
   require(t && !t->empty(), op, std::string(name) + " is missing");
   require(t->dtype() == DType::F32 || t->dtype() == DType::F16, op,
           std::string(name) + " " + t->describe() + " must be f32 or f16");
-  require(t->dtype() != DType::F16 || c.storage_16bit, op,
+  require(t->dtype() != DType::F16 || c.f16_tensors(), op,
           std::string(name) + " is f16 but the device (or its profile) has no 16-bit storage");
 }
 

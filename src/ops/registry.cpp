@@ -21,14 +21,22 @@ DType parse_storage_dtype(const std::string& s, const std::string& what) {
   throw Error(what + " must be f32 or f16, got \"" + s + "\"");
 }
 
+namespace {
+const std::pair<const char*, Activation> kActivations[] = {
+    {"none", Activation::None}, {"relu", Activation::ReLU},       {"gelu", Activation::GeluErf},
+    {"gelu_tanh", Activation::GeluTanh}, {"silu", Activation::SiLU}, {"tanh", Activation::Tanh}};
+}  // namespace
+
 Activation parse_activation_name(const std::string& s, const std::string& what) {
-  if (s == "none") return Activation::None;
-  if (s == "relu") return Activation::ReLU;
-  if (s == "gelu") return Activation::GeluErf;
-  if (s == "gelu_tanh") return Activation::GeluTanh;
-  if (s == "silu") return Activation::SiLU;
-  if (s == "tanh") return Activation::Tanh;
+  for (const auto& [name, a] : kActivations)
+    if (s == name) return a;
   throw Error(what + " must be none, relu, gelu, gelu_tanh, silu or tanh, got \"" + s + "\"");
+}
+
+const char* activation_name(Activation a) {
+  for (const auto& [name, v] : kActivations)
+    if (v == a) return name;
+  return "none";
 }
 
 OpShape parse_op_shape(const std::string& s, OpShape o) {

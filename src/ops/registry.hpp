@@ -38,6 +38,8 @@ OpShape parse_op_shape(const std::string& text, OpShape base = {});
 DType parse_storage_dtype(const std::string& s, const std::string& what);
 /// none relu gelu gelu_tanh silu tanh. @throws vkf::Error naming `what`.
 Activation parse_activation_name(const std::string& s, const std::string& what);
+/// The name parse_activation_name reads back ("none" for an unknown value).
+const char* activation_name(Activation a);
 
 /// One op set up on the device at one shape, with its inputs on the device and
 /// on the host: record it (any variant, as often as wanted), submit, then ask

@@ -145,7 +145,7 @@ Context::Context(const ContextOptions& options) : impl_(std::make_unique<Impl>()
                    "fp16 storage %s, validation %s, profile %s\n",
                    index, s.caps.device_name.c_str(), s.caps.device_type.c_str(),
                    s.caps.driver_name.c_str(), s.caps.subgroup_size, s.caps.max_shared_memory / 1024,
-                   s.caps.storage_16bit ? "yes" : "no", validation ? "on" : "off", profile.c_str());
+                   s.caps.f16_storage(), validation ? "on" : "off", profile.c_str());
   } catch (...) {
     s.destroy();
     throw;
@@ -203,7 +203,7 @@ Context::Context(const HostVulkan& host, const ContextOptions& options)
   if (options.verbose)
     std::fprintf(stderr, "vkformer: on the host's device %s (%s), queue family %u, fp16 storage %s, profile %s\n",
                  s.caps.device_name.c_str(), s.caps.device_type.c_str(), s.queue_family,
-                 s.caps.storage_16bit ? "yes" : "no", profile.c_str());
+                 s.caps.f16_storage(), profile.c_str());
 }
 
 void Context::Impl::finish_setup() {

@@ -145,6 +145,7 @@ Capabilities query_capabilities(VkPhysicalDevice phys) {
   vkGetPhysicalDeviceFeatures2(phys, &f2);
   c.storage_16bit = f11.storageBuffer16BitAccess;
   c.shader_float16 = f12.shaderFloat16;
+  c.f16_packed = true;  // unpackHalf2x16 is core SPIR-V (GLSL.std.450)
 
   uint32_t nq = 0;
   vkGetPhysicalDeviceQueueFamilyProperties(phys, &nq, nullptr);

@@ -118,8 +118,9 @@ void Pipelines::check_limits(const std::string& shader, const std::vector<uint32
   // Variants are named for what they use (see src/ops/ops.cmake).
   if (!caps_.subgroup_arithmetic && shader.find("subgroup") != std::string::npos)
     throw Error(where + "subgroup operations are not available");
-  if (!caps_.storage_16bit && shader.find("f16") != std::string::npos)
-    throw Error(where + "16-bit storage is not available");
+  const bool packed = shader.size() > 7 && shader.compare(shader.size() - 7, 7, "_packed") == 0;
+  if (shader.find("f16") != std::string::npos && !(packed ? caps_.f16_packed : caps_.storage_16bit))
+    throw Error(where + (packed ? "fp16 tensors are not available" : "16-bit storage is not available"));
   p.workgroup_size = spec.empty() ? 1 : spec[0];
   const uint32_t wg_limit = std::min(caps_.max_workgroup_invocations, caps_.max_workgroup_size[0]);
   if (p.workgroup_size == 0 || p.workgroup_size > wg_limit)
@@ -132,7 +133,12 @@ void Pipelines::check_limits(const std::string& shader, const std::vector<uint32
                 std::to_string(caps_.max_shared_memory));
 }
 
-const Pipeline& Pipelines::get(const std::string& shader, const std::vector<uint32_t>& spec) {
+const Pipeline& Pipelines::get(const std::string& requested, const std::vector<uint32_t>& spec) {
+  // Without 16-bit storage an f16 variant runs as its *_packed twin (cmake/ops.cmake),
+  // which reads the same fp16 bytes as 32-bit words: ops name the f16 variant only.
+  const bool packed = !caps_.storage_16bit && caps_.f16_packed && requested.find("f16") != std::string::npos &&
+                      requested.find("_packed") == std::string::npos;
+  const std::string shader = packed ? requested + "_packed" : requested;
   std::lock_guard<std::mutex> lock(mu_);
   std::string key = shader;
   for (uint32_t v : spec) key += "|" + std::to_string(v);

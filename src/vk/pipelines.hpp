@@ -37,7 +37,8 @@ class Pipelines {
 
   /// The pipeline of shader `shader` with specialization constants 0..n-1 set
   /// to `spec`. Its layout (storage buffers, push constants) is the one the
-  /// shader declares (spirv_interface()).
+  /// shader declares (spirv_interface()). An f16 shader runs as its *_packed
+  /// twin on a device without 16-bit storage.
   const Pipeline& get(const std::string& shader, const std::vector<uint32_t>& spec);
   void save();
   uint64_t created() const { return created_; }

@@ -65,7 +65,7 @@ void apply_profile(const std::string& profile, Capabilities& c) {
     size_t comma = profile.find(',', start);
     const std::string p = profile.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
     if (p == "no-fp16") {
-      c.storage_16bit = c.shader_float16 = false;
+      c.storage_16bit = c.shader_float16 = c.f16_packed = false;
     } else if (p == "no-subgroup") {
       // The subgroup size stays: it is a property of the hardware that
       // workgroup sizes still round to; only subgroup operations are off.

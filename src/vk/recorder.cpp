@@ -196,10 +196,13 @@ void Recorder::Impl::dispatch_bytes(const Pipeline& p, const std::vector<Use>& u
       throw Error(label + ": tensor " + t->describe() + " belongs to another context");
     // Descriptor limits are checked here, against the profile's clamped
     // values, so that no op can hand the driver a range it may not take.
-    const uint64_t b = uses[i].begin, e = uses[i].end ? uses[i].end : a.size;
+    uint64_t b = uses[i].begin, e = uses[i].end ? uses[i].end : a.size;
     if (b >= e || e > a.size)
       throw Error("internal: " + label + " binds bytes [" + std::to_string(b) + ", " + std::to_string(e) +
                   ") of tensor " + t->describe() + " (" + std::to_string(a.size) + " bytes)");
+    // A packed-fp16 shader reads whole 32-bit words: an odd number of halves needs
+    // the word's other half, which the pool's slot (4-byte granular) holds.
+    if (!uses[i].write && e % 4 && (e + 3) / 4 * 4 <= a.reserved) e = (e + 3) / 4 * 4;
     if ((a.offset + b) % caps.min_storage_buffer_offset_alignment)
       throw Error("internal: " + label + " binds tensor " + t->describe() + " at byte " +
                   std::to_string(a.offset + b) + ", not a multiple of minStorageBufferOffsetAlignment (" +

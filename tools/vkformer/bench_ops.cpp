@@ -13,12 +13,14 @@ namespace vkf::tools {
 namespace {
 
 // A run of `op` at shape `s` with the command's variant, repeats and checks.
+// run_kernel re-parses dtype and act from the strings, so both come from `s`
+// (a --shape's dtype=f16 or act=gelu must not fall back to the defaults).
 KernelOptions run_of(const KernelOptions& base, const std::string& op, const OpShape& s) {
   KernelOptions o = base;
   o.op = op;
   o.shape = s;
   o.dtype = dtype_name(s.dtype);
-  o.act = base.act;
+  o.act = activation_name(s.act);
   return o;
 }
 

@@ -90,7 +90,7 @@ std::vector<KernelResult> run_kernel(Context& ctx, const KernelOptions& o) {
 size_t create_all_pipelines(Context& ctx) {
   uint64_t before = ctx.pipelines_created();
   std::vector<DType> dtypes = {DType::F32};
-  if (ctx.caps().storage_16bit) dtypes.push_back(DType::F16);
+  if (ctx.caps().f16_tensors()) dtypes.push_back(DType::F16);
   for (const OpDescriptor* d : op_registry()) {
     if (d->internal) continue;  // the peak microbenchmarks: `bench ops` creates them when it measures
     for (DType dt : dtypes)

@@ -92,7 +92,8 @@ int run_devices(const ContextOptions& ctx_opts, bool json) {
           {"max_workgroup_invocations", c.max_workgroup_invocations},
           {"max_workgroup_count", {c.max_workgroup_count[0], c.max_workgroup_count[1], c.max_workgroup_count[2]}},
           {"max_storage_buffer_range", c.max_storage_buffer_range},
-          {"fp16_storage", c.storage_16bit}};
+          {"fp16_storage", c.storage_16bit},
+          {"fp16_packed", c.f16_packed}};
     };
     nlohmann::json active = limits(c);
     active["profile"] = c.profile;
@@ -128,7 +129,7 @@ int run_devices(const ContextOptions& ctx_opts, bool json) {
                 c.max_workgroup_count[2]);
     std::printf("   maxStorageBufferRange %llu MiB, fp16 storage %s, timestamps %s, "
                 "device-local memory %llu MiB\n",
-                (unsigned long long)(c.max_storage_buffer_range >> 20), c.storage_16bit ? "yes" : "no",
+                (unsigned long long)(c.max_storage_buffer_range >> 20), c.f16_storage(),
                 c.timestamps ? "yes" : "no", (unsigned long long)(c.device_local_bytes >> 20));
   }
   std::printf("profile %s: the picked device as the engine uses it\n", c.profile.c_str());
@@ -139,7 +140,7 @@ int run_devices(const ContextOptions& ctx_opts, bool json) {
               c.max_workgroup_count[2]);
   std::printf("   maxStorageBufferRange %llu MiB, minStorageBufferOffsetAlignment %llu, fp16 storage %s\n",
               (unsigned long long)(c.max_storage_buffer_range >> 20),
-              (unsigned long long)c.min_storage_buffer_offset_alignment, c.storage_16bit ? "yes" : "no");
+              (unsigned long long)c.min_storage_buffer_offset_alignment, c.f16_storage());
   return 0;
 }
 
