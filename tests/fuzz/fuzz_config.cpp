@@ -5,14 +5,26 @@
 #include <cstdint>
 #include <string>
 
+#include "families/t5/config.hpp"
 #include "model/config.hpp"
+
+namespace {
+
+/// Attention heads the kernels can run: d_model split into heads of ≤ 256, or
+/// T5's own head width d_kv (≤ 256), whose heads need not divide d_model.
+bool heads_fit(const vkf::ModelConfig& c) {
+  if (c.n_heads == 0) return false;
+  if (c.model_type == "t5") return vkf::t5_config(c).d_kv <= 256;
+  return c.d_model % c.n_heads == 0 && c.d_model / c.n_heads <= 256;
+}
+
+}  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   try {
     const vkf::ModelConfig c =
         vkf::parse_config("fuzz/config.json", std::string(reinterpret_cast<const char*>(data), size));
-    const bool ok = c.d_model > 0 && c.n_heads > 0 && c.d_model % c.n_heads == 0 &&
-                    c.d_model / c.n_heads <= 256 && c.d_ff > 0 && c.encoder_layers > 0 &&
+    const bool ok = c.d_model > 0 && heads_fit(c) && c.d_ff > 0 && c.encoder_layers > 0 &&
                     c.max_positions > 0 && c.src_vocab_size > 0 && c.layer_norm_eps > 0 &&
                     std::isfinite(c.layer_norm_eps) &&
                     !(c.causal && c.encoder_decoder()) &&
