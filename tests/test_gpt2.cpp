@@ -97,10 +97,7 @@ TensorMap tiny_gpt2_weights(const json& c, const std::string& prefix = "transfor
 }
 
 std::string write_gpt2(const std::string& name, const json& c, const TensorMap& t) {
-  const std::string dir = temp_dir("gpt2-" + name);
-  write_file(dir + "/config.json", c.dump());
-  write_file(dir + "/model.safetensors", safetensors_bytes(t));
-  return dir;
+  return write_model("gpt2-" + name, c, t);
 }
 
 TEST(Gpt2Config, HfKeysAndDefaults) {

@@ -161,10 +161,7 @@ TensorMap tiny_t5_weights(const json& c) {
 }
 
 std::string write_t5(const std::string& name, const json& c, const TensorMap& t) {
-  const std::string dir = temp_dir("t5-" + name);
-  write_file(dir + "/config.json", c.dump());
-  write_file(dir + "/model.safetensors", safetensors_bytes(t));
-  return dir;
+  return write_model("t5-" + name, c, t);
 }
 
 TEST(T5Config, HfKeysAndDefaults) {
