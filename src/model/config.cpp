@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "families/family.hpp"
+#include "io/read_file.hpp"
 #include "model/config.hpp"
 #include "model/config_reader.hpp"
 #include "model/json_text.hpp"
@@ -29,12 +30,7 @@ ModelConfig load_config(const std::string& path) {
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec))
     throw Error(path + ": is a directory, expected the model config");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(path + ": cannot open the model config (missing or unreadable)");
-  std::stringstream text;
-  text << in.rdbuf();
-  if (in.bad()) throw Error(path + ": cannot read the model config");
-  return parse_config(path, text.str());
+  return parse_config(path, io::read_file(path, "the model config"));
 }
 
 ModelConfig parse_config(const std::string& path, const std::string& text) {

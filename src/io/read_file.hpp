@@ -1,0 +1,26 @@
+// Reading the files users name (configs, tokenizers, weights, text inputs, the
+// pipeline cache) so that a wrong kind of path is one clear error instead of a
+// hang or a stream exception: a directory, a FIFO, a socket or a device where a
+// regular file was expected is refused before a byte is read, and the FIFO is
+// opened without blocking so that a writer that never comes cannot hang us.
+#pragma once
+
+#include <cstdint>
+#include <limits>
+#include <string>
+
+namespace vkf::io {
+
+/// Why a path cannot be read as a regular file, or "" when it can: "is a
+/// directory", "is a FIFO (named pipe)", "does not exist", ... Never blocks.
+std::string not_a_regular_file(const std::string& path);
+
+/// Reads the whole regular file at `path`. `what` names it in errors
+/// ("the model config", "tokenizer.json"). @throws vkf::Error
+/// "PATH: cannot open WHAT: REASON" when the path is missing or unreadable, and
+/// "PATH: cannot read WHAT: REASON" when it is not a regular file, is larger
+/// than `max_bytes` or a read fails.
+std::string read_file(const std::string& path, const std::string& what,
+                      uint64_t max_bytes = std::numeric_limits<uint64_t>::max());
+
+}  // namespace vkf::io
