@@ -141,8 +141,8 @@ void tune_item(std::unique_ptr<Context>& ctx, const ContextOptions& opts, const 
   size_t tried = 0, failed = 0;
   for (const TunedConfig& cand : cands) {
     if (Clock::now() > deadline) break;
-    if (same_as(cand, base.info)) continue;
     ++tried;
+    if (same_as(cand, base.info)) continue;  // measured already, as the default
     const Trial t = trial(*ctx, *c, name, cand, o.repeat);
     if (!t.failure.empty()) {
       ++failed;
