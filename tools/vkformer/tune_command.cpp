@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <memory>
 #include <set>
 
@@ -184,7 +185,9 @@ int run_tune(const ContextOptions& ctx_opts, const TuneOptions& o) {
   if (!(o.budget_s > 0)) throw Error("--budget-s must be a positive number of seconds");
   // The search compares candidates with the engine's own rules, not with an earlier database.
   ContextOptions opts = ctx_opts;
-  const std::string choice = ctx_opts.tuning.empty() || ctx_opts.tuning == "off" ? "auto" : ctx_opts.tuning;
+  const char* env = std::getenv("VKFORMER_TUNING");
+  std::string choice = !ctx_opts.tuning.empty() ? ctx_opts.tuning : env && *env ? env : "auto";
+  if (choice == "off") choice = "auto";  // off only means the search starts from the engine's rules
   opts.tuning = "off";
   auto ctx = std::make_unique<Context>(opts);
   if (!ctx->caps().timestamps) throw Error("the device has no timestamp queries: tune needs them");
