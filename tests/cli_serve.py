@@ -286,6 +286,7 @@ def tiny_gpt2():
     return d, vocab
 
 
+t_gen = time.monotonic()
 gpt2_dir, gpt2_vocab = tiny_gpt2()
 # Prompts of 1 to 8 characters and 6 to 27 new tokens, so they join and leave at
 # different steps; two sample with their own seeds.
@@ -353,9 +354,9 @@ batch_rate = made / (time.monotonic() - t0)
 check(all(t == (a["text"], a["finish_reason"], True) for t, a in zip(together, alone))
       and solo_streams == together, "8 concurrent streams: each one's text and finish_reason equal its request alone")
 metrics = g.request("/metrics")[2]
-count = float(re.search(r'vkformer_batch_size_count\{kind="generation"\} (\S+)', metrics).group(1))
-total = float(re.search(r'vkformer_batch_size_sum\{kind="generation"\} (\S+)', metrics).group(1))
-check(total / count > 1, f"generation steps were batched: {total:.0f} tokens in {count:.0f} steps")
+count = float(re.search(r'vkformer_batch_size_count\{kind="decode_step"\} (\S+)', metrics).group(1))
+total = float(re.search(r'vkformer_batch_size_sum\{kind="decode_step"\} (\S+)', metrics).group(1))
+check(total / count > 1, f"generation steps were batched: {total:.0f} sequence-steps in {count:.0f} decode steps")
 print(f"generation: {made} tokens in 8 streams, {batch_rate:.0f} tokens/s together vs {solo_rate:.0f} one "
       f"stream at a time ({batch_rate / solo_rate:.1f}x)")
 # SIGTERM while the 8 are decoding: every stream ends complete, then the server exits 0.
@@ -383,6 +384,8 @@ check(lost and all("device was lost" in r[1] for r in lost),
       f"device lost: {len(lost)} of the 8 streams decoding then ended with its error event")
 check(f.request("/v2/health/live")[0] == 200 and f.p.poll() is None, "device lost: the server is live, not crashed")
 check(f.stop() == 0, "device lost: SIGTERM still exits 0")
+print(f"generation batching and device loss: {time.monotonic() - t_gen:.1f} s")
+shutil.rmtree(gpt2_dir)
 
 log = "".join(line for srv in servers for line in srv.log)
 check(not re.search("validation (error|warning)", log), "no validation message from any server")

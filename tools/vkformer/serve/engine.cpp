@@ -246,8 +246,8 @@ void Engine::step_batches() {
       continue;
     }
     const double secs = seconds_since(t0);
-    metrics_.batch("generation", live);
-    metrics_.device("generation", secs);
+    metrics_.batch("decode_step", live);
+    metrics_.device("decode_step", secs);
     if (secs > 0) metrics_.generation_speed(live / secs);
     collect(m);
   }
