@@ -359,6 +359,22 @@ total = float(re.search(r'vkformer_batch_size_sum\{kind="decode_step"\} (\S+)', 
 check(total / count > 1, f"generation steps were batched: {total:.0f} sequence-steps in {count:.0f} decode steps")
 print(f"generation: {made} tokens in 8 streams, {batch_rate:.0f} tokens/s together vs {solo_rate:.0f} one "
       f"stream at a time ({batch_rate / solo_rate:.1f}x)")
+# The dates translator (enc–dec) batches too: 4 concurrent requests equal `vkformer translate`.
+dates_out = [None] * len(DATES)
+
+
+def translate_one(i):
+    dates_out[i] = s2.request("/v1/completions", {"model": "dates", "prompt": DATES[i], "temperature": 0})[2]
+
+
+s2 = Server("--model", "dates=" + dates_dir)
+threads = [threading.Thread(target=translate_one, args=(i,)) for i in range(len(DATES))]
+for th in threads:
+    th.start()
+for th in threads:
+    th.join()
+check([o["choices"][0]["text"] for o in dates_out] == want_dates, "4 concurrent translations equal `vkformer translate`")
+check(s2.stop() == 0, "SIGTERM: exit 0")
 # SIGTERM while the 8 are decoding: every stream ends complete, then the server exits 0.
 codes = []
 late = streams_together(g, GEN, after_start=lambda: codes.append(g.stop()))

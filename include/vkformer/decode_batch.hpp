@@ -19,7 +19,7 @@ class DecodeBatch {
  public:
   /// Up to `slots` sequences of up to `max_len` rows (prompt + new tokens, at
   /// most the model's positions) on `session`'s model, which must outlive it.
-  /// nullptr if the model's family has no such batch (enc–dec models).
+  /// nullptr if the model's family has no such batch (T5).
   static std::unique_ptr<DecodeBatch> make(Session& session, uint32_t slots, uint32_t max_len);
   ~DecodeBatch();
 

@@ -52,10 +52,15 @@ uint64_t DecodeBatch::add(const Ids& prompt, const GenerateOptions& o) {
   if (full() || !fits(prompt, o)) throw Error("DecodeBatch::add: the batch is full or the request does not fit");
   const ModelConfig& cfg = s.model.config();
   check_token_options(o, cfg.out_vocab());
-  Seq q{next_id_++, o, stop_tokens(cfg, o), sampling::SplitMix64(o.seed), prompt, {}, prompt.size()};
-  const std::vector<float> logits = with_context([] { return std::string("DecodeBatch::add (prefill)"); },
-                                                 [&] { return src_->prefill(uint32_t(live_.size()), prompt); });
-  q.rows = uint32_t(prompt.size());
+  // What the sequence holds before its first new token, as in Session::generate:
+  // the prompt, or the decoder's start token of an enc–dec model.
+  const int32_t start = decoder_start(cfg, o);
+  const Ids context = cfg.encoder_decoder() ? Ids{start} : prompt;
+  Seq q{next_id_++, o, stop_tokens(cfg, o), sampling::SplitMix64(o.seed), context, {}, context.size()};
+  const std::vector<float> logits =
+      with_context([] { return std::string("DecodeBatch::add (prefill)"); },
+                   [&] { return src_->prefill(uint32_t(live_.size()), prompt, start); });
+  q.rows = uint32_t(context.size());
   const uint64_t id = q.id;
   if (choose(q, logits.data())) live_.push_back(std::move(q));
   else finished_.emplace_back(id, std::move(q.out));

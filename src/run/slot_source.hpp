@@ -16,9 +16,11 @@ class SlotSource {
   /// The most slots, and the most rows (prompt + new tokens) a slot holds.
   virtual uint32_t slots() const = 0;
   virtual uint32_t max_len() const = 0;
-  /// Runs `prompt` alone, as Session::generate would, into slot `slot` (its
-  /// rows [0, prompt.size())). Returns the logits [vocab] of the first new token.
-  virtual std::vector<float> prefill(uint32_t slot, const Ids& prompt) = 0;
+  /// Runs `prompt` alone, as Session::generate would, into slot `slot`: a
+  /// decoder-only model's prompt fills rows [0, prompt.size()); an enc–dec
+  /// model's is the source, and the decoder's `start` token fills row 0.
+  /// Returns the logits [vocab] of the first new token.
+  virtual std::vector<float> prefill(uint32_t slot, const Ids& prompt, int32_t start) = 0;
   /// One token per slot 0..tokens.size()−1, slot b's at row lengths[b] (what it
   /// holds so far). Returns the logits [tokens.size(), vocab], each row as the
   /// sequence alone would get it.

@@ -29,8 +29,10 @@ class CachedSource : public KvCacheSource {
   std::vector<float> start() override {
     return cfg_.encoder_decoder() ? start_encdec() : start_decoder_only();
   }
-  /// Each layer's cache (after start(): the prompt's rows).
+  /// Each layer's cache (after start(): the prompt's rows, or the start token's).
   std::vector<Tensor>& layer_caches() { return caches(); }
+  /// Enc–dec: each decoder layer's cross-attention K/V [1, source length, 2d] (after start()).
+  std::vector<Tensor>& cross_kv() { return cross_kv_; }
 
  private:
   CachedSource(Session::Impl& s, PaddedIds prompt, uint32_t beam, uint32_t max_new, int32_t start)
@@ -144,48 +146,67 @@ class CachedSource : public KvCacheSource {
   Tensor ids_, positions_;
 };
 
-/// A decoder-only model's continuous batch: one cache row range per slot, each
-/// slot at its own length. A prompt is prefilled alone by CachedSource (the
-/// same dispatches as its solo generate) and its rows copied into the slot;
-/// each step runs every slot's token with gemv linears (each row summed as
-/// alone) and flash attention over the slot's own rows, later rows masked
-/// (they add exact zeros), so each row's logits equal its solo run's.
+/// A continuous batch: one cache row range per slot, each slot at its own
+/// length. A prompt is prefilled alone by CachedSource (the same dispatches as
+/// its solo generate) and its rows copied into the slot (an enc–dec model's
+/// cross-attention K/V too, its source's padding masked); each step runs every
+/// slot's token with gemv linears (each row summed as alone) and flash attention
+/// over the slot's own rows, the others masked (they add exact zeros), so each
+/// row's logits equal its solo run's.
 class TransformerSlots : public SlotSource {
  public:
   TransformerSlots(Session::Impl& s, uint32_t slots, uint32_t max_len)
       : s_(s), ctx_(s.ctx), cfg_(s.model.config()), w_(transformer_weights(s.model)), slots_(slots),
-        max_len_(std::min(max_len, cfg_.max_positions)) {
+        max_len_(std::min(max_len, cfg_.max_positions)), encdec_(cfg_.encoder_decoder()) {
     const int64_t d = cfg_.d_model;
     const std::vector<float> zeros(size_t(slots_) * max_len_ * 2 * d, 0.0f);  // masked rows read as finite
-    for (size_t l = 0; l < w_.encoder.size(); ++l) caches_.push_back(ctx_.tensor({slots_, max_len_, 2 * d}, zeros));
+    for (size_t l = 0; l < (encdec_ ? w_.decoder.size() : w_.encoder.size()); ++l) {
+      caches_.push_back(ctx_.tensor({slots_, max_len_, 2 * d}, zeros));
+      if (encdec_) cross_kv_.push_back(ctx_.tensor({slots_, max_len_, 2 * d}, zeros));
+    }
     scratch_ = ctx_.tensor({1, max_len_, 2 * d});
     mask_ = ctx_.tensor({slots_, max_len_}, DType::I32);
+    src_pad_host_.assign(size_t(slots_) * max_len_, 1);
+    src_pad_ = ctx_.tensor_i32({slots_, max_len_}, src_pad_host_);
   }
   uint32_t slots() const override { return slots_; }
   uint32_t max_len() const override { return max_len_; }
 
-  std::vector<float> prefill(uint32_t slot, const Ids& prompt) override {
-    CachedSource solo(s_, {prompt}, 1, 1, 0);
+  std::vector<float> prefill(uint32_t slot, const Ids& prompt, int32_t start) override {
+    CachedSource solo(s_, {prompt}, 1, 1, start);
     std::vector<float> logits = solo.start();
     Recorder rec(ctx_, s_.profiling);
     rec.set_scope("slot_prefill");
-    for (size_t l = 0; l < caches_.size(); ++l) copy_slot(rec, solo.layer_caches()[l], 0, caches_[l], slot, uint32_t(prompt.size()));
+    const auto P = uint32_t(prompt.size());
+    for (size_t l = 0; l < caches_.size(); ++l) {
+      copy_slot(rec, solo.layer_caches()[l], 0, caches_[l], slot, encdec_ ? 1 : P);
+      if (encdec_) copy_slot(rec, solo.cross_kv()[l], 0, cross_kv_[l], slot, P);
+    }
     s_.submit(rec);
+    if (encdec_) {
+      std::fill_n(src_pad_host_.begin() + size_t(slot) * max_len_, max_len_, 1);
+      std::fill_n(src_pad_host_.begin() + size_t(slot) * max_len_, P, 0);
+      ctx_.write_bytes(src_pad_, src_pad_host_.data(), src_pad_host_.size() * 4);
+    }
     return logits;
   }
 
   std::vector<float> step(const std::vector<int32_t>& tokens, const std::vector<uint32_t>& lengths) override {
     const uint32_t n = uint32_t(tokens.size());
     Shape& sh = shape(n);
-    const std::vector<int32_t> pos(lengths.begin(), lengths.end());  // decoder-only: position = row
+    const std::vector<int32_t> pos(lengths.begin(), lengths.end());  // the position is the row, both kinds
     ctx_.write_bytes(sh.ids, tokens.data(), tokens.size() * 4);
     ctx_.write_bytes(sh.positions, pos.data(), pos.size() * 4);
     std::vector<int32_t> mask(size_t(slots_) * max_len_, 1);
     for (uint32_t b = 0; b < n; ++b) std::fill_n(mask.begin() + size_t(b) * max_len_, lengths[b] + 1, 0);
     ctx_.write_bytes(mask_, mask.data(), mask.size() * 4);
     Recorder rec(ctx_, s_.profiling);
-    record_encoder_stack(rec, cfg_, w_, "decoder", {&sh.ids, &sh.positions, 0}, sh.act,
-                         {{&mask_, max_len_, true, nullptr, 0, 0, &lengths}, &caches_});
+    const StackAttention self{{&mask_, max_len_, true, nullptr, 0, 0, &lengths}, &caches_};
+    if (encdec_)
+      record_decoder_stack(rec, cfg_, w_, "decoder", {&sh.ids, &sh.positions, 0}, sh.act, self,
+                           {nullptr, nullptr, &cross_kv_, max_len_, &src_pad_});
+    else
+      record_encoder_stack(rec, cfg_, w_, "decoder", {&sh.ids, &sh.positions, 0}, sh.act, self);
     rec.set_scope("generator");
     record_generator(rec, *w_.generator, sh.act, sh.logits);
     s_.submit(rec);
@@ -195,11 +216,21 @@ class TransformerSlots : public SlotSource {
   void move(uint32_t from, uint32_t to, uint32_t rows) override {
     Recorder rec(ctx_, s_.profiling);
     rec.set_scope("slot_move");
-    for (Tensor& c : caches_) {  // through scratch_: copy_rows refuses a source that overlaps its destination
-      copy_slot(rec, c, from, scratch_, 0, rows);
-      copy_slot(rec, scratch_, 0, c, to, rows);
+    // Through scratch_: copy_rows refuses a source that overlaps its destination.
+    auto move_rows = [&](Tensor& t, uint32_t n) {
+      copy_slot(rec, t, from, scratch_, 0, n);
+      copy_slot(rec, scratch_, 0, t, to, n);
+    };
+    for (size_t l = 0; l < caches_.size(); ++l) {
+      move_rows(caches_[l], rows);
+      if (encdec_) move_rows(cross_kv_[l], max_len_);
     }
     s_.submit(rec);
+    if (encdec_) {
+      std::copy_n(src_pad_host_.begin() + size_t(from) * max_len_, max_len_,
+                  src_pad_host_.begin() + size_t(to) * max_len_);
+      ctx_.write_bytes(src_pad_, src_pad_host_.data(), src_pad_host_.size() * 4);
+    }
   }
 
  private:
@@ -239,8 +270,11 @@ class TransformerSlots : public SlotSource {
   const ModelConfig& cfg_;
   const TransformerWeights& w_;
   uint32_t slots_, max_len_;
-  std::vector<Tensor> caches_;  ///< per layer [slots, max_len, 2d]
-  Tensor scratch_, mask_;
+  bool encdec_;
+  std::vector<Tensor> caches_;     ///< per (decoder) layer [slots, max_len, 2d]
+  std::vector<Tensor> cross_kv_;   ///< enc–dec: per decoder layer [slots, max_len, 2d], a source per slot
+  std::vector<int32_t> src_pad_host_;
+  Tensor scratch_, mask_, src_pad_;  ///< src_pad_ [slots, max_len]: 1 past each slot's source
   std::map<uint32_t, Shape> shapes_;
 };
 
@@ -248,7 +282,7 @@ class TransformerSlots : public SlotSource {
 
 std::unique_ptr<SlotSource> TransformerFamily::slot_source(Session::Impl& s, uint32_t slots,
                                                           uint32_t max_len) const {
-  if (s.model.config().encoder_decoder() || !transformer_weights(s.model).generator) return nullptr;
+  if (!transformer_weights(s.model).generator) return nullptr;
   return std::make_unique<TransformerSlots>(s, slots, max_len);
 }
 
