@@ -46,7 +46,6 @@ struct Engine::Job {
   std::vector<Ids> results;
   size_t pending = 0;
   bool failed = false;  ///< answered with an error; its other sequences stop
-  Clock::time_point started;
 
   void fail(std::exception_ptr e) {
     failed = true;
@@ -209,7 +208,6 @@ void Engine::join(const std::shared_ptr<Job>& job) {
   DecodeBatch& batch = *batches_[m];
   job->results.assign(job->ids.size(), {});
   job->pending = job->ids.size();
-  job->started = Clock::now();
   try {
     if (!ready()) throw Unavailable(kLost);
     for (uint32_t b = 0; b < job->ids.size(); ++b) {
