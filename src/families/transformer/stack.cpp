@@ -64,6 +64,7 @@ void self_attention(Recorder& rec, const ModelConfig& cfg, const LinearWeights& 
   f.mask.causal_offset = s.cache ? s.past : 0;
   f.scale = float(1.0 / std::sqrt(double(hd)));
   f.out = &a.attn;
+  f.variant = a.attention_variant;
   flash_attention(rec, f);
 }
 
@@ -80,6 +81,7 @@ void cross_attention(Recorder& rec, const ModelConfig& cfg, const DecoderLayerWe
   f.mask.key_padding = c.key_padding;
   f.scale = float(1.0 / std::sqrt(double(hd)));
   f.out = &a.attn;
+  f.variant = a.attention_variant;
   flash_attention(rec, f);
 }
 

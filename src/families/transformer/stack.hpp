@@ -24,6 +24,10 @@ struct Activations {
   /// decode batch (run/decode_batch.cpp) says "gemv", whose rows each sum as
   /// they do alone, whatever the batch size.
   std::string gemm_variant;
+  /// FlashAttentionArgs::variant: a decode batch says "online", which bypasses
+  /// the tuning database, whose entries are per batch size and cache length
+  /// and could sum a row differently in a batch than alone.
+  std::string attention_variant;
   Activations() = default;
   Activations(Context& ctx, const ModelConfig& cfg, uint32_t batch, uint32_t len);
   Tensor& x() { return stream_[cur_]; }
