@@ -3,6 +3,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "model/json_text.hpp"
 #include "text/utf8.hpp"
 #include "vkformer/tensor.hpp"
 
@@ -27,7 +28,7 @@ class CharTokenizer final : public Tokenizer {
       const auto& v = field(name);
       if (!v.is_number_integer() || v.get<int64_t>() < 0 || v.get<int64_t>() >= n)
         throw Error(file + ": field \"" + name + "\" must be an integer id in [0, " + std::to_string(n) +
-                    "), got " + v.dump());
+                    "), got " + brief_json(v));
       return int32_t(v.get<int64_t>());
     };
     pad_ = special("pad_id");
@@ -40,13 +41,13 @@ class CharTokenizer final : public Tokenizer {
     for (int32_t id = 0; id < n; ++id) {
       const auto& e = vocab[size_t(id)];
       const std::string where = file + ": \"vocab\"[" + std::to_string(id) + "]";
-      if (!e.is_string()) throw Error(where + " must be a string, got " + e.dump());
+      if (!e.is_string()) throw Error(where + " must be a string, got " + brief_json(e));
       if (is_special(id)) continue;  // its text is only a name, e.g. "<pad>"
       const auto cps = decode_utf8(e.get_ref<const std::string&>(), where);
       if (cps.size() != 1)
-        throw Error(where + " must be exactly one character, got " + e.dump());
+        throw Error(where + " must be exactly one character, got " + brief_json(e));
       if (!ids_.emplace(cps[0], id).second)
-        throw Error(where + " " + e.dump() + " is already id " + std::to_string(ids_[cps[0]]));
+        throw Error(where + " " + brief_json(e) + " is already id " + std::to_string(ids_[cps[0]]));
       chars_[size_t(id)] = cps[0];
     }
   }

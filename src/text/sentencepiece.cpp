@@ -11,6 +11,7 @@
 #include <cmath>
 #include <unordered_map>
 
+#include "model/json_text.hpp"
 #include "text/utf8.hpp"
 #include "vkformer/tensor.hpp"  // vkf::Error
 
@@ -91,7 +92,7 @@ SentencePieceUnigram::SentencePieceUnigram(const nlohmann::json& j, const std::s
     return *it;
   };
   const nlohmann::json& normalizer = field("normalizer");
-  if (normalizer != "nfkc") throw Error(file + ": \"normalizer\" must be \"nfkc\", got " + normalizer.dump());
+  if (normalizer != "nfkc") throw Error(file + ": \"normalizer\" must be \"nfkc\", got " + brief_json(normalizer));
   const nlohmann::json& pieces = field("pieces");
   if (!pieces.is_array() || pieces.empty())
     throw Error(file + ": \"pieces\" must be a non-empty array of [piece, score]");
@@ -101,7 +102,7 @@ SentencePieceUnigram::SentencePieceUnigram(const nlohmann::json& j, const std::s
     const nlohmann::json& v = field(name);
     if (!v.is_number_integer() || v.get<int64_t>() < lo || v.get<int64_t>() > hi)
       throw Error(file + ": \"" + name + "\" must be an integer in [" + std::to_string(lo) + ", " +
-                  std::to_string(hi) + "], got " + v.dump());
+                  std::to_string(hi) + "], got " + brief_json(v));
     return int32_t(v.get<int64_t>());
   };
   unk_ = int_field("unk_id", 0, n - 1);
@@ -114,9 +115,8 @@ SentencePieceUnigram::SentencePieceUnigram(const nlohmann::json& j, const std::s
     // A null score is what the package's vocab.json has for ":" and a few others;
     // in JS null + x == x, so it counts as 0.
     if (!p.is_array() || p.size() != 2 || !p[0].is_string() || !(p[1].is_number() || p[1].is_null())) {
-      std::string got = p.dump();
-      if (got.size() > 60) got = got.substr(0, 57) + "...";
-      throw Error(file + ": \"pieces\"[" + std::to_string(i) + "] must be [string, number], got " + got);
+      throw Error(file + ": \"pieces\"[" + std::to_string(i) + "] must be [string, number], got " +
+                  brief_json(p, 60));
     }
     const double score = p[1].is_null() ? 0.0 : p[1].get<double>();
     if (!std::isfinite(score))

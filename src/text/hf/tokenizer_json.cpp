@@ -2,6 +2,7 @@
 #include <fstream>
 #include <iterator>
 
+#include "io/read_file.hpp"
 #include "model/json_text.hpp"
 #include "text/hf/hf_tokenizer.hpp"
 #include "text/hf/unicode.hpp"
@@ -63,9 +64,9 @@ namespace {
 
 /// DIR/NAME parsed, or null when there is no such file.
 nlohmann::json read_json(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return nullptr;
-  return parse_json(path, std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()));
+  const auto text = io::read_file_if_present(path, "the tokenizer config");
+  if (!text) return nullptr;
+  return parse_json(path, *text);
 }
 
 }  // namespace
