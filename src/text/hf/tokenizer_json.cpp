@@ -92,7 +92,7 @@ std::unique_ptr<Tokenizer> load_hf_dir(const std::string& dir, const nlohmann::j
   const nlohmann::json map = read_json(dir + "/special_tokens_map.json");
   if (config.is_null() && map.is_object()) config = nlohmann::json::object();
   Parts p = j ? parse_tokenizer_json(*j, dir + "/tokenizer.json") : build_from_vocab_files(dir, config);
-  if (map.is_object()) apply_tokenizer_config(p, map, dir + "/special_tokens_map.json");
+  if (!map.is_null()) apply_tokenizer_config(p, map, dir + "/special_tokens_map.json");  // not an object: an error
   apply_tokenizer_config(p, config, config_file);
   return make_tokenizer(std::move(p));
 }
