@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -61,6 +62,12 @@ class Loader {
   void ignore(const std::string& name) { used_.insert(name); }
   /// Whether the files hold tensor `name` (e.g. to tell a head's prefixed names from a bare model's).
   bool has(const std::string& name) const { return files_.has(name); }
+
+  /// A position table [cfg.max_positions, width] is bound whole by the embedding
+  /// op (position ids are read on the device): in a dry run with a device,
+  /// refuse one that no binding can cover, naming cfg.positions_key, before any
+  /// table is computed or uploaded. `dtype` defaults to the model's.
+  void check_position_table(const ModelConfig& cfg, int64_t width, std::optional<DType> dtype = {}) const;
 
   /// Adds "<file>: what" to the warnings; <file> is the single file or the shards' index.
   void warn(const std::string& what) const { warn_in(files_.path(), what); }
