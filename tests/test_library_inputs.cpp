@@ -16,6 +16,7 @@
 #include "model/safetensors.hpp"
 #include "model/tensor_files.hpp"
 #include "model_writer.hpp"
+#include "test_util.hpp"
 #include "vkformer/model.hpp"
 #include "vkformer/session.hpp"
 #include "vkformer/tokenizer.hpp"
@@ -242,6 +243,140 @@ TEST(LibraryInputs, LongSentencePiecePieceAndLongTextAreLinear) {
   EXPECT_EQ(ids.back(), 2);
   EXPECT_EQ(tok->encode(std::string(n, 'a') + "ba"), (std::vector<int32_t>{3, 2, 1}));
   EXPECT_EQ(tok->encode("cc" + std::string(3, 'a') + "c"), (std::vector<int32_t>{0, 1, 1, 1, 0}));
+}
+
+class LibraryInputsOnDevice : public DeviceTest {};
+
+TEST_F(LibraryInputsOnDevice, HostileTensorNamesAreEscapedCutAndSummarised) {
+  const json cfg = tiny_config(Kind::EncoderOnly);
+  TensorMap file = tiny_weights(cfg);
+  const std::string terminal = "evil\n\x1b[31mred\x1b[0m\r\"q\"\xc2\x9b\xe2\x80\xae", longname(100000, 'a');
+  file[terminal] = {"F32", {1}, {1.f}};
+  file[longname] = {"F32", {1}, {1.f}};
+  for (int i = 0; i < 20000; ++i) file["extra." + std::to_string(i)] = {"F32", {0}, {}};
+  const std::string dir = write_model("hostile_names", cfg, file);
+  auto model = Model::load(ctx(), dir);
+  const auto& warnings = model->warnings();
+  ASSERT_EQ(warnings.size(), 9u);  // 8 named, then the count
+  size_t bytes = 0;
+  for (const std::string& w : warnings) {
+    bytes += w.size();
+    for (unsigned char c : w) EXPECT_TRUE(c >= 0x20 && c != 0x7f) << w;  // no control character
+    EXPECT_EQ(w.find("\xc2\x9b"), std::string::npos) << w;                // nor a C1 CSI
+    EXPECT_EQ(w.find("\xe2\x80\xae"), std::string::npos) << w;            // nor a bidi override
+  }
+  EXPECT_LT(bytes, 3000u);
+  const std::string all = ::testing::PrintToString(warnings);
+  EXPECT_NE(all.find(R"(evil\\n\\x1b[31mred\\x1b[0m\\r\\\"q\\\"\\u009b\\u202e)"), std::string::npos) << all;
+  EXPECT_NE(all.find("... (100000 bytes)"), std::string::npos) << all;
+  EXPECT_EQ(warnings.back(), dir + "/model.safetensors: ... and 19994 more unexpected tensors are ignored");
+}
+
+TEST_F(LibraryInputsOnDevice, APositionTableNoBindingCoversFailsAtLoad) {
+  // 2^21 sinusoidal positions of d_model 16 in f32 are 128 MiB: a tiny file, but a
+  // table the embedding op binds whole. It failed at the first forward, after the
+  // host computed and uploaded it; now the dry run refuses it, naming the key.
+  ScopedCaps caps(ctx());
+  caps->max_storage_buffer_range = 1u << 20;  // 1 MiB: 16384 positions of 16 floats
+  json cfg = tiny_config(Kind::EncDec);
+  cfg["d_model"] = 16;
+  const TensorMap weights = tiny_weights(cfg);
+  cfg["max_positions"] = 16385;
+  const std::string dir = write_model("positions", cfg, weights);
+  expect_error([&] { Model::load(ctx(), dir); },
+               dir + "/config.json: \"max_positions\" 16385 needs a position table [16385, 16] f32 of 1.0 MiB, "
+                     "more than one binding of the device covers (maxStorageBufferRange 1.0 MiB, profile ");
+  expect_error([&] { Model::load(ctx(), dir); }, "): at most 16384 positions");
+  cfg["max_positions"] = 16384;
+  write_file(dir + "/config.json", cfg.dump());
+  EXPECT_NO_THROW(Model::load(ctx(), dir));
+  // Learned tables too, in the model's precision.
+  cfg["positional_encoding"] = "learned";
+  cfg["max_positions"] = 16385;
+  const std::string learned = write_model("positions_learned", cfg, tiny_weights(cfg));
+  expect_error([&] { Model::load(ctx(), learned); }, "\"max_positions\" 16385 needs a position table");
+}
+
+TEST_F(LibraryInputsOnDevice, PipelineCacheThatIsNotAFileIsAWarning) {
+  const std::string dir = temp_dir("pipeline_cache");
+  ContextOptions o;
+  o.validation = 1;
+  o.verbose = false;
+  o.cache_dir = dir;
+  std::string file;
+  {
+    Context c(o);
+    file = c.pipeline_cache_file();
+    EXPECT_EQ(c.pipeline_cache_warning(), "");
+  }
+  ASSERT_FALSE(file.empty());
+  auto run = [&]() -> std::string {  // a context that compiles one pipeline and saves the cache
+    Context c(o);
+    Tensor x = c.tensor({2, 4}, std::vector<float>(8, 1.f));
+    Tensor y = c.tensor({2, 4});
+    Recorder r(c);
+    add(r, {&x, &x, &y});
+    c.submit(r);
+    c.save_pipeline_cache();
+    EXPECT_EQ(c.validation_messages(), 0u) << c.last_validation_message();
+    return c.pipeline_cache_warning();
+  };
+  std::error_code ec;
+  // A directory, then a FIFO: one warning naming the path, the command runs, nothing is replaced.
+  fs::remove(file, ec);
+  fs::create_directory(file);
+  std::string warning = run();
+  EXPECT_NE(warning.find(file + ": cannot read the pipeline cache: is a directory"), std::string::npos) << warning;
+  EXPECT_TRUE(fs::is_directory(file));
+  fs::remove_all(file);
+  ASSERT_EQ(::mkfifo(file.c_str(), 0600), 0);
+  warning = run();
+  EXPECT_NE(warning.find("FIFO"), std::string::npos) << warning;
+  EXPECT_TRUE(fs::is_fifo(file));
+  fs::remove(file);
+  // Garbage is replaced by a real cache, silently; a symlink is not followed.
+  write_file(file, "garbage");
+  EXPECT_EQ(run(), "");
+  EXPECT_GE(fs::file_size(file), 32u);  // a VkPipelineCache header at least (lavapipe keeps no more)
+  const std::string target = dir + "/elsewhere";
+  write_file(target, "keep");
+  fs::remove(file);
+  fs::create_symlink(target, file);
+  run();
+  EXPECT_TRUE(fs::is_symlink(file));
+  std::ifstream in(target);
+  std::string kept;
+  in >> kept;
+  EXPECT_EQ(kept, "keep");
+  // No temporary files are left behind.
+  for (const auto& e : fs::directory_iterator(dir))
+    EXPECT_EQ(e.path().string().find(".tmp"), std::string::npos) << e.path();
+}
+
+TEST(LibraryInputs, ConfigSpecialIdsMustBeTheTokenizers) {
+  const std::string dir = temp_dir("special_ids");
+  write_file(dir + "/tokenizer.json", json({{"type", "char"}, {"vocab", {"<pad>", "<s>", "</s>", "<unk>", "a", "b"}},
+                                            {"pad_id", 0}, {"bos_id", 1}, {"eos_id", 2}, {"unk_id", 3}}).dump());
+  const auto tok = Tokenizer::load(dir);
+  ModelConfig cfg;
+  cfg.model_type = "transformer";
+  cfg.pad_id = 0, cfg.bos_id = 1, cfg.eos_id = 2;
+  EXPECT_NO_THROW(check_special_ids(cfg, *tok, dir));
+  cfg.pad_id = 2;  // pad = EOS: text never holds EOS, nothing real is masked
+  EXPECT_NO_THROW(check_special_ids(cfg, *tok, dir));
+  cfg.pad_id = 4;  // "a" would be masked
+  expect_error([&] { check_special_ids(cfg, *tok, dir); },
+               dir + "/config.json: \"pad_id\" 4 is not the id of the tokenizer's pad_token \"<pad>\" (0)");
+  cfg.pad_id = 0, cfg.eos_id = 0;  // eos = pad: generation never sees the model's EOS
+  expect_error([&] { check_special_ids(cfg, *tok, dir); }, "\"eos_id\" 0 is not the id of the tokenizer's eos_token");
+  cfg.eos_id = 2, cfg.bos_id = 2;
+  expect_error([&] { check_special_ids(cfg, *tok, dir); }, "\"bos_id\" 2 is not the id of the tokenizer's bos_token");
+  cfg.model_type = "bart";  // BART starts from EOS: Hugging Face families are not checked
+  EXPECT_NO_THROW(check_special_ids(cfg, *tok, dir));
+  EXPECT_EQ(tok->special_token("eos_token"), "</s>");
+  EXPECT_EQ(tok->token_to_id("</s>"), 2);
+  EXPECT_EQ(tok->token_to_id("b"), 5);
+  EXPECT_EQ(tok->token_to_id("ab"), std::nullopt);
 }
 
 }  // namespace
