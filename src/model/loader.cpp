@@ -88,8 +88,8 @@ bool Loader::present(const std::string& prefix, std::string& why) const {
   return false;
 }
 
-void Loader::check_position_table(const ModelConfig& cfg, int64_t width, std::optional<DType> dtype) const {
-  if (!ctx_ || !dry_) return;
+void Loader::check_position_table(const ModelConfig& cfg, int64_t width, std::optional<DType> dtype) {
+  if (!ctx_ || !dry_ || !binding_error_.empty()) return;
   const Capabilities& caps = ctx_->caps();
   const uint64_t row = uint64_t(width) * dtype_size(dtype.value_or(dtype_));
   const uint64_t range = caps.max_storage_buffer_range;
@@ -97,11 +97,12 @@ void Loader::check_position_table(const ModelConfig& cfg, int64_t width, std::op
   const std::string& weights = files_.path();
   const size_t slash = weights.rfind('/');
   const std::string config = (slash == std::string::npos ? "" : weights.substr(0, slash + 1)) + "config.json";
-  throw Error(config + ": \"" + cfg.positions_key + "\" " + std::to_string(cfg.max_positions) +
-              " needs a position table [" + std::to_string(cfg.max_positions) + ", " + std::to_string(width) + "] " +
-              dtype_name(dtype.value_or(dtype_)) + " of " + format_bytes(uint64_t(cfg.max_positions) * row) +
-              ", more than one binding of the device covers (maxStorageBufferRange " + format_bytes(range) +
-              ", profile " + caps.profile + "): at most " + std::to_string(range / row) + " positions");
+  binding_error_ = config + ": \"" + cfg.positions_key + "\" " + std::to_string(cfg.max_positions) +
+                   " needs a position table [" + std::to_string(cfg.max_positions) + ", " + std::to_string(width) +
+                   "] " + dtype_name(dtype.value_or(dtype_)) + " of " +
+                   format_bytes(uint64_t(cfg.max_positions) * row) +
+                   ", more than one binding of the device covers (maxStorageBufferRange " + format_bytes(range) +
+                   ", profile " + caps.profile + "): at most " + std::to_string(range / row) + " positions";
 }
 
 void Loader::warn_in(const std::string& path, const std::string& what) const {

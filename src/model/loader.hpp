@@ -64,10 +64,13 @@ class Loader {
   bool has(const std::string& name) const { return files_.has(name); }
 
   /// A position table [cfg.max_positions, width] is bound whole by the embedding
-  /// op (position ids are read on the device): in a dry run with a device,
-  /// refuse one that no binding can cover, naming cfg.positions_key, before any
-  /// table is computed or uploaded. `dtype` defaults to the model's.
-  void check_position_table(const ModelConfig& cfg, int64_t width, std::optional<DType> dtype = {}) const;
+  /// op (position ids are read on the device): in a dry run with a device, notes
+  /// a table that no binding can cover (binding_error()), so that load_weights
+  /// refuses it, naming cfg.positions_key, before any table is computed or
+  /// uploaded. `dtype` defaults to the model's.
+  void check_position_table(const ModelConfig& cfg, int64_t width, std::optional<DType> dtype = {});
+  /// The first table check_position_table found too large, or "".
+  const std::string& binding_error() const { return binding_error_; }
 
   /// Adds "<file>: what" to the warnings; <file> is the single file or the shards' index.
   void warn(const std::string& what) const { warn_in(files_.path(), what); }
@@ -79,6 +82,7 @@ class Loader {
   void warn_in(const std::string& path, const std::string& what) const;
 
   Context* ctx_;
+  std::string binding_error_;
   TensorFiles files_;
   DType dtype_;
   bool dry_;

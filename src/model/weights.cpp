@@ -24,6 +24,8 @@ std::unique_ptr<ModelWeights> load_weights(Context& ctx, const ModelConfig& cfg,
     throw VulkanError(VK_ERROR_OUT_OF_DEVICE_MEMORY,
                       "out of device memory: the weights need " + format_bytes(plan.planned()) + " in " +
                           dtype_name(dtype) + ", more than the device can give: " + mem.describe());
+  // Memory first (a table too big for the device says so), then what one binding covers.
+  if (!plan.binding_error().empty()) throw Error(plan.binding_error());
   std::vector<std::string> warnings;
   Loader L(&ctx, files, dtype, false, &warnings);
   auto w = family.build_weights(L, cfg);
