@@ -253,7 +253,7 @@ TEST_F(LibraryInputsOnDevice, HostileTensorNamesAreEscapedCutAndSummarised) {
   const std::string terminal = "evil\n\x1b[31mred\x1b[0m\r\"q\"\xc2\x9b\xe2\x80\xae", longname(100000, 'a');
   file[terminal] = {"F32", {1}, {1.f}};
   file[longname] = {"F32", {1}, {1.f}};
-  for (int i = 0; i < 20000; ++i) file["extra." + std::to_string(i)] = {"F32", {0}, {}};
+  for (int i = 0; i < 2000; ++i) file["extra." + std::to_string(i)] = {"F32", {0}, {}};
   const std::string dir = write_model("hostile_names", cfg, file);
   auto model = Model::load(ctx(), dir);
   const auto& warnings = model->warnings();
@@ -269,7 +269,7 @@ TEST_F(LibraryInputsOnDevice, HostileTensorNamesAreEscapedCutAndSummarised) {
   const std::string all = ::testing::PrintToString(warnings);
   EXPECT_NE(all.find(R"(evil\\n\\x1b[31mred\\x1b[0m\\r\\\"q\\\"\\u009b\\u202e)"), std::string::npos) << all;
   EXPECT_NE(all.find("... (100000 bytes)"), std::string::npos) << all;
-  EXPECT_EQ(warnings.back(), dir + "/model.safetensors: ... and 19994 more unexpected tensors are ignored");
+  EXPECT_EQ(warnings.back(), dir + "/model.safetensors: ... and 1994 more unexpected tensors are ignored");
 }
 
 TEST_F(LibraryInputsOnDevice, APositionTableNoBindingCoversFailsAtLoad) {
