@@ -2,6 +2,7 @@
 // "architectures") and sentence-transformers' modules; every bad file is one
 // error naming the file and the key or module. Host only: no device needed.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <filesystem>
 
@@ -96,6 +97,17 @@ TEST(BertConfig, SentenceTransformersModules) {
   EXPECT_TRUE(b.do_lower_case);
 
   expect_bad("no-pooling-dir", tiny_bert(), "1_Pooling/config.json: cannot open", {{"modules.json", modules}});
+  // Not a file, and nested past any recursion: one clear error each (io::read_file, brief_json).
+  expect_bad("deep-modules", tiny_bert(), "modules.json: ",
+             {{"modules.json", std::string(100000, '[') + std::string(100000, ']')}});
+  const std::string fifo_dir = write_dir("pooling-fifo", tiny_bert(), {{"modules.json", modules}});
+  const std::string pooling_path = fifo_dir.substr(0, fifo_dir.rfind('/')) + "/1_Pooling/config.json";
+  std::filesystem::create_directories(pooling_path);
+  const std::string why = ": cannot read the Pooling module of modules.json: ";
+  expect_error([&] { load_config(fifo_dir); }, pooling_path + why + "is a directory");
+  std::filesystem::remove(pooling_path);
+  ASSERT_EQ(::mkfifo(pooling_path.c_str(), 0600), 0);
+  expect_error([&] { load_config(fifo_dir); }, pooling_path + why + "is a FIFO");
   expect_bad("dense", tiny_bert(), "modules.json: module \"sentence_transformers.models.Dense\" is not supported",
              {{"modules.json", R"([{"path":"2_Dense","type":"sentence_transformers.models.Dense"}])"}});
   expect_bad("two-modes", tiny_bert(), "more than one pooling mode",

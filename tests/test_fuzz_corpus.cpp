@@ -2,6 +2,7 @@
 // in the normal and the sanitizer builds: every file, including each crasher
 // the fuzzer once found, must parse or throw vkf::Error. Host only.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <filesystem>
@@ -85,6 +86,26 @@ TEST(FuzzCorpus, HfTokenizer) {
     t->encode(text);
   });
   EXPECT_GE(accepted, 5u);  // the hand-made tokenizers
+}
+
+TEST(FuzzCorpus, TokenizerDir) {
+  // tokenizer.json NUL tokenizer_config.json NUL special_tokens_map.json NUL text
+  // (fuzz_tokenizer_dir.cpp), loaded from a directory.
+  const fs::path dir = fs::temp_directory_path() / ("vkf-corpus-tokenizer-" + std::to_string(::getpid()));
+  const size_t accepted = replay("tokenizer_dir", 6, [&](const fs::path&, const std::string& bytes) {
+    fs::remove_all(dir);
+    fs::create_directories(dir);
+    size_t from = 0;
+    for (const char* name : {"tokenizer.json", "tokenizer_config.json", "special_tokens_map.json"}) {
+      const size_t nul = std::min(bytes.find('\0', from), bytes.size());
+      if (nul > from) std::ofstream(dir / name, std::ios::binary) << bytes.substr(from, nul - from);
+      from = std::min(nul + 1, bytes.size());
+    }
+    const auto t = Tokenizer::load(dir.string());
+    t->decode(t->encode(bytes.substr(from)), false);
+  });
+  fs::remove_all(dir);
+  EXPECT_EQ(accepted, 6u);  // one of each kind, all valid
 }
 
 }  // namespace

@@ -264,7 +264,7 @@ TEST_F(HfTokenizerTest, BadTokenizerJson) {
   // A huge value is described, not dumped.
   j = wordpiece_json();
   j["model"]["type"] = std::string(100000, 'x');
-  expect_load_error(j, {"model.type \"xxxx", "...\" is not supported"});
+  expect_load_error(j, {"model.type \"xxxx", "... (100000 bytes)\" is not supported"});
   // Unreadable JSON, and the project's own kinds still report their known types.
   write("tokenizer.json", "{\"model\": ");
   expect_error([&] { Tokenizer::load(dir_.string()); }, {"tokenizer.json: not valid JSON"});

@@ -257,6 +257,11 @@ class Context {
   /// UUID and driver version); empty when caching is off. Other per-device
   /// caches, such as `bench ops`'s measured peak, live beside it.
   std::string pipeline_cache_file() const;
+  /// Why the on-disk pipeline cache is not used although caching is on (e.g.
+  /// "PATH: cannot read the pipeline cache: is a directory, expected a file;
+  /// running without the pipeline cache"), or empty. Pipelines still work; an
+  /// application may show it as a warning (the CLI does).
+  std::string pipeline_cache_warning() const;
   /// True once a Vulkan call reported VK_ERROR_DEVICE_LOST. Every later call
   /// that would use the device throws a vkf::Error saying so; destroy the
   /// Context (and its Models and Sessions) and create a new one.

@@ -59,6 +59,18 @@ const std::vector<std::string>& known_model_types();
 /// @throws vkf::Error naming the file and the field that is missing or wrong.
 ModelConfig load_config(const std::string& path);
 
+class Tokenizer;
+/// Checks config.json's special ids against the tokenizer of the same model
+/// directory `dir`. For the project's own "transformer" family, "bos_id",
+/// "eos_id" and "pad_id" must be the ids of the tokenizer's BOS, EOS and
+/// padding tokens: a model given other ids starts from the wrong token, never
+/// sees its end, or masks real tokens as padding, and writes wrong text without
+/// an error. (pad_id may equal eos_id or bos_id when the tokenizer's do.) The
+/// Hugging Face families are not checked: their config ids legitimately differ
+/// from the tokenizer's roles (BART starts decoding from EOS, GPT-2 pads with EOS).
+/// @throws vkf::Error "DIR/config.json: "eos_id" 0 is not the tokenizer's EOS ...".
+void check_special_ids(const ModelConfig& cfg, const Tokenizer& tok, const std::string& dir);
+
 /// Storage precision of the weights on the device. Arithmetic is fp32 either way.
 enum class Precision { F32, F16 };
 

@@ -6,6 +6,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <new>
 
 #include "vkformer/tensor.hpp"  // vkf::Error
 
@@ -34,19 +35,45 @@ std::string not_a_regular_file(const std::string& path) {
   return kind_reason(st.st_mode);
 }
 
-std::string read_file(const std::string& path, const std::string& what, uint64_t max_bytes) {
-  auto fail = [&](const std::string& why) -> Error {
-    return Error(path + ": cannot read " + what + ": " + why);
-  };
+bool exists(const std::string& path) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0;
+}
+
+std::optional<std::string> read_file_if_present(const std::string& path, const std::string& what,
+                                                uint64_t max_bytes) {
+  if (!exists(path)) return std::nullopt;
+  return read_file(path, what, max_bytes);
+}
+
+int open_regular_file(const std::string& path, const std::string& what, uint64_t* size) {
   // O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer.
   Fd f{::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC)};
   if (f.fd < 0) throw Error(path + ": cannot open " + what + ": " + std::strerror(errno));
   struct stat st {};
-  if (::fstat(f.fd, &st) != 0) throw fail(std::strerror(errno));
-  if (std::string why = kind_reason(st.st_mode); !why.empty()) throw fail(why);
-  if (uint64_t(st.st_size) > max_bytes)
-    throw fail(std::to_string(st.st_size) + " bytes, more than the " + std::to_string(max_bytes) + " allowed");
-  std::string data(size_t(st.st_size), '\0');
+  if (::fstat(f.fd, &st) != 0) throw Error(path + ": cannot read " + what + ": " + std::strerror(errno));
+  if (std::string why = kind_reason(st.st_mode); !why.empty())
+    throw Error(path + ": cannot read " + what + ": " + why);
+  *size = uint64_t(st.st_size);
+  const int fd = f.fd;
+  f.fd = -1;
+  return fd;
+}
+
+std::string read_file(const std::string& path, const std::string& what, uint64_t max_bytes) {
+  auto fail = [&](const std::string& why) -> Error {
+    return Error(path + ": cannot read " + what + ": " + why);
+  };
+  uint64_t size = 0;
+  Fd f{open_regular_file(path, what, &size)};
+  if (size > max_bytes)
+    throw fail(std::to_string(size) + " bytes, more than the " + std::to_string(max_bytes) + " allowed");
+  std::string data;
+  try {
+    data.resize(size_t(size));
+  } catch (const std::bad_alloc&) {  // a huge (often sparse) file: a clear error, not an escape
+    throw fail(std::to_string(size) + " bytes do not fit in memory");
+  }
   size_t got = 0;
   while (got < data.size()) {
     ssize_t n = ::read(f.fd, data.data() + got, data.size() - got);

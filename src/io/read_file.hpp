@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <string>
 
 namespace vkf::io {
@@ -22,5 +23,21 @@ std::string not_a_regular_file(const std::string& path);
 /// than `max_bytes` or a read fails.
 std::string read_file(const std::string& path, const std::string& what,
                       uint64_t max_bytes = std::numeric_limits<uint64_t>::max());
+
+/// Opens the regular file at `path` read-only (never blocking on a FIFO) and
+/// returns its descriptor, which the caller closes, and its size in `*size`.
+/// @throws vkf::Error as read_file does.
+int open_regular_file(const std::string& path, const std::string& what, uint64_t* size);
+
+/// Whether anything (a file, a directory, a FIFO, a dangling symlink's target
+/// excepted) is at `path`. Never blocks.
+bool exists(const std::string& path);
+
+/// read_file for an optional file: nullopt when nothing is at `path`, the
+/// same errors as read_file when something is there but cannot be read (a
+/// directory where a JSON file should be is a mistake to report, not a file
+/// to skip).
+std::optional<std::string> read_file_if_present(const std::string& path, const std::string& what,
+                                                uint64_t max_bytes = std::numeric_limits<uint64_t>::max());
 
 }  // namespace vkf::io

@@ -22,14 +22,52 @@ inline std::string brief_json(const nlohmann::json& v, size_t max_chars = 80) {
   return s;
 }
 
-/// A name or string from the file, for use between quotes in a message:
-/// unchanged when short and printable ASCII, else escaped and shortened.
+/// A name or string from a file (tensor name, JSON key or value, token), for
+/// use between quotes in a message: a hostile file must not be able to write
+/// to the terminal or forge log lines through it. Control characters (C0, DEL,
+/// C1), quotes, backslashes, invalid UTF-8 and the bidirectional overrides are
+/// escaped (\n, \x1b, \", \u202e); other UTF-8 is kept. A long result keeps
+/// its start and says how long the original was: "abc... (100000 bytes)".
 inline std::string printable(const std::string& s, size_t max_chars = 120) {
-  bool plain = s.size() <= max_chars;
-  for (char c : s) plain = plain && c >= 0x20 && c < 0x7f;
-  if (plain) return s;
-  const std::string q = brief_json(nlohmann::json(s), max_chars + 2);
-  return q.substr(1, q.back() == '"' ? q.size() - 2 : q.size() - 1);
+  std::string out;
+  auto hex = [&](const char* prefix, uint32_t v, int digits) {
+    static const char* kDigits = "0123456789abcdef";
+    out += prefix;
+    for (int d = digits - 1; d >= 0; --d) out += kDigits[(v >> (4 * d)) & 15];
+  };
+  size_t i = 0;
+  while (i < s.size() && out.size() < max_chars) {
+    const unsigned char c = static_cast<unsigned char>(s[i]);
+    if (c == '\n') out += "\\n", ++i;
+    else if (c == '\r') out += "\\r", ++i;
+    else if (c == '\t') out += "\\t", ++i;
+    else if (c == '"' || c == '\\') out += '\\', out += char(c), ++i;
+    else if (c < 0x20 || c == 0x7f) hex("\\x", c, 2), ++i;
+    else if (c < 0x80) out += char(c), ++i;
+    else {
+      // A well-formed UTF-8 sequence (no overlongs, surrogates or values past U+10FFFF).
+      const size_t len = c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : c >= 0xC2 ? 2 : 0;
+      uint32_t cp = len == 4 ? c & 7u : len == 3 ? c & 15u : c & 31u;
+      bool ok = len != 0 && i + len <= s.size();
+      for (size_t k = 1; ok && k < len; ++k) {
+        const unsigned char d = static_cast<unsigned char>(s[i + k]);
+        ok = (d & 0xC0) == 0x80;
+        cp = (cp << 6) | (d & 0x3Fu);
+      }
+      ok = ok && !(len == 3 && (cp < 0x800 || (cp >= 0xD800 && cp < 0xE000))) &&
+           !(len == 4 && (cp < 0x10000 || cp > 0x10FFFF));
+      if (!ok) {
+        hex("\\x", c, 2), ++i;
+      } else if (cp < 0xA0 || (cp >= 0x202A && cp <= 0x202E) || (cp >= 0x2066 && cp <= 0x2069) ||
+                 cp == 0x2028 || cp == 0x2029) {
+        hex("\\u", cp, 4), i += len;  // C1 controls (0x9b is a CSI), bidi overrides, line separators
+      } else {
+        out.append(s, i, len), i += len;
+      }
+    }
+  }
+  if (i < s.size()) out += "... (" + std::to_string(s.size()) + " bytes)";
+  return out;
 }
 
 /// A JSON parse error as one short line: nlohmann's "[json.exception...] " tag

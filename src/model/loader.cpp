@@ -3,20 +3,15 @@
 #include <algorithm>
 #include <cmath>
 
+#include "model/json_text.hpp"
 #include "model/safetensors.hpp"
 #include "vk/context_impl.hpp"
 
 namespace vkf {
 namespace {
 
-std::string shape_string(const std::vector<int64_t>& shape) {
-  std::string s = "[";
-  for (size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
-  return s + "]";
-}
-
 std::string tensor_what(const std::string& name, const std::vector<int64_t>& shape, DType dtype) {
-  return "tensor \"" + name + "\" " + shape_string(shape) + " " + dtype_name(dtype);
+  return "tensor \"" + printable(name) + "\" " + shape_string(shape) + " " + dtype_name(dtype);
 }
 
 }  // namespace
@@ -25,12 +20,12 @@ std::vector<float> Loader::fetch(const std::string& name, const std::vector<int6
                                  const std::string& dims, const std::string& why) {
   used_.insert(name);
   if (!files_.has(name))
-    throw Error(files_.path_of(name) + ": missing tensor \"" + name + "\" " + shape_string(shape) + " = " +
+    throw Error(files_.path_of(name) + ": missing tensor \"" + printable(name) + "\" " + shape_string(shape) + " = " +
                 dims + " (expected because " + why + ")");
   const SafeTensor& t = files_.get(name);
   const std::string& path = files_.path_of(name);
   if (t.shape != shape)
-    throw Error(path + ": tensor \"" + name + "\" has shape " + shape_string(t.shape) +
+    throw Error(path + ": tensor \"" + printable(name) + "\" has shape " + shape_string(t.shape) +
                 ", expected " + shape_string(shape) + " = " + dims);
   if (!is_float_dtype(t.dtype)) throw Error(path + ": " + unsupported_dtype(name, t.dtype));
   if (dry_) return {};
@@ -45,10 +40,10 @@ std::vector<float> Loader::fetch(const std::string& name, const std::vector<int6
       ++overflow;  // rounds to ±inf in fp16
   }
   if (nan || inf)
-    warn_in(path, "tensor \"" + name + "\" holds " + std::to_string(nan) + " NaN and " + std::to_string(inf) +
+    warn_in(path, "tensor \"" + printable(name) + "\" holds " + std::to_string(nan) + " NaN and " + std::to_string(inf) +
          " Inf values");
   if (overflow)
-    warn_in(path, "tensor \"" + name + "\" has " + std::to_string(overflow) +
+    warn_in(path, "tensor \"" + printable(name) + "\" has " + std::to_string(overflow) +
          " values beyond the fp16 range; they become Inf in fp16 precision");
   return v;
 }
@@ -93,16 +88,40 @@ bool Loader::present(const std::string& prefix, std::string& why) const {
   return false;
 }
 
+void Loader::check_position_table(const ModelConfig& cfg, int64_t width, std::optional<DType> dtype) {
+  if (!ctx_ || !dry_ || !binding_error_.empty()) return;
+  const Capabilities& caps = ctx_->caps();
+  const uint64_t row = uint64_t(width) * dtype_size(dtype.value_or(dtype_));
+  const uint64_t range = caps.max_storage_buffer_range;
+  if (row == 0 || uint64_t(cfg.max_positions) <= range / row) return;
+  const std::string& weights = files_.path();
+  const size_t slash = weights.rfind('/');
+  const std::string config = (slash == std::string::npos ? "" : weights.substr(0, slash + 1)) + "config.json";
+  binding_error_ = config + ": \"" + cfg.positions_key + "\" " + std::to_string(cfg.max_positions) +
+                   " needs a position table [" + std::to_string(cfg.max_positions) + ", " + std::to_string(width) +
+                   "] " + dtype_name(dtype.value_or(dtype_)) + " of " +
+                   format_bytes(uint64_t(cfg.max_positions) * row) +
+                   ", more than one binding of the device covers (maxStorageBufferRange " + format_bytes(range) +
+                   ", profile " + caps.profile + "): at most " + std::to_string(range / row) + " positions";
+}
+
 void Loader::warn_in(const std::string& path, const std::string& what) const {
   if (warnings_) warnings_->push_back(path + ": " + what);
 }
 
 void Loader::warn_unused() const {
-  for (const SafeTensorsFile* f : files_.files())
+  // One line per unexpected tensor up to a few, then a count: a file of 200,000
+  // stray tensors must not bury the other warnings under megabytes of them.
+  constexpr size_t kShown = 8;
+  for (const SafeTensorsFile* f : files_.files()) {
+    size_t n = 0;
     for (const auto& [name, t] : f->tensors())
-      if (!used_.count(name))
-        warn_in(f->path(), "unexpected tensor \"" + name + "\" " + shape_string(t.shape) + " " + t.dtype +
-                               " is ignored");
+      if (!used_.count(name) && n++ < kShown)
+        warn_in(f->path(), "unexpected tensor \"" + printable(name) + "\" " + shape_string(t.shape) + " " +
+                               t.dtype + " is ignored");
+    if (n > kShown)
+      warn_in(f->path(), "... and " + std::to_string(n - kShown) + " more unexpected tensors are ignored");
+  }
 }
 
 }  // namespace vkf

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -62,6 +63,15 @@ class Loader {
   /// Whether the files hold tensor `name` (e.g. to tell a head's prefixed names from a bare model's).
   bool has(const std::string& name) const { return files_.has(name); }
 
+  /// A position table [cfg.max_positions, width] is bound whole by the embedding
+  /// op (position ids are read on the device): in a dry run with a device, notes
+  /// a table that no binding can cover (binding_error()), so that load_weights
+  /// refuses it, naming cfg.positions_key, before any table is computed or
+  /// uploaded. `dtype` defaults to the model's.
+  void check_position_table(const ModelConfig& cfg, int64_t width, std::optional<DType> dtype = {});
+  /// The first table check_position_table found too large, or "".
+  const std::string& binding_error() const { return binding_error_; }
+
   /// Adds "<file>: what" to the warnings; <file> is the single file or the shards' index.
   void warn(const std::string& what) const { warn_in(files_.path(), what); }
   /// Warns about every tensor of the files that no fetch asked for.
@@ -72,6 +82,7 @@ class Loader {
   void warn_in(const std::string& path, const std::string& what) const;
 
   Context* ctx_;
+  std::string binding_error_;
   TensorFiles files_;
   DType dtype_;
   bool dry_;

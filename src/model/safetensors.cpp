@@ -1,15 +1,21 @@
-// Reads a whole safetensors file and checks it as the format's reference
+// Maps a safetensors file read-only and checks it as the format's reference
 // implementation does: the tensors must tile the data section exactly (no
-// overlaps, no gaps), so a truncated or hand-edited file is caught at open.
+// overlaps, no gaps), so a truncated or hand-edited file is caught at open,
+// before any tensor byte is read. Mapping instead of reading keeps a model's
+// load from costing the file's size in memory on top of the device's copy.
 #include "model/safetensors.hpp"
 
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <cstring>
-#include <filesystem>
-#include <fstream>
+#include <new>
 #include <map>
 #include <nlohmann/json.hpp>
 
+#include "io/read_file.hpp"
 #include "model/json_text.hpp"
 #include "vkformer/tensor.hpp"
 
@@ -31,37 +37,32 @@ uint64_t dtype_bytes(const std::string& dtype) {
   return it == kSizes.end() ? 0 : it->second;
 }
 
-std::string shape_string(const std::vector<int64_t>& shape) {
-  std::string s = "[";
-  for (size_t i = 0; i < shape.size(); ++i) {
-    if (s.size() > 80) return s + ", ... (" + std::to_string(shape.size()) + " dimensions)]";
-    s += (i ? ", " : "") + std::to_string(shape[i]);
-  }
-  return s + "]";
-}
-
 }  // namespace
 
 SafeTensorsFile::SafeTensorsFile(const std::string& path) : path_(path) {
-  std::error_code ec;
-  if (std::filesystem::is_directory(path_, ec))
-    throw Error(path_ + ": is a directory, expected a safetensors file");
-  std::ifstream in(path_, std::ios::binary);
-  if (!in) throw Error(path_ + ": cannot open the safetensors file (missing or unreadable)");
-  in.seekg(0, std::ios::end);
-  const std::streamoff end = in.tellg();
-  if (end < 0) throw Error(path_ + ": cannot determine the file size");
-  in.seekg(0);
-  bytes_.resize(size_t(end));
-  in.read(reinterpret_cast<char*>(bytes_.data()), std::streamsize(bytes_.size()));
-  if (!in) throw Error(path_ + ": read failed (file truncated while reading?)");
+  const int fd = io::open_regular_file(path_, "the safetensors file", &size_);
+  void* p = size_ ? ::mmap(nullptr, size_t(size_), PROT_READ, MAP_PRIVATE, fd, 0) : nullptr;
+  const int err = errno;
+  ::close(fd);  // the mapping keeps the file
+  if (p == MAP_FAILED)
+    throw Error(path_ + ": cannot map the safetensors file (" + std::to_string(size_) + " bytes): " +
+                std::strerror(err));
+  if (p) {
+    const size_t len = size_t(size_);
+    storage_ = std::shared_ptr<const void>(p, [len](const void* q) { ::munmap(const_cast<void*>(q), len); });
+    mapped_ = true;
+  }
+  data_ = static_cast<const uint8_t*>(p);
   parse();
 }
 
 SafeTensorsFile SafeTensorsFile::from_memory(const std::string& name, std::vector<uint8_t> bytes) {
   SafeTensorsFile f;
   f.path_ = name;
-  f.bytes_ = std::move(bytes);
+  auto owned = std::make_shared<const std::vector<uint8_t>>(std::move(bytes));
+  f.data_ = owned->data();
+  f.size_ = owned->size();
+  f.storage_ = std::move(owned);
   f.parse();
   return f;
 }
@@ -69,11 +70,11 @@ SafeTensorsFile SafeTensorsFile::from_memory(const std::string& name, std::vecto
 void SafeTensorsFile::parse() {
   auto fail = [&](const std::string& what) -> Error { return Error(path_ + ": " + what); };
 
-  const uint64_t size = bytes_.size();
+  const uint64_t size = size_;
   if (size == 0) throw fail("is empty (0 bytes), not a safetensors file");
   if (size < 8) throw fail("is " + std::to_string(size) + " bytes, too short for the 8-byte header length");
   uint64_t header_len = 0;
-  for (int i = 7; i >= 0; --i) header_len = (header_len << 8) | bytes_[size_t(i)];  // little-endian
+  for (int i = 7; i >= 0; --i) header_len = (header_len << 8) | data_[size_t(i)];  // little-endian
   if (header_len > kMaxHeader)
     throw fail("header length " + std::to_string(header_len) +
                " is absurdly large (> 100 MB); not a safetensors file?");
@@ -81,7 +82,7 @@ void SafeTensorsFile::parse() {
     throw fail("header length " + std::to_string(header_len) + " runs past the end of the file (" +
                std::to_string(size) + " bytes)");
 
-  const char* text = reinterpret_cast<const char*>(bytes_.data()) + 8;
+  const char* text = reinterpret_cast<const char*>(data_) + 8;
   const std::string header(text, text + header_len);
   data_start_ = 8 + header_len;
   const uint64_t data_size = size - data_start_;
@@ -180,10 +181,27 @@ void SafeTensorsFile::parse() {
                " of the data section belong to no tensor (trailing data)");
 }
 
+void SafeTensorsFile::release(const uint8_t* p, uint64_t bytes) const {
+  if (!mapped_ || bytes == 0) return;
+  // Whole pages inside the range only: a neighbour's bytes may share the edges.
+  const uintptr_t page = uintptr_t(::sysconf(_SC_PAGESIZE));
+  const uintptr_t begin = (uintptr_t(p) + page - 1) / page * page, end = (uintptr_t(p) + bytes) / page * page;
+  if (end > begin) ::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED);
+}
+
 const SafeTensor& SafeTensorsFile::get(const std::string& name) const {
   auto it = tensors_.find(name);
   if (it == tensors_.end()) throw Error(path_ + ": no tensor \"" + printable(name) + "\"");
   return it->second;
+}
+
+std::string shape_string(const std::vector<int64_t>& shape) {
+  std::string s = "[";
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (s.size() > 80) return s + ", ... (" + std::to_string(shape.size()) + " dimensions)]";
+    s += (i ? ", " : "") + std::to_string(shape[i]);
+  }
+  return s + "]";
 }
 
 std::string unsupported_dtype(const std::string& name, const std::string& dtype) {
@@ -193,9 +211,15 @@ std::string unsupported_dtype(const std::string& name, const std::string& dtype)
 std::vector<float> SafeTensorsFile::to_f32(const std::string& name) const {
   const SafeTensor& t = get(name);
   if (!is_float_dtype(t.dtype)) throw Error(path_ + ": " + unsupported_dtype(name, t.dtype));
-  const uint8_t* p = bytes_.data() + data_start_ + t.offset;
+  const uint8_t* p = data_ + data_start_ + t.offset;
   const size_t n = size_t(t.bytes / dtype_bytes(t.dtype));
-  std::vector<float> out(n);
+  std::vector<float> out;
+  try {
+    out.resize(n);
+  } catch (const std::bad_alloc&) {
+    throw Error(path_ + ": tensor \"" + printable(name) + "\": no host memory for its " + std::to_string(n) +
+                " values in fp32");
+  }
   // The format is little-endian, as is every host vkformer runs on.
   if (t.dtype == "F32") {
     if (n) std::memcpy(out.data(), p, n * 4);
@@ -207,6 +231,7 @@ std::vector<float> SafeTensorsFile::to_f32(const std::string& name) const {
       std::memcpy(&out[i], &bits, 4);
     }
   }
+  release(p, t.bytes);
   return out;
 }
 

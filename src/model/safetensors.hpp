@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -21,10 +22,14 @@ struct SafeTensor {
 inline bool is_float_dtype(const std::string& dtype) {
   return dtype == "F32" || dtype == "F16" || dtype == "BF16";
 }
+/// "[2, 3]", cut short past 80 characters (a file may give a million dimensions).
+std::string shape_string(const std::vector<int64_t>& shape);
 /// The message for a tensor of another dtype asked for as a weight.
 std::string unsupported_dtype(const std::string& name, const std::string& dtype);
 
-/// A whole safetensors file, read and checked at open.
+/// A safetensors file, mapped read-only and checked at open: the header is
+/// checked against the file size before any tensor byte is touched, and the
+/// data is read from the mapping tensor by tensor (never the whole file copied).
 class SafeTensorsFile {
  public:
   /// @throws vkf::Error naming the file and what is wrong with it (truncated,
@@ -38,20 +43,27 @@ class SafeTensorsFile {
   const std::string& path() const { return path_; }
   const std::map<std::string, SafeTensor>& tensors() const { return tensors_; }
   bool has(const std::string& name) const { return tensors_.count(name) != 0; }
-  /// The tensor converted to fp32.
-  /// @throws vkf::Error if the tensor is missing or its dtype is not F32, F16 or BF16.
+  /// The tensor converted to fp32. The mapped pages it was read from are then
+  /// released, so that loading a model never holds the whole file in memory.
+  /// @throws vkf::Error if the tensor is missing, its dtype is not F32, F16 or
+  /// BF16, or there is no host memory for it.
   std::vector<float> to_f32(const std::string& name) const;
   const SafeTensor& get(const std::string& name) const;
 
  private:
   SafeTensorsFile() = default;
-  /// Checks bytes_ (the whole file) and fills tensors_ and data_start_.
+  /// Drops the mapped pages of [p, p + bytes) from memory (the file keeps them).
+  void release(const uint8_t* p, uint64_t bytes) const;
+  /// Checks the file (data_, size_) and fills tensors_ and data_start_.
   void parse();
 
   std::string path_;
   std::map<std::string, SafeTensor> tensors_;
-  std::vector<uint8_t> bytes_;  ///< the whole file
-  uint64_t data_start_ = 0;     ///< where the data section begins in bytes_
+  std::shared_ptr<const void> storage_;  ///< owns the mapping (or from_memory's bytes)
+  const uint8_t* data_ = nullptr;        ///< the whole file
+  uint64_t size_ = 0;
+  bool mapped_ = false;
+  uint64_t data_start_ = 0;              ///< where the data section begins in data_
 };
 
 }  // namespace vkf

@@ -4,6 +4,7 @@
 // {"tensor name": "model-00001-of-00002.safetensors", ...}} beside its shards.
 // As in transformers, model.safetensors wins when both are there, and each
 // shard is read whole.
+#include "io/read_file.hpp"
 #include "model/tensor_files.hpp"
 
 #include <filesystem>
@@ -29,12 +30,9 @@ bool is_index(const std::string& path) {
 }
 
 json read_index(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(path + ": cannot open the index of the sharded checkpoint (missing or unreadable)");
-  std::stringstream text;
-  text << in.rdbuf();
+  const std::string text = io::read_file(path, "the index of the sharded checkpoint");
   try {
-    return json::parse(text.str());
+    return json::parse(text);
   } catch (const json::exception& e) {
     throw Error(path + ": not valid JSON: " + json_error_text(e));
   }

@@ -3,6 +3,8 @@
 // memory left, and only then does it run again to upload.
 #include "model/weights.hpp"
 
+#include <new>
+
 #include "families/family.hpp"
 #include "model/loader.hpp"
 #include "vk/context_impl.hpp"
@@ -24,9 +26,17 @@ std::unique_ptr<ModelWeights> load_weights(Context& ctx, const ModelConfig& cfg,
     throw VulkanError(VK_ERROR_OUT_OF_DEVICE_MEMORY,
                       "out of device memory: the weights need " + format_bytes(plan.planned()) + " in " +
                           dtype_name(dtype) + ", more than the device can give: " + mem.describe());
+  // Memory first (a table too big for the device says so), then what one binding covers.
+  if (!plan.binding_error().empty()) throw Error(plan.binding_error());
   std::vector<std::string> warnings;
   Loader L(&ctx, files, dtype, false, &warnings);
-  auto w = family.build_weights(L, cfg);
+  std::unique_ptr<ModelWeights> w;
+  try {
+    w = family.build_weights(L, cfg);
+  } catch (const std::bad_alloc&) {  // host tables (sinusoids, conversions) under a memory limit
+    throw Error(files.path() + ": out of host memory while converting and uploading the weights (" +
+                format_bytes(plan.planned()) + " on the device)");
+  }
   L.warn_unused();
   w->warnings = std::move(warnings);
   return w;

@@ -7,6 +7,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "io/read_file.hpp"
+#include "model/json_text.hpp"
 #include "vkformer/session.hpp"
 
 namespace vkf {
@@ -24,7 +26,7 @@ class Reader {
     return it == j_.end() || it->is_null() ? nullptr : &*it;
   }
   Error bad(const char* key, const char* expected) const {
-    return Error(path_ + ": \"" + key + "\" must be " + expected + ", got " + get(key)->dump());
+    return Error(path_ + ": \"" + key + "\" must be " + expected + ", got " + brief_json(*get(key)));
   }
   void boolean(const char* key, bool& out) const {
     if (const json* v = get(key)) {
@@ -105,15 +107,12 @@ class Reader {
 };
 
 json read_json_object(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(path + ": cannot be read");
-  std::stringstream text;
-  text << in.rdbuf();
+  const std::string text = io::read_file(path, "the generation config");
   json j;
   try {
-    j = json::parse(text.str());
+    j = json::parse(text);
   } catch (const json::exception& e) {
-    throw Error(path + ": not valid JSON (" + e.what() + ")");
+    throw Error(path + ": not valid JSON: " + json_error_text(e));
   }
   if (!j.is_object()) throw Error(path + ": must be a JSON object");
   return j;

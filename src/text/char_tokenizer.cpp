@@ -3,6 +3,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "model/json_text.hpp"
 #include "text/utf8.hpp"
 #include "vkformer/tensor.hpp"
 
@@ -27,7 +28,7 @@ class CharTokenizer final : public Tokenizer {
       const auto& v = field(name);
       if (!v.is_number_integer() || v.get<int64_t>() < 0 || v.get<int64_t>() >= n)
         throw Error(file + ": field \"" + name + "\" must be an integer id in [0, " + std::to_string(n) +
-                    "), got " + v.dump());
+                    "), got " + brief_json(v));
       return int32_t(v.get<int64_t>());
     };
     pad_ = special("pad_id");
@@ -37,16 +38,20 @@ class CharTokenizer final : public Tokenizer {
     if (pad_ == bos_ || pad_ == eos_ || pad_ == unk_ || bos_ == eos_ || bos_ == unk_ || eos_ == unk_)
       throw Error(file + ": fields \"pad_id\", \"bos_id\", \"eos_id\", \"unk_id\" must be four different ids");
     chars_.assign(size_t(n), 0);
+    names_.assign(size_t(n), std::string());
     for (int32_t id = 0; id < n; ++id) {
       const auto& e = vocab[size_t(id)];
       const std::string where = file + ": \"vocab\"[" + std::to_string(id) + "]";
-      if (!e.is_string()) throw Error(where + " must be a string, got " + e.dump());
-      if (is_special(id)) continue;  // its text is only a name, e.g. "<pad>"
+      if (!e.is_string()) throw Error(where + " must be a string, got " + brief_json(e));
+      if (is_special(id)) {  // its text is only a name, e.g. "<pad>"
+        names_[size_t(id)] = e.get<std::string>();
+        continue;
+      }
       const auto cps = decode_utf8(e.get_ref<const std::string&>(), where);
       if (cps.size() != 1)
-        throw Error(where + " must be exactly one character, got " + e.dump());
+        throw Error(where + " must be exactly one character, got " + brief_json(e));
       if (!ids_.emplace(cps[0], id).second)
-        throw Error(where + " " + e.dump() + " is already id " + std::to_string(ids_[cps[0]]));
+        throw Error(where + " " + brief_json(e) + " is already id " + std::to_string(ids_[cps[0]]));
       chars_[size_t(id)] = cps[0];
     }
   }
@@ -75,11 +80,28 @@ class CharTokenizer final : public Tokenizer {
 
   uint32_t vocab_size() const override { return uint32_t(chars_.size()); }
 
+  std::optional<std::string> special_token(std::string_view role) const override {
+    for (const auto& [name, id] : {std::pair{"pad_token", pad_}, {"bos_token", bos_}, {"eos_token", eos_},
+                                   {"unk_token", unk_}})
+      if (role == name) return names_[size_t(id)];
+    return std::nullopt;
+  }
+  std::optional<int32_t> token_to_id(std::string_view token) const override {
+    for (int32_t id : {pad_, bos_, eos_, unk_})
+      if (token == names_[size_t(id)]) return id;
+    const auto cps = decode_utf8(token, "token_to_id");
+    if (cps.size() != 1) return std::nullopt;
+    auto it = ids_.find(cps[0]);
+    if (it == ids_.end()) return std::nullopt;
+    return it->second;
+  }
+
  private:
   bool is_special(int32_t id) const { return id == pad_ || id == bos_ || id == eos_ || id == unk_; }
 
   int32_t pad_ = 0, bos_ = 0, eos_ = 0, unk_ = 0;
   std::vector<uint32_t> chars_;                 // id -> code point (0 for the special ids)
+  std::vector<std::string> names_;              // id -> the special ids' names ("<pad>"), else ""
   std::unordered_map<uint32_t, int32_t> ids_;   // code point -> id
 };
 

@@ -11,6 +11,7 @@
 //    clean_up_tokenization when tokenizer_config.json says so (HF's default: yes).
 // Moses punctuation normalization is not applied: transformers applies it only
 // in prepare_seq2seq_batch, and only with sacremoses installed.
+#include "io/read_file.hpp"
 #include "text/marian_tokenizer.hpp"
 
 #include <nlohmann/json.hpp>
@@ -31,16 +32,16 @@ namespace {
 using json = nlohmann::json;
 
 std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(path + ": cannot open (a Marian tokenizer needs source.spm, target.spm and vocab.json)");
-  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  if (!io::exists(path))
+    throw Error(path + ": cannot open (a Marian tokenizer needs source.spm, target.spm and vocab.json)");
+  return io::read_file(path, "a Marian tokenizer file");
 }
 
 json read_json(const std::string& path) {
   try {
     return json::parse(read_file(path));
   } catch (const json::exception& e) {
-    throw Error(path + ": not valid JSON (" + e.what() + ")");
+    throw Error(path + ": not valid JSON: " + json_error_text(e));
   }
 }
 
@@ -237,10 +238,9 @@ class MarianTokenizer final : public Tokenizer {
 bool is_marian_dir(const std::string& dir) {
   std::error_code ec;
   if (std::filesystem::exists(dir + "/source.spm", ec)) return true;
-  std::ifstream in(dir + "/tokenizer_config.json", std::ios::binary);
-  if (!in) return false;
-  const json j = json::parse(std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()), nullptr,
-                             false);
+  const auto text = io::read_file_if_present(dir + "/tokenizer_config.json", "the tokenizer config");
+  if (!text) return false;
+  const json j = json::parse(*text, nullptr, false);
   return j.is_object() && j.value("tokenizer_class", json()).is_string() &&
          j["tokenizer_class"].get<std::string>() == "MarianTokenizer";
 }

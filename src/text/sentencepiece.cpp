@@ -11,6 +11,8 @@
 #include <cmath>
 #include <unordered_map>
 
+#include "model/json_text.hpp"
+#include "text/trie_links.hpp"
 #include "text/utf8.hpp"
 #include "vkformer/tensor.hpp"  // vkf::Error
 
@@ -81,6 +83,7 @@ class SentencePieceUnigram final : public Tokenizer {
   std::vector<uint32_t> utf16_len_;  ///< JS .length of each piece: the backtracking step
   std::vector<Node> nodes_{1};       ///< the trie; node 0 is the root
   std::unordered_map<uint64_t, int32_t> edges_;
+  TrieLinks links_;  ///< suffix links: every piece ending at a position in one pass
   int32_t unk_ = 0, reserved_ = 0;
 };
 
@@ -91,7 +94,7 @@ SentencePieceUnigram::SentencePieceUnigram(const nlohmann::json& j, const std::s
     return *it;
   };
   const nlohmann::json& normalizer = field("normalizer");
-  if (normalizer != "nfkc") throw Error(file + ": \"normalizer\" must be \"nfkc\", got " + normalizer.dump());
+  if (normalizer != "nfkc") throw Error(file + ": \"normalizer\" must be \"nfkc\", got " + brief_json(normalizer));
   const nlohmann::json& pieces = field("pieces");
   if (!pieces.is_array() || pieces.empty())
     throw Error(file + ": \"pieces\" must be a non-empty array of [piece, score]");
@@ -101,7 +104,7 @@ SentencePieceUnigram::SentencePieceUnigram(const nlohmann::json& j, const std::s
     const nlohmann::json& v = field(name);
     if (!v.is_number_integer() || v.get<int64_t>() < lo || v.get<int64_t>() > hi)
       throw Error(file + ": \"" + name + "\" must be an integer in [" + std::to_string(lo) + ", " +
-                  std::to_string(hi) + "], got " + v.dump());
+                  std::to_string(hi) + "], got " + brief_json(v));
     return int32_t(v.get<int64_t>());
   };
   unk_ = int_field("unk_id", 0, n - 1);
@@ -114,9 +117,8 @@ SentencePieceUnigram::SentencePieceUnigram(const nlohmann::json& j, const std::s
     // A null score is what the package's vocab.json has for ":" and a few others;
     // in JS null + x == x, so it counts as 0.
     if (!p.is_array() || p.size() != 2 || !p[0].is_string() || !(p[1].is_number() || p[1].is_null())) {
-      std::string got = p.dump();
-      if (got.size() > 60) got = got.substr(0, 57) + "...";
-      throw Error(file + ": \"pieces\"[" + std::to_string(i) + "] must be [string, number], got " + got);
+      throw Error(file + ": \"pieces\"[" + std::to_string(i) + "] must be [string, number], got " +
+                  brief_json(p, 60));
     }
     const double score = p[1].is_null() ? 0.0 : p[1].get<double>();
     if (!std::isfinite(score))
@@ -133,6 +135,11 @@ SentencePieceUnigram::SentencePieceUnigram(const nlohmann::json& j, const std::s
   // Backtracking steps back by the JS length of the chosen piece; unknowns are unk_id.
   if (utf16_len_[unk_] == 0)
     throw Error(file + ": \"pieces\"[" + std::to_string(unk_) + "] (the unk_id piece) must not be empty");
+  std::vector<std::pair<int32_t, std::pair<uint32_t, int32_t>>> edges;
+  edges.reserve(edges_.size());
+  for (const auto& [key, to] : edges_) edges.push_back({int32_t(key >> 21), {uint32_t(key & 0x1FFFFF), to}});
+  links_.build(nodes_.size(), edges, [this](int32_t node, uint32_t c) { return child(node, char32_t(c)); },
+               [this](int32_t node) { return nodes_[size_t(node)].end; });
 }
 
 void SentencePieceUnigram::insert(const std::u32string& piece, double score, int32_t id) {
@@ -165,23 +172,23 @@ std::vector<int32_t> SentencePieceUnigram::encode(std::string_view text) const {
     }
   };
   // The package gathers all edges first and then relaxes them by end position and
-  // ascending start; relaxing here by ascending start gives each end position the same
-  // edges in the same order, and best[start] is final when its edges are relaxed.
-  for (size_t i = 0; i < n; ++i) {
-    bool matched = false;
-    int32_t node = 0;
-    for (size_t k = i; k < n; ++k) {
-      node = child(node, sym[k]);
-      if (node < 0) break;
-      if (nodes_[node].end) {
-        relax(i, k + 1, nodes_[node].score, nodes_[node].id);
-        matched = true;
-      }
-    }
-    // No piece starts here: one unknown symbol scoring 0. (When only longer pieces
-    // match, there is no one-symbol edge at all, and i + 1 may stay unreached.)
-    if (!matched) relax(i, i + 1, 0.0, unk_);
-  }
+  // ascending start, which the trie's suffix links give directly (best[start] is
+  // final when an edge from it is relaxed). An unknown symbol scoring 0 is the edge
+  // (i, i + 1) when no piece starts at i, so the starts are found in a first pass.
+  // (When only longer pieces match at i, there is no one-symbol edge at all, and
+  // i + 1 may stay unreached.)
+  auto child_of = [this](int32_t node, uint32_t c) { return child(node, char32_t(c)); };
+  std::vector<uint8_t> matched(n, 0);
+  links_.scan(sym.data(), n, child_of,
+              [&](size_t end, int32_t node) { matched[end - size_t(links_.depth[size_t(node)])] = 1; });
+  size_t done = 0;  // the starts before this have had their unknown edge considered
+  links_.scan(sym.data(), n, child_of, [&](size_t end, int32_t node) {
+    for (; done + 1 < end; ++done)
+      if (!matched[done]) relax(done, done + 1, 0.0, unk_);
+    relax(end - size_t(links_.depth[size_t(node)]), end, nodes_[node].score, nodes_[node].id);
+  });
+  for (; done < n; ++done)
+    if (!matched[done]) relax(done, done + 1, 0.0, unk_);
   // Walk back by the UTF-16 length of each piece, as the package does (a piece outside
   // the BMP steps back further than the symbols it covered), merging runs of unknowns.
   std::vector<int32_t> out;

@@ -1,5 +1,6 @@
 // Tokenizer::load: the project's own tokenizer.json kinds by "type", else a Hugging
 // Face tokenizer (src/text/hf); and the defaults of the newer virtuals.
+#include "io/read_file.hpp"
 #include "vkformer/tokenizer.hpp"
 
 #include <nlohmann/json.hpp>
@@ -23,17 +24,16 @@ namespace vkf {
 
 std::unique_ptr<Tokenizer> Tokenizer::load(const std::string& dir) {
   const std::string file = dir + "/tokenizer.json";
-  std::ifstream in(file, std::ios::binary);
-  if (!in && text::is_marian_dir(dir)) return text::load_marian(dir);  // OPUS-MT: source.spm + vocab.json
-  if (!in) {
+  const bool present = io::exists(file);
+  if (!present && text::is_marian_dir(dir)) return text::load_marian(dir);  // OPUS-MT: source.spm + vocab.json
+  if (!present) {
     std::error_code ec;
     if (std::filesystem::exists(dir + "/vocab.txt", ec) || std::filesystem::exists(dir + "/vocab.json", ec))
       return text::hf::load_hf_dir(dir, nullptr);
     throw Error(file + ": cannot open (the model directory needs a tokenizer.json, or vocab.txt, or vocab.json + "
                 "merges.txt, see docs/tokenizer.md)");
   }
-  const nlohmann::json j =
-      text::hf::parse_json(file, std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()));
+  const nlohmann::json j = text::hf::parse_json(file, io::read_file(file, "the tokenizer"));
   if (!j.is_object()) throw Error(file + ": must be a JSON object, got " + std::string(j.type_name()));
   if (text::hf::is_hf_tokenizer_json(j)) return text::hf::load_hf_dir(dir, &j);
   static const char* kKnown = "\"char\", \"sentencepiece_unigram\"; or HF's format with a \"model\" object";

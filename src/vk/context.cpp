@@ -262,6 +262,7 @@ uint32_t Context::queue_family_index() const { return impl_->queue_family; }
 bool Context::host_mapped() const { return impl_->memory->direct_mapped(); }
 bool Context::validation_enabled() const { return impl_->inst.validation; }
 std::string Context::pipeline_cache_file() const { return impl_->pipelines->cache_file(); }
+std::string Context::pipeline_cache_warning() const { return impl_->pipelines->cache_warning(); }
 
 MemoryReport Context::memory_report() const {
   const MemoryPool::Usage u = impl_->memory->usage();

@@ -4,10 +4,13 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
-#include <iterator>
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
+#include <cerrno>
+
+#include "io/read_file.hpp"
 #include "vk/check.hpp"
 #include "vk/shader_registry.hpp"
 #include "vk/spirv_reflect.hpp"
@@ -52,9 +55,7 @@ Pipelines::Pipelines(VkDevice device, const Capabilities& caps, const std::strin
     char uuid[33];
     for (int i = 0; i < 16; ++i) std::snprintf(uuid + 2 * i, 3, "%02x", caps.pipeline_cache_uuid[i]);
     cache_file_ = dir + "/pipelines-" + uuid + "-" + std::to_string(caps.driver_version) + ".bin";
-    std::ifstream in(cache_file_, std::ios::binary);
-    if (in) data.assign(std::istreambuf_iterator<char>(in), {});
-    if (!header_matches(data, caps)) data.clear();
+    data = read_cache(cache_file_, caps);
   }
   VkPipelineCacheCreateInfo ci{VK_STRUCTURE_TYPE_PIPELINE_CACHE_CREATE_INFO};
   ci.initialDataSize = data.size();
@@ -84,15 +85,46 @@ void Pipelines::save() {
   std::vector<char> data(n);
   VKF_CHECK(vkGetPipelineCacheData(device_, cache_, &n, data.data()));
   make_dirs(cache_file_.substr(0, cache_file_.rfind('/')));
-  // Write then rename, so a concurrent process never reads half a file.
-  std::string tmp = cache_file_ + ".tmp" + std::to_string(reinterpret_cast<uintptr_t>(this));
-  {
-    std::ofstream out(tmp, std::ios::binary);
-    if (!out) return;
-    out.write(data.data(), std::streamsize(n));
-    if (!out) return;
+  write_cache(cache_file_, data.data(), n);
+}
+
+std::vector<char> Pipelines::read_cache(const std::string& file, const Capabilities& caps) {
+  if (!io::exists(file)) return {};
+  std::string bytes;
+  try {
+    bytes = io::read_file(file, "the pipeline cache", kMaxCacheBytes);
+  } catch (const Error& e) {
+    // A directory, FIFO or unreadable file there: run without the cache, and never
+    // write over it (save() does nothing once cache_file_ is empty).
+    cache_warning_ = std::string(e.what()) + "; running without the pipeline cache";
+    cache_file_.clear();
+    return {};
   }
-  std::rename(tmp.c_str(), cache_file_.c_str());
+  std::vector<char> data(bytes.begin(), bytes.end());
+  if (!header_matches(data, caps)) data.clear();  // another driver's, or garbage: replaced on save
+  return data;
+}
+
+void Pipelines::write_cache(const std::string& file, const char* data, size_t n) {
+  // Only a regular file (or nothing) is replaced; a symlink, directory or device
+  // at the path is left alone.
+  struct stat st {};
+  if (::lstat(file.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) return;
+  // Write a fresh temporary (O_EXCL: never through an existing name), then
+  // rename, so a concurrent process never reads half a file.
+  const std::string tmp = file + ".tmp" + std::to_string(::getpid()) + "-" +
+                          std::to_string(reinterpret_cast<uintptr_t>(this));
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
+  if (fd < 0) return;
+  bool ok = true;
+  for (size_t done = 0; ok && done < n;) {
+    const ssize_t w = ::write(fd, data + done, n - done);
+    if (w < 0 && errno == EINTR) continue;
+    ok = w > 0;
+    if (ok) done += size_t(w);
+  }
+  ok = ::close(fd) == 0 && ok;
+  if (!ok || std::rename(tmp.c_str(), file.c_str()) != 0) ::unlink(tmp.c_str());
 }
 
 const SpirvBlob& Pipelines::blob(const std::string& shader) {

@@ -45,6 +45,9 @@ class Pipelines {
   /// The on-disk cache file (keyed by pipeline-cache UUID and driver version);
   /// empty when caching is off. Other per-device caches live next to it.
   const std::string& cache_file() const { return cache_file_; }
+  /// Why the on-disk cache is not used (something other than a regular file at
+  /// its path, or an unreadable file), or empty.
+  const std::string& cache_warning() const { return cache_warning_; }
 
  private:
   VkShaderModule module(const std::string& shader);
@@ -52,11 +55,18 @@ class Pipelines {
   static const SpirvBlob& blob(const std::string& shader);
   /// Throws unless the variant stays within the (profile-clamped) capabilities.
   void check_limits(const std::string& shader, const std::vector<uint32_t>& spec, Pipeline& p);
+  /// The cache file's data when it is this device's; on a file that cannot be
+  /// read, sets cache_warning_ and turns the cache off.
+  std::vector<char> read_cache(const std::string& file, const Capabilities& caps);
+  /// Replaces `file` (only a regular file or nothing) atomically; failures are ignored.
+  void write_cache(const std::string& file, const char* data, size_t n);
+  static constexpr uint64_t kMaxCacheBytes = 1ull << 30;
   VkDevice device_;
   const VkAllocationCallbacks* alloc_;
   std::mutex mu_;  ///< get() may be called from several threads
   const Capabilities& caps_;
   std::string cache_file_;
+  std::string cache_warning_;
   VkPipelineCache cache_ = VK_NULL_HANDLE;
   std::map<std::string, VkShaderModule> modules_;
   std::map<std::pair<uint32_t, uint32_t>, std::pair<VkDescriptorSetLayout, VkPipelineLayout>> layouts_;

@@ -23,6 +23,7 @@ int run_translate(const ContextOptions& ctx_opts, const TranslateOptions& o) {
     throw Error("the tokenizer of " + o.model_dir + " has " + std::to_string(tok->vocab_size()) +
                 " ids, but config.json has a source vocabulary of " + std::to_string(cfg.src_vocab_size) +
                 " and a target vocabulary of " + std::to_string(cfg.tgt_vocab_size));
+  check_special_ids(cfg, *tok, o.model_dir);
   const Precision precision = parse_precision(o.precision);
   GenerateOptions g = read_generation_config(o.model_dir);
   if (o.beam > 0) g.beam = o.beam;

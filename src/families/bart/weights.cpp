@@ -40,6 +40,7 @@ std::string first_present(const Loader& L, const std::vector<std::string>& names
 /// position + 2 (HF's BartLearnedPositionalEmbedding offset); the first 2 rows are never read.
 Tensor learned_positions(Loader& L, const std::string& name, const ModelConfig& c, const std::string& why) {
   const int64_t rows = int64_t(c.max_positions) + 2, d = c.d_model;
+  L.check_position_table(c, d);  // the rows bound are max_position_embeddings
   const std::vector<float> t = L.fetch(name, {rows, d}, "[max_position_embeddings + 2, d_model]", why);
   return L.upload_part({rows - 2, d}, t, size_t(2 * d), t.size(), name + " (rows 2...)");
 }

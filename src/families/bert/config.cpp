@@ -1,6 +1,7 @@
 // config.json as Hugging Face writes it for BERT, RoBERTa, XLM-RoBERTa and
 // DistilBERT. HF leaves out keys equal to their defaults, so a missing key
 // takes the default of the model's config class, as transformers does.
+#include "io/read_file.hpp"
 #include "families/bert/config.hpp"
 
 #include <filesystem>
@@ -91,12 +92,9 @@ void read_labels(const ConfigReader& r, BertConfig& b) {
 }
 
 json read_json(const fs::path& p, const std::string& why) {
-  std::error_code ec;
-  if (fs::is_directory(p, ec)) throw Error(p.string() + ": is a directory, expected a JSON file (" + why + ")");
-  std::ifstream in(p, std::ios::binary);
-  if (!in) throw Error(p.string() + ": cannot open (" + why + ")");
+  const std::string text = io::read_file(p.string(), why);
   try {
-    return json::parse(in);
+    return json::parse(text);
   } catch (const json::exception& e) {
     throw Error(p.string() + ": not valid JSON: " + json_error_text(e));
   }

@@ -76,6 +76,7 @@ std::unique_ptr<ModelWeights> BertFamily::build_weights(Loader& L, const ModelCo
   auto w = std::make_unique<BertWeights>();
   const std::string e = prefix + "embeddings.";
   w->word = L.load(e + "word_embeddings.weight", {c.src_vocab_size, d}, "[vocab_size, hidden_size]", why);
+  L.check_position_table(c, d);
   w->position = L.load(e + "position_embeddings.weight", {c.max_positions, d},
                        "[max_position_embeddings, hidden_size]", why);
   if (b.type_vocab_size > 0)

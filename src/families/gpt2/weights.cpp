@@ -31,6 +31,7 @@ std::unique_ptr<ModelWeights> Gpt2Family::build_weights(Loader& L, const ModelCo
   const std::string p = L.has("transformer.wte.weight") ? "transformer." : "";
   auto w = std::make_unique<TransformerWeights>();
   w->src_embed = L.load(p + "wte.weight", {V, d}, "[vocab_size, n_embd]", why);
+  L.check_position_table(c, d);
   w->src_pos = L.load(p + "wpe.weight", {c.max_positions, d}, "[n_positions, n_embd]", why);
   for (uint32_t i = 0; i < c.encoder_layers; ++i) {
     const std::string h = p + "h." + std::to_string(i) + ".";

@@ -15,6 +15,7 @@ const TransformerWeights& transformer_weights(const Model& m) {
 }
 
 Tensor position_table(Loader& L, const ModelConfig& cfg) {
+  L.check_position_table(cfg, cfg.d_model);
   const bool halves = cfg.positional_encoding == PositionalEncoding::SinusoidalHalves;
   std::vector<float> table;
   if (L.uploads())
@@ -41,6 +42,7 @@ std::unique_ptr<ModelWeights> TransformerFamily::build_weights(Loader& L, const 
   switch (cfg.positional_encoding) {
     case PositionalEncoding::Learned: {
       const std::string why = "positional_encoding is \"learned\"";
+      L.check_position_table(cfg, d);
       w->src_pos = L.load("src_pos.weight", {cfg.max_positions, d}, "[max_positions, d_model]", why);
       if (encdec)
         w->tgt_pos = L.load("tgt_pos.weight", {cfg.max_positions, d}, "[max_positions, d_model]", why);

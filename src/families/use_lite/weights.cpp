@@ -16,6 +16,7 @@ std::unique_ptr<ModelWeights> UseLiteFamily::build_weights(Loader& L, const Mode
   // The timing table stays f32 in either precision: fp16 would cost ~1e-3 on
   // values up to 1, and it is only read once per token.
   const auto freqs = L.fetch("timing.inv_timescales", {e / 2}, "[embed_dim / 2]", why);
+  L.check_position_table(cfg, e, DType::F32);
   w->timing = L.upload({cfg.max_positions, e},
                        !L.uploads() ? std::vector<float>{} : concat_sinusoidal_table(cfg.max_positions, freqs),
                        "timing signal table", DType::F32);

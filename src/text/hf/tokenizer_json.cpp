@@ -2,6 +2,7 @@
 #include <fstream>
 #include <iterator>
 
+#include "io/read_file.hpp"
 #include "model/json_text.hpp"
 #include "text/hf/hf_tokenizer.hpp"
 #include "text/hf/unicode.hpp"
@@ -63,9 +64,9 @@ namespace {
 
 /// DIR/NAME parsed, or null when there is no such file.
 nlohmann::json read_json(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return nullptr;
-  return parse_json(path, std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()));
+  const auto text = io::read_file_if_present(path, "the tokenizer config");
+  if (!text) return nullptr;
+  return parse_json(path, *text);
 }
 
 }  // namespace
@@ -91,7 +92,7 @@ std::unique_ptr<Tokenizer> load_hf_dir(const std::string& dir, const nlohmann::j
   const nlohmann::json map = read_json(dir + "/special_tokens_map.json");
   if (config.is_null() && map.is_object()) config = nlohmann::json::object();
   Parts p = j ? parse_tokenizer_json(*j, dir + "/tokenizer.json") : build_from_vocab_files(dir, config);
-  if (map.is_object()) apply_tokenizer_config(p, map, dir + "/special_tokens_map.json");
+  if (!map.is_null()) apply_tokenizer_config(p, map, dir + "/special_tokens_map.json");  // not an object: an error
   apply_tokenizer_config(p, config, config_file);
   return make_tokenizer(std::move(p));
 }

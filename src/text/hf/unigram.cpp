@@ -11,6 +11,7 @@
 
 #include "text/hf/models.hpp"
 #include "text/hf/unicode.hpp"
+#include "text/trie_links.hpp"
 #include "vkformer/tensor.hpp"  // vkf::Error
 
 namespace vkf::text::hf {
@@ -70,6 +71,11 @@ class Unigram final : public Model {
       min_score_ = std::min(min_score_, score);
       insert(piece, int32_t(i));
     }
+    std::vector<std::pair<int32_t, std::pair<uint32_t, int32_t>>> edges;
+    edges.reserve(edges_.size());
+    for (const auto& [key, to] : edges_) edges.push_back({int32_t(key >> 8), {uint32_t(key & 0xFF), to}});
+    links_.build(node_id_.size(), edges, [this](int32_t node, uint32_t b) { return child(node, uint8_t(b)); },
+                 [this](int32_t node) { return node_id_[size_t(node)] >= 0; });
   }
 
   void tokenize(const std::string& word, std::vector<Token>& out, WordCache& cache) const override {
@@ -117,44 +123,51 @@ class Unigram final : public Model {
     const size_t n = s.size();
     std::vector<Node> best(n + 1);
     const double unk_score = min_score_ - 10.0;
-    for (size_t start = 0; start < n;) {
-      const double here = best[start].score;
-      const size_t mblen = utf8_length(uint8_t(s[start]));
-      bool single = false;
-      int32_t node = 0;
-      for (size_t k = start; k < n; ++k) {
-        node = child(node, uint8_t(s[k]));
-        if (node < 0) break;
-        const int32_t id = node_id_[size_t(node)];
-        if (id < 0) continue;
-        const double cand = scores_[size_t(id)] + here;
-        Node& t = best[k + 1];
-        if (t.start < 0 || cand > t.score) t = {id, cand, int64_t(start)};
-        if (k + 1 - start == mblen) single = true;
+    // Pieces by end position, each end's by ascending start (the suffix links), as
+    // HF's loop over starts relaxes each end's edges; best[start] is final when an
+    // edge from it is relaxed. A character no piece of exactly its length covers
+    // gets an unknown edge, the last one into its end.
+    auto unknown = [&](size_t start) {
+      if (!unk_) throw Error(where_ + ": the text has a character no piece covers, and unk_id is not set");
+      const double cand = unk_score + best[start].score;
+      Node& t = best[std::min(start + utf8_length(uint8_t(s[start])), n)];
+      if (t.start < 0 || cand > t.score) t = {*unk_, cand, int64_t(start)};
+    };
+    size_t next_char = 0;  // the next character start whose unknown edge is due
+    bool single = false;   // whether a piece covers the character at next_char exactly
+    auto flush = [&](size_t upto) {  // the unknown edges ending at or before `upto`
+      while (next_char < n && next_char + utf8_length(uint8_t(s[next_char])) <= upto) {
+        if (!single) unknown(next_char);
+        next_char += utf8_length(uint8_t(s[next_char]));
+        single = false;
       }
-      if (!single) {
-        if (!unk_) throw Error(where_ + ": the text has a character no piece covers, and unk_id is not set");
-        const double cand = unk_score + here;
-        Node& t = best[std::min(start + mblen, n)];
-        if (t.start < 0 || cand > t.score) t = {*unk_, cand, int64_t(start)};
-      }
-      start += mblen;
-    }
+    };
+    links_.scan(s.data(), n, [this](int32_t node, uint32_t b) { return child(node, uint8_t(b)); },
+                [&](size_t end, int32_t node) {
+                  flush(end - 1);
+                  const size_t start = end - size_t(links_.depth[size_t(node)]);
+                  const int32_t id = node_id_[size_t(node)];
+                  const double cand = scores_[size_t(id)] + best[start].score;
+                  Node& t = best[end];
+                  if (t.start < 0 || cand > t.score) t = {id, cand, int64_t(start)};
+                  if (start == next_char && end - start == utf8_length(uint8_t(s[start]))) single = true;
+                });
+    flush(n + 4);
     // Back from the end; runs of unknowns become one string.
     std::vector<std::string> strings;
-    std::string unk_run;
+    size_t unk_end = 0;  // the end of the run of unknowns being gathered, or 0
     for (size_t end = n; end > 0;) {
       const Node& nd = best[end];
       const size_t start = size_t(nd.start);
       if (unk_ && nd.id == *unk_) {
-        unk_run.insert(0, s, start, end - start);
+        if (!unk_end) unk_end = end;
       } else {
-        if (!unk_run.empty()) strings.push_back(std::move(unk_run)), unk_run.clear();
+        if (unk_end) strings.push_back(s.substr(end, unk_end - end)), unk_end = 0;
         strings.push_back(s.substr(start, end - start));
       }
       end = start;
     }
-    if (!unk_run.empty()) strings.push_back(std::move(unk_run));
+    if (unk_end) strings.push_back(s.substr(0, unk_end));
     std::vector<Token> out;
     for (auto it = strings.rbegin(); it != strings.rend(); ++it) {
       if (const auto id = token_to_id(*it)) {
@@ -187,6 +200,7 @@ class Unigram final : public Model {
   std::unordered_map<std::string, int32_t> ids_;
   std::unordered_map<uint64_t, int32_t> edges_;
   std::vector<int32_t> node_id_{-1};  ///< trie node -> id of the piece ending there, or -1
+  TrieLinks links_;                   ///< suffix links: every piece ending at a byte in one pass
   double min_score_ = std::numeric_limits<double>::infinity();
   std::optional<int32_t> unk_;
   bool byte_fallback_ = false;

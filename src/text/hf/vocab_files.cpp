@@ -6,6 +6,7 @@
 #include <fstream>
 #include <iterator>
 
+#include "io/read_file.hpp"
 #include "model/json_text.hpp"
 #include "text/hf/hf_tokenizer.hpp"
 #include "text/hf/models.hpp"
@@ -16,9 +17,7 @@ namespace vkf::text::hf {
 namespace {
 
 std::string slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(path + ": cannot open");
-  std::string s((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::string s = io::read_file(path, "the vocabulary");
   if (!valid_utf8(s)) throw Error(path + ": not valid UTF-8");
   return s;
 }
