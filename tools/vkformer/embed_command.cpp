@@ -12,7 +12,9 @@
 #include "model_commands.hpp"
 #include "encoder_input.hpp"
 #include "npy.hpp"
+#include "progress.hpp"
 #include "text_input.hpp"
+#include "usage_error.hpp"
 #include "vkformer/model.hpp"
 #include "vkformer/session.hpp"
 #include "vkformer/tokenizer.hpp"
@@ -37,6 +39,8 @@ std::string shorten(const std::string& s, size_t n) {
   }
   return out;
 }
+
+constexpr uint32_t kMaxTable = 16;  // beyond, an n x n table is no longer readable
 
 void print_similarities(const EmbedOutput& e, const std::vector<std::string>& labels) {
   std::printf("cosine similarity\n");
@@ -66,12 +70,13 @@ int run_embed(const ContextOptions& ctx_opts, const EmbedOptions& o) {
       o.ids.empty() || !o.sentences.empty() || !o.input.empty() ? read_texts(o.sentences, o.input)
                                                                  : std::vector<std::string>{};
   if (!sentences.empty() && !o.ids.empty())
-    throw Error("give sentences or --ids, not both (--ids bypasses the tokenizer)");
-  if (sentences.empty() && o.ids.empty()) throw Error("give at least one sentence (as arguments, --input FILE, stdin, or --ids)");
+    throw UsageError("give sentences or --ids, not both (--ids bypasses the tokenizer)");
+  if (sentences.empty() && o.ids.empty()) throw UsageError("give at least one sentence (as arguments, --input FILE, stdin, or --ids)");
   const Precision precision = parse_precision(o.precision);
 
-  if (o.repeat < 1) throw Error("--repeat must be at least 1");
-  if (o.batch_size < 1) throw Error("--batch-size must be at least 1");
+  if (o.repeat < 1) throw UsageError("--repeat must be at least 1");
+  if (o.batch_size < 1) throw UsageError("--batch-size must be at least 1");
+  if (o.out == "-" && o.json) throw UsageError("--out - and --json both write to stdout: choose one");
   RunOptions ro;
   ro.pooling = o.pooling;
   if (o.normalize) ro.normalize = 1;
@@ -95,9 +100,11 @@ int run_embed(const ContextOptions& ctx_opts, const EmbedOptions& o) {
   if (tokenizer) ids = encode_texts(*tokenizer, info, sentences);
   Session session(model);
   // One submission per batch of --batch-size texts.
+  Progress progress("embed", ids.size(), "texts");
   auto embed_all = [&] {
     EmbedOutput all;
     in_batches(ids.size(), o.batch_size, [&](size_t b0, size_t b1) {
+      progress.update(b0);
       EmbedOutput part = session.embed({ids.begin() + std::ptrdiff_t(b0), ids.begin() + std::ptrdiff_t(b1)}, ro);
       all.batch += part.batch;
       all.dim = part.dim;
@@ -128,8 +135,10 @@ int run_embed(const ContextOptions& ctx_opts, const EmbedOptions& o) {
       j["embeddings"].push_back(std::vector<float>(e.data.begin() + size_t(b) * e.dim,
                                                    e.data.begin() + size_t(b + 1) * e.dim));
     std::printf("%s\n", j.dump().c_str());
-  } else {
-    print_similarities(e, labels);
+  } else if (o.out != "-") {
+    if (e.batch <= kMaxTable) print_similarities(e, labels);
+    else std::printf("%u embeddings of %u floats; the similarity table is shown for up to %u texts (use --json or --out FILE.npy for the data)\n",
+                     e.batch, e.dim, kMaxTable);
   }
   if (o.profile) {
     // Timestamps serialize the dispatches, so each time is the kernel's own.

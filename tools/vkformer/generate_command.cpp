@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <memory>
@@ -86,6 +87,18 @@ int run_generate(const ContextOptions& ctx_opts, const GenerateCliOptions& o) {
 
   Context ctx(ctx_opts);
   auto model = load_model(ctx, o.model_dir, o.precision);
+  if (g.max_new_tokens == 0) {
+    // 0: no limit but the model's positions (as in translate).
+    const ModelConfig& cfg = model->config();
+    size_t longest = 0;
+    for (const Ids& s : src) longest = std::max(longest, s.size());
+    const size_t room = cfg.encoder_decoder() ? cfg.max_positions
+                                              : cfg.max_positions > longest ? cfg.max_positions - longest : 0;
+    if (room == 0)
+      throw Error("a prompt has " + std::to_string(longest) + " tokens: no room left in the model's max_positions " +
+                  std::to_string(cfg.max_positions));
+    g.max_new_tokens = uint32_t(room);
+  }
   Session session(model);
   std::vector<Ids> out = session.generate(src, g);
 
@@ -108,9 +121,12 @@ int run_generate(const ContextOptions& ctx_opts, const GenerateCliOptions& o) {
         std::printf("%s\n", texts[b].c_str());
         continue;
       }
+      // Ids as --src-ids takes them; with a tokenizer, their text (a JSON string) on the next line.
       std::string line;
       for (size_t i = 0; i < out[b].size(); ++i) line += (i ? "," : "") + std::to_string(out[b][i]);
       std::printf("%s\n", line.c_str());
+      if (tok)
+        std::printf("%s\n", nlohmann::json(texts[b]).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
     }
   }
   std::fflush(stdout);

@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <unistd.h>
 
+#include "usage_error.hpp"
 #include "vkformer/recorder.hpp"
 
 namespace vkf::tools {
@@ -13,6 +15,37 @@ double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   size_t n = v.size();
   return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+/// Refuses a shape before anything is allocated: a size of 0 or less is a
+/// usage error (it would divide by zero or wrap around); buffers that need more
+/// device memory than the device has, or more host memory than half of the
+/// machine's (the case keeps its inputs and the CPU reference on the host), is
+/// an input error. Tensors larger than one binding are fine: ops split them.
+void check_shape(const Context& ctx, const OpShape& s) {
+  const std::pair<const char*, int64_t> sizes[] = {
+      {"--m", s.m},           {"--n", s.n},         {"--k", s.k},         {"--batch", s.batch},
+      {"--heads", s.heads},   {"--head-dim", s.head_dim}, {"--q-len", s.q_len}, {"--kv-len", s.kv_len},
+      {"--topk", s.topk}};
+  for (const auto& [name, v] : sizes)
+    if (v < 1) throw UsageError(std::string(name) + " must be at least 1, got " + std::to_string(v));
+  // Every buffer an op of the registry makes is one of these products (in
+  // elements); long double, so that the products of huge sizes do not wrap.
+  const long double b = s.batch, h = s.heads, d = s.head_dim, q = s.q_len, kv = s.kv_len;
+  const long double buffers[] = {(long double)s.m * s.k, (long double)s.n * s.k, (long double)s.m * s.n,
+                                 b * h * q * d,          b * h * kv * d,          b * h * q * kv,
+                                 b * q * s.k,            b * kv * s.n};
+  long double bytes = 0;
+  for (long double n : buffers) bytes += n * 4;
+  const long double device = (long double)ctx.caps().device_local_bytes;
+  const long double host = (long double)sysconf(_SC_PHYS_PAGES) * sysconf(_SC_PAGESIZE);
+  auto mib = [](long double v) { return std::to_string((unsigned long long)std::min<long double>(v / (1 << 20), 1e18L)); };
+  if (device > 0 && bytes > device)
+    throw Error("the shape needs about " + mib(bytes) + " MiB of buffers, more than the device's " + mib(device) +
+                " MiB of memory");
+  if (host > 0 && bytes * 3 > host / 2)  // inputs, results read back, double-precision reference
+    throw Error("the shape needs about " + mib(bytes * 3) + " MiB of host memory, more than half of this machine's " +
+                mib(host) + " MiB");
 }
 
 }  // namespace
@@ -25,9 +58,11 @@ OpShape KernelOptions::resolved() const {
 }
 
 std::vector<KernelResult> run_kernel(Context& ctx, const KernelOptions& o) {
-  if (o.repeat < 1) throw Error("--repeat must be at least 1");
+  if (o.repeat < 1) throw UsageError("--repeat must be at least 1, got " + std::to_string(o.repeat));
+  if (o.warmup < 0) throw UsageError("--warmup must be at least 0, got " + std::to_string(o.warmup));
   if (!ctx.caps().timestamps) throw Error("the device has no timestamp queries on its compute queue");
   const OpDescriptor& d = op(o.op);
+  check_shape(ctx, o.resolved());
   const OpCase c = d.make_case(ctx, o.resolved());
   const std::string& op = o.op;
 

@@ -2,7 +2,10 @@
 #include <CLI/CLI.hpp>
 
 #include <chrono>
+#include <cmath>
 #include <cstdio>
+#include <cstdlib>
+#include <new>
 
 #include "bench_ops.hpp"
 #include "kernel_bench.hpp"
@@ -13,15 +16,52 @@
 #include "head_commands.hpp"
 #include "translate_command.hpp"
 #include "soak_command.hpp"
+#include "output_file.hpp"
 #include "serve/server.hpp"
+#include "usage_error.hpp"
 #include "vkformer/context.hpp"
 #include "vkformer/ops.hpp"
 #include "vkformer/recorder.hpp"
 
 
+namespace {
+
+// Every floating-point option: NaN and ±inf are usage errors (a NaN compares
+// false with every bound, so range checks alone would let it through).
+const CLI::Validator kFinite(
+    [](std::string& s) -> std::string {
+      char* end = nullptr;
+      const double v = std::strtod(s.c_str(), &end);
+      if (end != s.c_str() && *end == '\0' && !std::isfinite(v)) return "must be a finite number, got " + s;
+      return "";
+    },
+    "FINITE");
+
+/// Adds kFinite to every floating-point option of `app` and its subcommands.
+void require_finite_floats(CLI::App* app) {
+  for (CLI::Option* opt : app->get_options())
+    if (opt->get_type_name().find("FLOAT") != std::string::npos) opt->check(kFinite);
+  for (CLI::App* sub : app->get_subcommands([](CLI::App*) { return true; })) require_finite_floats(sub);
+}
+
+int run(int argc, char** argv);
+
+}  // namespace
+
 int main(int argc, char** argv) {
+  vkf::tools::install_output_cleanup();
+  const int rc = run(argc, argv);
+  const int out = vkf::tools::finish_stdout();
+  return rc ? rc : out;
+}
+
+namespace {
+
+int run(int argc, char** argv) {
   CLI::App app{"vkformer: Transformer inference in Vulkan compute shaders"};
   app.require_subcommand(1);
+  app.option_defaults()->always_capture_default();  // --help shows every default
+  app.set_version_flag("--version", std::string("vkformer ") + VKF_VERSION + " (" + VKF_GIT_REVISION + ")");
   app.fallthrough();  // --device and the other context options work after the subcommand too
   vkf::ContextOptions ctx_opts;
   app.add_option("--device", ctx_opts.device,
@@ -31,6 +71,8 @@ int main(int argc, char** argv) {
                  "commas (default: VKFORMER_DEVICE_PROFILE, else full)");
   app.add_flag("--no-subgroups", ctx_opts.disable_subgroups, "the same as adding no-subgroup to the profile");
   app.add_flag("--no-fp16", ctx_opts.disable_fp16, "the same as adding no-fp16 to the profile");
+  bool quiet = false;
+  app.add_flag("-q,--quiet", quiet, "do not print the device line on stderr");
   app.add_option("--max-dispatches-per-submit", ctx_opts.max_dispatches_per_submit,
                  "split longer recordings into several queue submissions (default: "
                  "VKFORMER_MAX_DISPATCHES_PER_SUBMIT, else never)");
@@ -144,7 +186,7 @@ int main(int argc, char** argv) {
   profile->add_option("--precision", po.precision, "weight storage: fp32 or fp16");
   profile->add_option("--batch", po.batch, "sequences");
   profile->add_option("--src-len", po.src_len, "source (or prompt) length");
-  profile->add_option("--tgt-len", po.tgt_len, "target length: the decode position measured");
+  profile->add_option("--tgt-len", po.tgt_len, "target length; the decode step is at its last position, tgt-len - 1 (decoder-only: at src-len + tgt-len)");
   profile->add_option("--repeat", po.repeat, "timed forward passes");
 
   vkf::tools::BenchModelOptions bmo;
@@ -156,7 +198,7 @@ int main(int argc, char** argv) {
   bench_model->add_option("--batch", bmo.batch, "sequences");
   bench_model->add_option("--src-len", bmo.src_len, "source (or prompt) length");
   bench_model->add_option("--tgt-len", bmo.tgt_len,
-                          "target length; the decode step is at position tgt-len (decoder-only: src-len + tgt-len, 0 allowed)");
+                          "target length; the decode step is at its last position, tgt-len - 1 (decoder-only: at src-len + tgt-len, 0 allowed)");
   bench_model->add_option("--repeat", bmo.repeat, "runs; figures are medians");
   bench_model->add_option("--json", bmo.json, "write the figures as JSON");
   bench_model->add_option("--svg", bmo.svg, "bar chart of the forward pass (and FILE-step.svg of the decode step)");
@@ -246,8 +288,35 @@ int main(int argc, char** argv) {
   serve->add_option("--max-tokens", sv.max_tokens, "largest max_tokens a completion may ask (default 512)");
   serve->add_option("--timeout-s", sv.timeout_s, "a request not answered within this gets 504 (default 600)");
 
-  CLI11_PARSE(app, argc, argv);
+  require_finite_floats(&app);
   try {
+    app.parse(argc, argv);
+  } catch (const CLI::Success& e) {  // --help, --version
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    // One line, and exit 2 for every usage error (CLI11's own codes are 104-114).
+    std::string what = e.what();
+    for (char& c : what)
+      if (c == '\n') c = ' ';
+    std::fprintf(stderr, "vkformer: error: %s (see vkformer --help)\n", what.c_str());
+    return 2;
+  }
+  if (quiet) ctx_opts.verbose = false;
+  try {
+    // What each command reads may not be overwritten by what it writes.
+    for (const std::string& p : {mo.model_dir, go.model_dir, go.input, po.model_dir, bmo.model_dir, tko.model_dir,
+                                 tko.input, eo.model_dir, eo.input, co.model_dir, co.input, fo.model_dir, fo.input,
+                                 to.model_dir, to.input, so.model_dir})
+      vkf::tools::add_input_path(p);
+    if (*forward) vkf::tools::check_output_path(mo.out, "--out");
+    if (*embed && !eo.out.empty()) vkf::tools::check_output_path(eo.out, "--out");
+    if (*bench_ops && !bo.json.empty()) vkf::tools::check_output_path(bo.json, "--json");
+    if (*bench_ops && !bo.svg.empty()) vkf::tools::check_output_path(bo.svg, "--svg");
+    if (*bench_model && !bmo.json.empty()) vkf::tools::check_output_path(bmo.json, "--json");
+    if (*bench_model && !bmo.svg.empty()) {
+      if (bmo.svg == "-") throw vkf::tools::UsageError("bench model --svg writes two charts: give a file name, not -");
+      vkf::tools::check_output_path(bmo.svg, "--svg");
+    }
     if (*devices) return vkf::tools::run_devices(ctx_opts, devices_json);
     if (*forward) return vkf::tools::run_forward(ctx_opts, mo);
     if (*generate) return vkf::tools::run_generate(ctx_opts, go);
@@ -285,12 +354,20 @@ int main(int argc, char** argv) {
                   std::chrono::duration<double, std::milli>(t2 - t1).count());
       return 0;
     }
+  } catch (const vkf::tools::UsageError& e) {
+    std::fprintf(stderr, "vkformer: error: %s\n", e.what());
+    return 2;
   } catch (const vkf::Error& e) {
     std::fprintf(stderr, "vkformer: error: %s\n", e.what());
     return 1;
+  } catch (const std::bad_alloc&) {
+    std::fprintf(stderr, "vkformer: error: out of host memory (the input or an option asks for more than this machine has)\n");
+    return 1;
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "vkformer: unexpected error: %s\n", e.what());
-    return 2;
+    std::fprintf(stderr, "vkformer: error: unexpected: %s\n", e.what());
+    return 1;
   }
   return 0;
 }
+
+}  // namespace

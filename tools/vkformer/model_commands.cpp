@@ -6,6 +6,7 @@
 #include <cstdio>
 
 #include "npy.hpp"
+#include "usage_error.hpp"
 #include "vkformer/model.hpp"
 #include "vkformer/session.hpp"
 
@@ -30,8 +31,8 @@ std::vector<Ids> parse_ids(const std::vector<std::string>& args, const char* opt
         used = 0;
       }
       if (tok.empty() || used != tok.size())
-        throw Error(where + ": \"" + tok + "\" is not an integer token id (expected e.g. 5,17,42)");
-      if (v < 0 || v > INT32_MAX) throw Error(where + ": id " + tok + " is out of range (ids are 0 to 2147483647)");
+        throw UsageError(where + ": \"" + tok + "\" is not an integer token id (expected e.g. 5,17,42)");
+      if (v < 0 || v > INT32_MAX) throw UsageError(where + ": id " + tok + " is out of range (ids are 0 to 2147483647)");
       ids.push_back(int32_t(v));
       i = j + 1;
     }
@@ -43,7 +44,7 @@ std::vector<Ids> parse_ids(const std::vector<std::string>& args, const char* opt
 Precision parse_precision(const std::string& p) {
   if (p == "fp32" || p == "f32") return Precision::F32;
   if (p == "fp16" || p == "f16") return Precision::F16;
-  throw Error("--precision must be fp32 or fp16, got \"" + p + "\"");
+  throw UsageError("--precision must be fp32 or fp16, got \"" + p + "\"");
 }
 
 std::shared_ptr<Model> load_model(Context& ctx, const std::string& dir, const std::string& precision) {
