@@ -12,7 +12,6 @@
 #include "model_commands.hpp"
 #include "encoder_input.hpp"
 #include "npy.hpp"
-#include "progress.hpp"
 #include "text_input.hpp"
 #include "usage_error.hpp"
 #include "vkformer/model.hpp"
@@ -100,11 +99,10 @@ int run_embed(const ContextOptions& ctx_opts, const EmbedOptions& o) {
   if (tokenizer) ids = encode_texts(*tokenizer, info, sentences);
   Session session(model);
   // One submission per batch of --batch-size texts.
-  Progress progress("embed", ids.size(), "texts");
+  const size_t batch = fitting_batch(model->config(), ctx.caps(), ids, o.batch_size);
   auto embed_all = [&] {
     EmbedOutput all;
-    in_batches(ids.size(), o.batch_size, [&](size_t b0, size_t b1) {
-      progress.update(b0);
+    in_batches(ids.size(), batch, [&](size_t b0, size_t b1) {
       EmbedOutput part = session.embed({ids.begin() + std::ptrdiff_t(b0), ids.begin() + std::ptrdiff_t(b1)}, ro);
       all.batch += part.batch;
       all.dim = part.dim;
@@ -143,7 +141,7 @@ int run_embed(const ContextOptions& ctx_opts, const EmbedOptions& o) {
   if (o.profile) {
     // Timestamps serialize the dispatches, so each time is the kernel's own.
     session.set_profiling(true);
-    session.embed({ids.begin(), ids.begin() + std::ptrdiff_t(std::min<size_t>(ids.size(), o.batch_size))}, ro);
+    session.embed({ids.begin(), ids.begin() + std::ptrdiff_t(std::min<size_t>(ids.size(), batch))}, ro);
     std::map<std::string, std::pair<double, int>> by_op;  // "op/variant" -> (ms, dispatches)
     double total = 0;
     for (const auto& t : session.stats().timings) {
@@ -167,7 +165,7 @@ int run_embed(const ContextOptions& ctx_opts, const EmbedOptions& o) {
     timing += buf;
   }
   std::fprintf(stderr, "vkformer: %u embedding(s) of %u in %s (%s weights, batches of %u, %llu submission per batch)%s%s\n",
-               e.batch, e.dim, timing.c_str(), o.precision.c_str(), o.batch_size,
+               e.batch, e.dim, timing.c_str(), o.precision.c_str(), unsigned(batch),
                (unsigned long long)session.stats().submissions, o.out.empty() ? "" : ", wrote ", o.out.c_str());
   return 0;
 }

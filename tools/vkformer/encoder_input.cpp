@@ -1,9 +1,9 @@
 #include "encoder_input.hpp"
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <cstdio>
+
+#include "progress.hpp"
 
 namespace vkf::tools {
 
@@ -19,6 +19,8 @@ std::vector<Ids> encode_texts(const Tokenizer& tok, const ModelInfo& info, const
   EncodeOptions eo;
   eo.max_length = token_limit(tok, info);
   std::vector<Ids> out;
+  size_t cut = 0;  // texts truncated; the first few are named, then a count
+  constexpr size_t kNamed = 3;
   if (truncated) truncated->assign(texts.size(), false);
   for (size_t i = 0; i < texts.size(); ++i) {
     Encoding e;
@@ -29,22 +31,36 @@ std::vector<Ids> encode_texts(const Tokenizer& tok, const ModelInfo& info, const
       throw Error("text #" + std::to_string(i + 1) + ": " + err.what());
     }
     if (truncated) (*truncated)[i] = e.truncated;
-    else if (e.truncated)
+    else if (e.truncated && ++cut <= kNamed)
       std::fprintf(stderr, "vkformer: warning: text #%zu is longer than %u tokens (the model's limit); truncated\n",
                    i + 1, eo.max_length);
     out.push_back(std::move(e.ids));
   }
+  if (cut > kNamed)
+    std::fprintf(stderr, "vkformer: warning: %zu more texts are longer than %u tokens; truncated too\n", cut - kNamed,
+                 eo.max_length);
   return out;
 }
 
+size_t fitting_batch(const ModelConfig& c, const Capabilities& caps, const std::vector<Ids>& ids, size_t requested) {
+  size_t longest = 1;
+  for (const Ids& s : ids) longest = std::max(longest, s.size());
+  // The largest activations of one sequence, in bytes: attention scores
+  // (heads x len x len), the FFN's hidden layer (len x d_ff), a head's logits
+  // (len x vocab), in fp32.
+  const uint64_t widest = std::max<uint64_t>({uint64_t(c.n_heads) * longest, c.d_ff, c.d_model, c.out_vocab(), 1});
+  const uint64_t per_seq = 4 * uint64_t(longest) * widest;
+  const uint64_t fits = std::max<uint64_t>(caps.max_storage_buffer_range / per_seq, 1);
+  return size_t(std::min<uint64_t>(requested, fits));
+}
+
 void in_batches(size_t n, size_t batch, const std::function<void(size_t, size_t)>& fn) {
-  const bool progress = n > 256 && isatty(STDERR_FILENO);
+  Progress progress("batches", n, "texts");
   batch = std::max<size_t>(batch, 1);
   for (size_t b = 0; b < n; b += batch) {
     fn(b, std::min(n, b + batch));
-    if (progress) std::fprintf(stderr, "\rvkformer: %zu / %zu", std::min(n, b + batch), n);
+    progress.update(std::min(n, b + batch));
   }
-  if (progress) std::fprintf(stderr, "\n");
 }
 
 }  // namespace vkf::tools

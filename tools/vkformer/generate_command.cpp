@@ -87,7 +87,8 @@ int run_generate(const ContextOptions& ctx_opts, const GenerateCliOptions& o) {
 
   Context ctx(ctx_opts);
   auto model = load_model(ctx, o.model_dir, o.precision);
-  if (g.max_new_tokens == 0) {
+  const bool no_limit = g.max_new_tokens == 0;
+  if (no_limit) {
     // 0: no limit but the model's positions (as in translate).
     const ModelConfig& cfg = model->config();
     size_t longest = 0;
@@ -132,7 +133,8 @@ int run_generate(const ContextOptions& ctx_opts, const GenerateCliOptions& o) {
   std::fflush(stdout);
   for (uint32_t b = 0; b < n; ++b)
     if (g.max_new_tokens > 0 && out[b].size() == g.max_new_tokens && !(tok && streams[b].stopped()))
-      std::fprintf(stderr, "vkformer: sequence %u was cut at --max-new-tokens %u\n", b + 1, g.max_new_tokens);
+      std::fprintf(stderr, "vkformer: sequence %u was cut at %s %u\n", b + 1,
+                   no_limit ? "the end of the model's positions, after" : "--max-new-tokens", g.max_new_tokens);
   std::fprintf(stderr, "vkformer: %llu decode steps, %llu submissions\n",
                (unsigned long long)session.stats().steps, (unsigned long long)session.stats().submissions);
   return 0;

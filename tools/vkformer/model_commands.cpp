@@ -59,6 +59,11 @@ int run_forward(const ContextOptions& ctx_opts, const ModelRunOptions& o) {
   if (o.out.empty()) throw Error("--out FILE.npy is required");
   Context ctx(ctx_opts);
   auto model = load_model(ctx, o.model_dir, o.precision);
+  if (tgt.empty() && model->config().encoder_decoder()) {
+    // As generate's first step: each target is the decoder start token alone.
+    tgt.assign(src.size(), Ids{model->config().bos_id});
+    std::fprintf(stderr, "vkformer: no --tgt-ids: each target is the decoder start token %d\n", model->config().bos_id);
+  }
   Session session(model);
   RunOptions ro;
   ro.type_ids = parse_ids(o.type_ids, "--type-ids");

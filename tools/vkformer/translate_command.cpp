@@ -68,7 +68,8 @@ int run_translate(const ContextOptions& ctx_opts, const TranslateOptions& o) {
       std::printf("%s\n", tok->decode(out[i]).c_str());
       // Without EOS the output stops only at the limit: say it is cut.
       if (out[i].size() >= max_new)
-        std::fprintf(stderr, "vkformer: text #%zu was cut at --max-new-tokens %u\n", first + i + 1, max_new);
+        std::fprintf(stderr, "vkformer: text #%zu was cut at %s %u\n", first + i + 1,
+                     o.max_new_tokens ? "--max-new-tokens" : "the model's max_positions", max_new);
     }
     progress.update(first + n);
   }
