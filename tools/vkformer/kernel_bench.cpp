@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <unistd.h>
 
+#include "progress.hpp"
 #include "usage_error.hpp"
 #include "vkformer/recorder.hpp"
 
@@ -76,7 +77,9 @@ std::vector<KernelResult> run_kernel(Context& ctx, const KernelOptions& o) {
   else variants = {o.variant};
 
   std::vector<KernelResult> out;
+  Progress progress("kernel " + op, variants.size(), "variants");
   for (const auto& v : variants) {
+    progress.update(out.size());
     Recorder rec(ctx, true);
     OpInfo info;
     try {
@@ -126,7 +129,10 @@ size_t create_all_pipelines(Context& ctx) {
   uint64_t before = ctx.pipelines_created();
   std::vector<DType> dtypes = {DType::F32};
   if (ctx.caps().f16_tensors()) dtypes.push_back(DType::F16);
+  Progress progress("pipelines", op_registry().size(), "ops");
+  size_t ops_done = 0;
   for (const OpDescriptor* d : op_registry()) {
+    progress.update(ops_done++);
     if (d->internal) continue;  // the peak microbenchmarks: `bench ops` creates them when it measures
     for (DType dt : dtypes)
       for (int64_t m : {int64_t(1), int64_t(64)}) {  // small M picks gemv, larger the tiled GEMM

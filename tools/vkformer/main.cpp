@@ -35,12 +35,15 @@ const CLI::Validator kFinite(
       if (end != s.c_str() && *end == '\0' && !std::isfinite(v)) return "must be a finite number, got " + s;
       return "";
     },
-    "FINITE");
+    "");
 
-/// Adds kFinite to every floating-point option of `app` and its subcommands.
+/// Adds kFinite to every floating-point option of `app` and its subcommands,
+/// and drops the "=[]" --help would show for list options without a default.
 void require_finite_floats(CLI::App* app) {
-  for (CLI::Option* opt : app->get_options())
+  for (CLI::Option* opt : app->get_options()) {
     if (opt->get_type_name().find("FLOAT") != std::string::npos) opt->check(kFinite);
+    if (opt->get_default_str() == "[]") opt->default_str("");
+  }
   for (CLI::App* sub : app->get_subcommands([](CLI::App*) { return true; })) require_finite_floats(sub);
 }
 
@@ -86,8 +89,8 @@ int run(int argc, char** argv) {
   forward->add_option("--model", mo.model_dir, "model directory (config.json + model.safetensors)")->required();
   forward->add_option("--src-ids", mo.src_ids, "comma-separated source ids; repeat for each sequence")->required();
   forward->add_option("--precision", mo.precision, "weight storage: fp32 or fp16");
-  forward->add_option("--tgt-ids", mo.tgt_ids, "comma-separated target ids (enc-dec models), one per source");
-  forward->add_option("--out", mo.out, "output .npy: logits, or the last hidden state")->required();
+  forward->add_option("--tgt-ids", mo.tgt_ids, "comma-separated target ids (enc-dec models), one per source (default: the decoder start token alone)");
+  forward->add_option("--out", mo.out, "output .npy: logits, or the last hidden state (- for stdout)")->required();
   forward->add_option("--type-ids", mo.type_ids, "comma-separated token types (BERT), one per --src-ids; default 0");
   forward->add_option("--output", mo.output, "HF encoders: hidden (last hidden state) or pooler; default: the head's logits");
 
@@ -101,18 +104,22 @@ int run(int argc, char** argv) {
   generate->add_option("texts", go.texts, "more prompts; put -- before one that starts with -");
   generate->add_option("--input", go.input, "file of prompts (a JSON array, or one per line; - for stdin)");
   generate->add_option("--precision", go.precision, "weight storage: fp32 or fp16");
-  generate->add_option("--beam", go.beam, "beam width (1: greedy or sampling)");
-  generate->add_option("--max-new-tokens", go.max_new_tokens, "most tokens to generate per sequence (default 32)");
-  generate->add_option("--length-penalty", go.length_penalty, "beam score = sum log p / length^this");
+  generate->add_option("--beam", go.beam, "beam width (1: greedy or sampling; default: generation_config.json's num_beams, else 1)");
+  generate->add_option("--max-new-tokens", go.max_new_tokens,
+                       "most tokens to generate per sequence (default: generation_config.json's, else 32; "
+                       "0: no limit but the model's positions)");
+  generate->add_option("--length-penalty", go.length_penalty,
+                       "beam score = sum log p / length^this (default: generation_config.json's, else 1)");
   generate->add_flag("--do-sample", go.do_sample, "sample from the processed distribution instead of greedy");
   generate->add_flag("--greedy", go.greedy, "greedy (or beam) even if generation_config.json says do_sample");
-  generate->add_option("--temperature", go.temperature, "sampling: divide the logits by this (> 0; default 1)");
-  generate->add_option("--top-k", go.top_k, "sampling: keep the k likeliest tokens (0: off; default 50, as HF)");
-  generate->add_option("--top-p", go.top_p, "sampling: nucleus, in (0, 1] (1: off; default)");
-  generate->add_option("--min-p", go.min_p, "sampling: drop tokens below min-p x the top probability (0: off)");
+  generate->add_option("--temperature", go.temperature, "sampling: divide the logits by this (> 0; default: generation_config.json's, else 1)");
+  generate->add_option("--top-k", go.top_k, "sampling: keep the k likeliest tokens (0: off; default: generation_config.json's, else 50, as HF)");
+  generate->add_option("--top-p", go.top_p, "sampling: nucleus, in (0, 1] (1: off; default: generation_config.json's, else 1)");
+  generate->add_option("--min-p", go.min_p, "sampling: drop tokens below min-p x the top probability (0: off; default: generation_config.json's, else 0)");
   generate->add_option("--repetition-penalty", go.repetition_penalty,
-                       "divide (or multiply, if negative) the logits of tokens already in the sequence (1: off)");
-  generate->add_option("--no-repeat-ngram-size", go.no_repeat_ngram_size, "never repeat an n-gram of this size (0: off)");
+                       "divide (or multiply, if negative) the logits of tokens already in the sequence (1: off; default: "
+                       "generation_config.json's, else 1)");
+  generate->add_option("--no-repeat-ngram-size", go.no_repeat_ngram_size, "never repeat an n-gram of this size (0: off; default: generation_config.json's, else 0)");
   generate->add_option("--seed", go.seed, "sampling: seed of the host generator (default 0)");
   generate->add_option("--stop", go.stops, "stop when this text appears; it is not printed (repeatable)");
   generate->add_flag("--stream", go.stream, "print the text as it is generated (one prompt)");
@@ -169,8 +176,8 @@ int run(int argc, char** argv) {
                         "(default: each standard shape's own)");
   bench_ops->add_option("--warmup", bo.base.warmup, "untimed runs first");
   bench_ops->add_option("--repeat", bo.base.repeat, "timed runs");
-  bench_ops->add_option("--json", bo.json, "write the results as JSON to this file");
-  bench_ops->add_option("--svg", bo.svg, "write a roofline chart (SVG) to this file");
+  bench_ops->add_option("--json", bo.json, "write the results as JSON to this file (default: none)");
+  bench_ops->add_option("--svg", bo.svg, "write a roofline chart (SVG) to this file (default: none)");
   bool bench_no_check = false;
   bench_ops->add_flag("--no-check", bench_no_check, "skip the CPU reference checks");
   bench_ops->add_flag("--remeasure-peak", bo.remeasure_peak, "measure the device peak again, ignoring the cache");
@@ -200,8 +207,8 @@ int run(int argc, char** argv) {
   bench_model->add_option("--tgt-len", bmo.tgt_len,
                           "target length; the decode step is at its last position, tgt-len - 1 (decoder-only: at src-len + tgt-len, 0 allowed)");
   bench_model->add_option("--repeat", bmo.repeat, "runs; figures are medians");
-  bench_model->add_option("--json", bmo.json, "write the figures as JSON");
-  bench_model->add_option("--svg", bmo.svg, "bar chart of the forward pass (and FILE-step.svg of the decode step)");
+  bench_model->add_option("--json", bmo.json, "write the figures as JSON to this file (default: none)");
+  bench_model->add_option("--svg", bmo.svg, "bar chart of the forward pass (and FILE-step.svg of the decode step; default: none)");
 
   vkf::tools::TokenizeOptions tko;
   auto* tokenize = app.add_subcommand("tokenize", "print the ids of texts under a model's tokenizer (or the text of ids)");
@@ -224,7 +231,7 @@ int run(int argc, char** argv) {
   embed->add_option("--input", eo.input, "file of sentences (a JSON array, or one per line; - for stdin), embedded first");
   embed->add_option("--ids", eo.ids, "comma-separated token ids instead of sentences; repeat per sequence");
   embed->add_option("--precision", eo.precision, "weight storage: fp32 or fp16");
-  embed->add_option("--out", eo.out, "write the embeddings as float32 [n, d] .npy");
+  embed->add_option("--out", eo.out, "write the embeddings as float32 [n, d] .npy (- for stdout; default: none)");
   embed->add_option("--repeat", eo.repeat, "embed N times: time of the first call and median of the others");
   embed->add_flag("--profile", eo.profile, "then print the device time of one more call, by op");
   embed->add_flag("--json", eo.json, "print {\"embeddings\": [[...], ...]} instead of the similarity table");
@@ -253,7 +260,7 @@ int run(int argc, char** argv) {
   translate->add_option("text", to.texts, "texts to translate; one output line each, in order");
   translate->add_option("--input", to.input, "file of texts (a JSON array, or one per line; - for stdin), first");
   translate->add_option("--beam", to.beam, "beam width (1: greedy; default: generation_config.json's num_beams, else 1)");
-  translate->add_option("--max-new-tokens", to.max_new_tokens, "most tokens to generate per text (default: max_positions)");
+  translate->add_option("--max-new-tokens", to.max_new_tokens, "most tokens to generate per text (0, the default: no limit but the model's max_positions)");
   translate->add_option("--length-penalty", to.length_penalty,
                         "beam score = sum log p / length^this (default: generation_config.json's, else 1)");
   translate->add_option("--precision", to.precision, "weight storage: fp32 or fp16");
@@ -310,13 +317,13 @@ int run(int argc, char** argv) {
       vkf::tools::add_input_path(p);
     if (*forward) vkf::tools::check_output_path(mo.out, "--out");
     if (*embed && !eo.out.empty()) vkf::tools::check_output_path(eo.out, "--out");
-    if (*bench_ops && !bo.json.empty()) vkf::tools::check_output_path(bo.json, "--json");
-    if (*bench_ops && !bo.svg.empty()) vkf::tools::check_output_path(bo.svg, "--svg");
-    if (*bench_model && !bmo.json.empty()) vkf::tools::check_output_path(bmo.json, "--json");
-    if (*bench_model && !bmo.svg.empty()) {
-      if (bmo.svg == "-") throw vkf::tools::UsageError("bench model --svg writes two charts: give a file name, not -");
-      vkf::tools::check_output_path(bmo.svg, "--svg");
-    }
+    // bench prints its table on stdout: its files need names.
+    auto bench_file = [](const std::string& path, const char* option) {
+      if (path == "-") throw vkf::tools::UsageError(std::string("bench ") + option + " needs a file name (its table goes to stdout)");
+      if (!path.empty()) vkf::tools::check_output_path(path, option);
+    };
+    if (*bench_ops) bench_file(bo.json, "--json"), bench_file(bo.svg, "--svg");
+    if (*bench_model) bench_file(bmo.json, "--json"), bench_file(bmo.svg, "--svg");
     if (*devices) return vkf::tools::run_devices(ctx_opts, devices_json);
     if (*forward) return vkf::tools::run_forward(ctx_opts, mo);
     if (*generate) return vkf::tools::run_generate(ctx_opts, go);

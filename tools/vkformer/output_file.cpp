@@ -117,12 +117,16 @@ void write_output(const std::string& path, const std::string& option, const std:
   }
   Partial part;
   part.slot = claim_slot(path + ".partial");
-  part.fd = ::open((path + ".partial").c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  // PATH.partial is ours: whatever is there (a stale file, or a symlink, FIFO or
+  // hard link planted there) is unlinked, never written through; O_EXCL then
+  // creates a new file or fails.
+  ::unlink((path + ".partial").c_str());
+  part.fd = ::open((path + ".partial").c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
   if (part.fd < 0) {
     const int e = errno;
     if (part.slot >= 0) g_partial_used[part.slot] = 0;
     part.slot = -1;
-    throw Error(option + " " + path + ": cannot write: " + std::strerror(e));
+    throw Error(option + " " + path + ": cannot write " + path + ".partial: " + std::strerror(e));
   }
   part.path = path + ".partial";
   write_all(part.fd, bytes, option + " " + path);
