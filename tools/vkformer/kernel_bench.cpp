@@ -18,11 +18,8 @@ double median(std::vector<double> v) {
   return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
-/// Refuses a shape before anything is allocated: a size of 0 or less is a
-/// usage error (it would divide by zero or wrap around); buffers that need more
-/// device memory than the device has, or more host memory than half of the
-/// machine's (the case keeps its inputs and the CPU reference on the host), is
-/// an input error. Tensors larger than one binding are fine: ops split them.
+}  // namespace
+
 void check_shape(const Context& ctx, const OpShape& s) {
   const std::pair<const char*, int64_t> sizes[] = {
       {"--m", s.m},           {"--n", s.n},         {"--k", s.k},         {"--batch", s.batch},
@@ -49,7 +46,10 @@ void check_shape(const Context& ctx, const OpShape& s) {
                 mib(host) + " MiB");
 }
 
-}  // namespace
+void check_runs(const KernelOptions& o) {
+  if (o.repeat < 1) throw UsageError("--repeat must be at least 1, got " + std::to_string(o.repeat));
+  if (o.warmup < 0) throw UsageError("--warmup must be at least 0, got " + std::to_string(o.warmup));
+}
 
 OpShape KernelOptions::resolved() const {
   OpShape s = shape;
@@ -59,8 +59,7 @@ OpShape KernelOptions::resolved() const {
 }
 
 std::vector<KernelResult> run_kernel(Context& ctx, const KernelOptions& o) {
-  if (o.repeat < 1) throw UsageError("--repeat must be at least 1, got " + std::to_string(o.repeat));
-  if (o.warmup < 0) throw UsageError("--warmup must be at least 0, got " + std::to_string(o.warmup));
+  check_runs(o);
   if (!ctx.caps().timestamps) throw Error("the device has no timestamp queries on its compute queue");
   const OpDescriptor& d = op(o.op);
   check_shape(ctx, o.resolved());

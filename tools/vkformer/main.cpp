@@ -37,14 +37,25 @@ const CLI::Validator kFinite(
     },
     "");
 
+// Every unsigned option: "-1" is a usage error (strtoull would wrap it to 2^64 - 1).
+const CLI::Validator kNotNegative(
+    [](std::string& s) -> std::string {
+      const size_t first = s.find_first_not_of(" \t");
+      return first != std::string::npos && s[first] == '-' ? "must not be negative, got " + s : "";
+    },
+    "");
+
 /// Adds kFinite to every floating-point option of `app` and its subcommands,
-/// and drops the "=[]" --help would show for list options without a default.
-void require_finite_floats(CLI::App* app) {
+/// kNotNegative to every unsigned one, and drops the "=[]" --help would show
+/// for list options without a default.
+void add_value_checks(CLI::App* app) {
   for (CLI::Option* opt : app->get_options()) {
-    if (opt->get_type_name().find("FLOAT") != std::string::npos) opt->check(kFinite);
+    const std::string type = opt->get_type_name();
+    if (type.find("FLOAT") != std::string::npos) opt->check(kFinite);
+    if (type.find("UINT") != std::string::npos) opt->check(kNotNegative);
     if (opt->get_default_str() == "[]") opt->default_str("");
   }
-  for (CLI::App* sub : app->get_subcommands([](CLI::App*) { return true; })) require_finite_floats(sub);
+  for (CLI::App* sub : app->get_subcommands([](CLI::App*) { return true; })) add_value_checks(sub);
 }
 
 int run(int argc, char** argv);
@@ -295,7 +306,7 @@ int run(int argc, char** argv) {
   serve->add_option("--max-tokens", sv.max_tokens, "largest max_tokens a completion may ask (default 512)");
   serve->add_option("--timeout-s", sv.timeout_s, "a request not answered within this gets 504 (default 600)");
 
-  require_finite_floats(&app);
+  add_value_checks(&app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::Success& e) {  // --help, --version

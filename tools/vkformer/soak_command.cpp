@@ -107,6 +107,9 @@ Reading read_now(Context& ctx) { return {rss_mib(), ctx.memory_report()}; }
 int run_soak(const ContextOptions& ctx_opts, const SoakOptions& o) {
   if (o.iterations == 0) throw UsageError("--iterations must be at least 1");
   if (o.shapes == 0) throw UsageError("--shapes must be at least 1");
+  // Every shape is warmed up once first; more shapes than iterations test nothing more.
+  if (o.shapes > o.iterations)
+    throw UsageError("--shapes " + std::to_string(o.shapes) + " is more than --iterations " + std::to_string(o.iterations));
   if (o.max_rss_growth_mib < 0) throw UsageError("--max-rss-growth must be at least 0");
   Context ctx(ctx_opts);
   auto model = load_model(ctx, o.model_dir, o.precision);

@@ -58,10 +58,17 @@ int run_translate(const ContextOptions& ctx_opts, const TranslateOptions& o) {
   Progress progress("translate", src.size(), "texts");
   g.max_new_tokens = max_new;
   validate(g);
-  // Chunks bound the KV cache (texts x beam x positions x 2d floats), which one
-  // binding must cover; results do not depend on how texts are batched.
-  for (size_t first = 0; first < src.size(); first += o.batch_size) {
-    const size_t n = std::min<size_t>(o.batch_size, src.size() - first);
+  // Chunks bound the KV cache (texts x beam x positions x d floats per layer),
+  // which one binding must cover; results do not depend on how texts are batched.
+  const uint64_t per_text = uint64_t(g.beam) * cfg.max_positions * std::max(cfg.d_model, cfg.d_ff) * 4;
+  const uint64_t fit = ctx.caps().max_storage_buffer_range / std::max<uint64_t>(per_text, 1);
+  if (fit == 0)
+    throw Error("--beam " + std::to_string(g.beam) + " needs a KV cache of " + std::to_string(per_text >> 20) +
+                     " MiB per text and layer, more than one binding of this device holds (" +
+                     std::to_string(ctx.caps().max_storage_buffer_range >> 20) + " MiB)");
+  const size_t batch = size_t(std::min<uint64_t>(o.batch_size, fit));
+  for (size_t first = 0; first < src.size(); first += batch) {
+    const size_t n = std::min<size_t>(batch, src.size() - first);
     const std::vector<Ids> chunk(src.begin() + first, src.begin() + first + n);
     const std::vector<Ids> out = session.generate(chunk, g);
     for (size_t i = 0; i < out.size(); ++i) {
