@@ -86,7 +86,15 @@ void check_output_path(const std::string& path, const std::string& option) {
   const std::string name = option + " " + path;
   if (path.empty()) throw UsageError(option + " needs a file name (or - for stdout)");
   struct stat st {};
-  if (::lstat(path.c_str(), &st) != 0) return;  // a new file (a missing directory fails at the write)
+  if (::lstat(path.c_str(), &st) != 0) {
+    // A new file: its directory must exist and be writable, checked now rather than after the work.
+    const std::string dir = parent_of(path);
+    struct stat d {};
+    if (::stat(dir.c_str(), &d) != 0) throw Error(name + ": cannot write into " + dir + ": " + std::strerror(errno));
+    if (!S_ISDIR(d.st_mode)) throw Error(name + ": cannot write into " + dir + ": not a directory");
+    if (::access(dir.c_str(), W_OK) != 0) throw Error(name + ": cannot write into " + dir + ": " + std::strerror(errno));
+    return;
+  }
   if (S_ISLNK(st.st_mode))
     throw UsageError(name + ": is a symbolic link; refusing to write through it (give the target's path)");
   if (S_ISDIR(st.st_mode)) throw UsageError(name + ": is a directory, expected a file name");

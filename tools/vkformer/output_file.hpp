@@ -18,8 +18,9 @@ namespace vkf::tools {
 void add_input_path(const std::string& path);
 
 /// Checks that `path` (given with `option`, e.g. "--out") may be written:
-/// "-", a path that does not exist, or an existing regular file that is not a
-/// symlink and not an input. @throws UsageError naming the option and path.
+/// "-", a new file in a writable directory, or an existing regular file that is
+/// not a symlink and not an input. @throws UsageError naming the option and
+/// path, or vkf::Error when the directory is missing or not writable.
 void check_output_path(const std::string& path, const std::string& option);
 
 /// Writes `bytes` to `path` ("-": stdout) as described above.
