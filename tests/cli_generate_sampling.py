@@ -133,7 +133,7 @@ with tempfile.TemporaryDirectory() as tmp:
     p = run(*text_args, "--stop", "zzzzzzzz")
     check(p.stdout == text + "\n", "a stop string never produced is not an error")
 
-    # Bad input: one error line, exit 1.
+    # Bad input: one error line, exit 1 (2 for a NaN option value: a usage error).
     bad_cfg = os.path.join(tmp, "bad_config")
     shutil.copytree(MODEL, bad_cfg)
     with open(os.path.join(bad_cfg, "generation_config.json"), "w") as f:
@@ -152,7 +152,8 @@ with tempfile.TemporaryDirectory() as tmp:
             (["--model", MODEL, *ids, "--stop", "x"], "--stop needs a tokenizer")]:
         p = run(*args, ok=False)
         errors = [l for l in p.stderr.splitlines() if not l.startswith("vkformer: device")]
-        check(p.returncode == 1 and len(errors) == 1 and errors[0].startswith("vkformer: error: ") and msg in errors[0],
+        code = 2 if msg == "got nan" else 1  # NaN is refused as a usage error, at parsing
+        check(p.returncode == code and len(errors) == 1 and errors[0].startswith("vkformer: error: ") and msg in errors[0],
               "%s -> %s" % (" ".join(args[2:]), errors))
 
 sys.exit("%d failure(s)" % len(failures) if failures else 0)

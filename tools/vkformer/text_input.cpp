@@ -41,11 +41,14 @@ std::vector<std::string> parse_texts(const std::string& name, const std::string&
   return out;
 }
 
-/// All of `fd` (a pipe, FIFO or file), read with blocking reads as cat does.
+constexpr size_t kMaxText = size_t(1) << 30;  // 1 GiB: beyond, an endless source such as < /dev/zero
+
+/// All of `fd` (a pipe, FIFO, file, or for stdin a terminal or /dev/null), read
+/// with blocking reads as cat does. A directory or socket is refused.
 std::string read_all(int fd, const std::string& name) {
   struct stat st {};
-  if (::fstat(fd, &st) == 0 && (S_ISDIR(st.st_mode) || S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode) || S_ISSOCK(st.st_mode)))
-    throw Error(name + ": is a " + (S_ISDIR(st.st_mode) ? "directory" : S_ISSOCK(st.st_mode) ? "socket" : "device") +
+  if (::fstat(fd, &st) == 0 && (S_ISDIR(st.st_mode) || S_ISSOCK(st.st_mode)))
+    throw Error(name + ": is a " + (S_ISDIR(st.st_mode) ? "directory" : "socket") +
                 ", expected a file of texts (or a pipe)");
   std::string s;
   char buf[1 << 16];
@@ -54,6 +57,7 @@ std::string read_all(int fd, const std::string& name) {
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) throw Error(name + ": read error: " + std::strerror(errno));
     if (n == 0) return s;
+    if (s.size() + size_t(n) > kMaxText) throw Error(name + ": more than 1 GiB of text");
     s.append(buf, size_t(n));
   }
 }
