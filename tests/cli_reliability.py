@@ -77,8 +77,9 @@ for opt, val in (("--n", "0"), ("--m", "-5"), ("--k", "0"), ("--topk", "0"), ("-
     expect(2, opt + " must be at least 1", ["kernel", "embedding" if opt == "--n" else "gemm", opt, val])
 expect(2, "--heads: must not be negative", ["kernel", "attention", "--heads", "-1"])
 expect(2, "--seed: must not be negative", ["generate", "--model", DATES, "--src-ids", "3", "--seed", "-1"])
-expect(2, "--repeat must be at least 1", ["bench", "ops", "--op", "gemm", "--repeat", "0"])
-expect(2, "--warmup must be at least 0", ["kernel", "gemm", "--warmup", "-1"])
+expect(2, "--repeat must be from 1 to", ["bench", "ops", "--op", "gemm", "--repeat", "0"])
+expect(2, "--warmup must be from 0 to", ["kernel", "gemm", "--warmup", "-1"])
+expect(2, "--repeat must be from 1 to", ["kernel", "gemm", "--repeat", "2000000000", "--warmup", "2000000000"])
 for cmd in (["translate", "--model", DATES, "--length-penalty", "nan", "x"],
             ["soak", "--model", DATES, "--max-rss-growth", "nan"],
             ["generate", "--model", DATES, "--src-ids", "3", "--temperature", "inf"],

@@ -47,8 +47,11 @@ void check_shape(const Context& ctx, const OpShape& s) {
 }
 
 void check_runs(const KernelOptions& o) {
-  if (o.repeat < 1) throw UsageError("--repeat must be at least 1, got " + std::to_string(o.repeat));
-  if (o.warmup < 0) throw UsageError("--warmup must be at least 0, got " + std::to_string(o.warmup));
+  constexpr int kMaxRuns = 1000000;  // beyond, hours of runs, and warmup + repeat would overflow
+  if (o.repeat < 1 || o.repeat > kMaxRuns)
+    throw UsageError("--repeat must be from 1 to " + std::to_string(kMaxRuns) + ", got " + std::to_string(o.repeat));
+  if (o.warmup < 0 || o.warmup > kMaxRuns)
+    throw UsageError("--warmup must be from 0 to " + std::to_string(kMaxRuns) + ", got " + std::to_string(o.warmup));
 }
 
 OpShape KernelOptions::resolved() const {

@@ -40,7 +40,7 @@ struct KernelResult {
 /// its inputs and the CPU reference there), a vkf::Error. Tensors larger than
 /// one binding are fine: ops split them.
 void check_shape(const Context& ctx, const OpShape& s);
-/// --repeat ≥ 1 and --warmup ≥ 0. @throws UsageError
+/// --repeat in 1..1e6 and --warmup in 0..1e6. @throws UsageError
 void check_runs(const KernelOptions& o);
 
 std::vector<KernelResult> run_kernel(Context& ctx, const KernelOptions& o);
