@@ -17,17 +17,11 @@ import subprocess
 import sys
 import tempfile
 
+from cli_checks import check, finish
+
 exe, source = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
 hf = os.environ.get("VKF_HF_MODELS") or sys.argv[3]
-failures = 0
 tmp = tempfile.mkdtemp()
-
-
-def check(ok, what):
-    global failures
-    if not ok:
-        failures += 1
-        print("FAIL:", what)
 
 
 def with_tokenizer(name):
@@ -97,5 +91,4 @@ r = subprocess.run([exe, "-q", "profile", "--model", DATES, "--src-len", "64", "
 check(r.returncode == 0 and "validation" not in r.stderr, f"profile --src-len 64 --tgt-len 64 on models/dates: {r.stderr[-500:]}")
 
 shutil.rmtree(tmp)
-print("FAILED" if failures else "OK")
-sys.exit(1 if failures else 0)
+finish()

@@ -17,6 +17,8 @@ import struct
 import subprocess
 import sys
 import tempfile
+
+from cli_checks import check, finish
 import time
 
 exe, source = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
@@ -28,15 +30,7 @@ BART = os.path.join(hf, "bart_text")       # an enc-dec with a tokenizer: genera
 for d in (DATES, ENC, ST, BART):
     if not os.path.isdir(d):
         sys.exit(f"cli_reliability: {d} is missing (make hf-test-models builds build/hf-models)")
-failures = 0
 tmp = tempfile.mkdtemp()
-
-
-def check(ok, what):
-    global failures
-    if not ok:
-        failures += 1
-        print("FAIL:", what)
 
 
 def run(args, stdin=None, stdout=subprocess.PIPE, input_bytes=None, timeout=120):
@@ -248,5 +242,4 @@ r = subprocess.run([exe, "-q", *fwd, "--out", OUT], capture_output=True)
 check(r.returncode == 0 and b"vkformer: device" not in r.stderr, "-q silences the device line")
 
 shutil.rmtree(tmp)
-print("FAILED" if failures else "OK")
-sys.exit(1 if failures else 0)
+finish()
