@@ -220,6 +220,28 @@ for args in (["translate", "--model", with_nan(DATES, "dates"), "nov 3rd 1999"],
     check(any(l.startswith("vkformer: warning:") and "NaN" in l for l in said(r)),
           f"{args[0]} prints the model's NaN warning: {said(r)}")
 
+# --- Hostile tensor names reach stderr escaped, and many warnings are summarised.
+def with_extra_tensors(src, names):
+    d = os.path.join(tmp, os.path.basename(src) + "_extra")
+    shutil.copytree(src, d)
+    path = os.path.join(d, "model.safetensors")
+    blob = open(path, "rb").read()
+    n = struct.unpack("<Q", blob[:8])[0]
+    header, data = json.loads(blob[8:8 + n]), blob[8 + n:]
+    for name in names:
+        header[name] = {"dtype": "F32", "shape": [1], "data_offsets": [len(data), len(data) + 4]}
+        data += struct.pack("<f", 1.0)
+    h = json.dumps(header).encode()
+    open(path, "wb").write(struct.pack("<Q", len(h)) + h + data)
+    return d
+
+r = run(["forward", "--model", with_extra_tensors(DATES, [f"evil\x1b[2J\nname{i}" for i in range(30)]),
+         "--src-ids", "3", "--out", OUT])
+lines = said(r)
+check(r.returncode == 0 and b"\x1b" not in r.stderr and any("evil" in l and "name0" in l for l in lines),
+      f"control characters in tensor names are escaped: {lines[:3]}")
+check(len(lines) <= 25, f"30 unexpected tensors give at most 20 warning lines and a summary, not {len(lines)}")
+
 # --- embed: the similarity table up to 16 texts, a summary beyond.
 for n, table in ((16, True), (17, False)):
     r = run(["embed", "--model", ST, *[f"text {i}" for i in range(n)]])

@@ -18,6 +18,7 @@
 #include "soak_command.hpp"
 #include "output_file.hpp"
 #include "serve/server.hpp"
+#include "terminal_text.hpp"
 #include "usage_error.hpp"
 #include "vkformer/context.hpp"
 #include "vkformer/ops.hpp"
@@ -316,7 +317,7 @@ int run(int argc, char** argv) {
     std::string what = e.what();
     for (char& c : what)
       if (c == '\n') c = ' ';
-    std::fprintf(stderr, "vkformer: error: %s (see vkformer --help)\n", what.c_str());
+    std::fprintf(stderr, "vkformer: error: %s (see vkformer --help)\n", vkf::tools::printable(what).c_str());
     return 2;
   }
   if (quiet) ctx_opts.verbose = false;
@@ -373,16 +374,16 @@ int run(int argc, char** argv) {
       return 0;
     }
   } catch (const vkf::tools::UsageError& e) {
-    std::fprintf(stderr, "vkformer: error: %s\n", e.what());
+    std::fprintf(stderr, "vkformer: error: %s\n", vkf::tools::printable(e.what()).c_str());
     return 2;
   } catch (const vkf::Error& e) {
-    std::fprintf(stderr, "vkformer: error: %s\n", e.what());
+    std::fprintf(stderr, "vkformer: error: %s\n", vkf::tools::printable(e.what()).c_str());
     return 1;
   } catch (const std::bad_alloc&) {
     std::fprintf(stderr, "vkformer: error: out of host memory (the input or an option asks for more than this machine has)\n");
     return 1;
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "vkformer: error: unexpected: %s\n", e.what());
+    std::fprintf(stderr, "vkformer: error: unexpected: %s\n", vkf::tools::printable(e.what()).c_str());
     return 1;
   }
   return 0;

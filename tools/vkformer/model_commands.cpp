@@ -6,6 +6,7 @@
 #include <cstdio>
 
 #include "npy.hpp"
+#include "terminal_text.hpp"
 #include "usage_error.hpp"
 #include "vkformer/model.hpp"
 #include "vkformer/session.hpp"
@@ -49,7 +50,13 @@ Precision parse_precision(const std::string& p) {
 
 std::shared_ptr<Model> load_model(Context& ctx, const std::string& dir, const std::string& precision) {
   auto model = Model::load(ctx, dir, parse_precision(precision));
-  for (const std::string& w : model->warnings()) std::fprintf(stderr, "vkformer: warning: %s\n", w.c_str());
+  // At most kShown lines: a file with 200,000 unexpected tensors must not write megabytes.
+  constexpr size_t kShown = 20;
+  const auto& warnings = model->warnings();
+  for (size_t i = 0; i < warnings.size() && i < kShown; ++i)
+    std::fprintf(stderr, "vkformer: warning: %s\n", printable(warnings[i]).c_str());
+  if (warnings.size() > kShown)
+    std::fprintf(stderr, "vkformer: warning: %zu more warnings about %s not shown\n", warnings.size() - kShown, printable(dir).c_str());
   return model;
 }
 
