@@ -21,7 +21,7 @@
 namespace vkf::tools {
 namespace {
 
-/// At most `n` code points of valid UTF-8 `s`, with "…" when cut; newlines shown as spaces.
+/// At most `n` code points of valid UTF-8 `s`, with "…" when cut; control characters shown as spaces.
 std::string shorten(const std::string& s, size_t n) {
   std::string out;
   size_t count = 0, i = 0;
@@ -32,7 +32,7 @@ std::string shorten(const std::string& s, size_t n) {
     else if (c >= 0xE0) len = 3;
     else if (c >= 0xC0) len = 2;
     if (count == n) return out + "…";
-    out += (c == '\n' || c == '\r' || c == '\t') ? std::string(" ") : s.substr(i, len);
+    out += (c < 0x20 || c == 0x7f) ? std::string(" ") : s.substr(i, len);  // no control characters in the table
     i += len;
     ++count;
   }
@@ -99,10 +99,10 @@ int run_embed(const ContextOptions& ctx_opts, const EmbedOptions& o) {
   if (tokenizer) ids = encode_texts(*tokenizer, info, sentences);
   Session session(model);
   // One submission per batch of --batch-size texts.
-  const size_t batch = fitting_batch(model->config(), ctx.caps(), ids, o.batch_size);
+  size_t batch = o.batch_size;  // in_batches halves it when a batch does not fit the device
   auto embed_all = [&] {
     EmbedOutput all;
-    in_batches(ids.size(), batch, [&](size_t b0, size_t b1) {
+    batch = in_batches(ids.size(), batch, [&](size_t b0, size_t b1) {
       EmbedOutput part = session.embed({ids.begin() + std::ptrdiff_t(b0), ids.begin() + std::ptrdiff_t(b1)}, ro);
       all.batch += part.batch;
       all.dim = part.dim;

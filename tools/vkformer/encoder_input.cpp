@@ -42,25 +42,26 @@ std::vector<Ids> encode_texts(const Tokenizer& tok, const ModelInfo& info, const
   return out;
 }
 
-size_t fitting_batch(const ModelConfig& c, const Capabilities& caps, const std::vector<Ids>& ids, size_t requested) {
-  size_t longest = 1;
-  for (const Ids& s : ids) longest = std::max(longest, s.size());
-  // The largest activations of one sequence, in bytes: attention scores
-  // (heads x len x len), the FFN's hidden layer (len x d_ff), a head's logits
-  // (len x vocab), in fp32.
-  const uint64_t widest = std::max<uint64_t>({uint64_t(c.n_heads) * longest, c.d_ff, c.d_model, c.out_vocab(), 1});
-  const uint64_t per_seq = 4 * uint64_t(longest) * widest;
-  const uint64_t fits = std::max<uint64_t>(caps.max_storage_buffer_range / per_seq, 1);
-  return size_t(std::min<uint64_t>(requested, fits));
-}
-
-void in_batches(size_t n, size_t batch, const std::function<void(size_t, size_t)>& fn) {
+size_t in_batches(size_t n, size_t batch, const std::function<void(size_t, size_t)>& fn) {
   Progress progress("batches", n, "texts");
   batch = std::max<size_t>(batch, 1);
-  for (size_t b = 0; b < n; b += batch) {
-    fn(b, std::min(n, b + batch));
-    progress.update(std::min(n, b + batch));
+  for (size_t b = 0; b < n;) {
+    const size_t e = std::min(n, b + batch);
+    try {
+      fn(b, e);
+    } catch (const Error& err) {
+      // A batch whose activations one binding of the device cannot hold is
+      // refused while recording, before anything runs: halve it and go on.
+      if (e - b < 2 || std::string(err.what()).find("maxStorageBufferRange") == std::string::npos) throw;
+      batch = (e - b) / 2;
+      std::fprintf(stderr, "vkformer: a batch of %zu texts does not fit one binding of the device; batches of %zu\n",
+                   e - b, batch);
+      continue;
+    }
+    b = e;
+    progress.update(b);
   }
+  return batch;
 }
 
 }  // namespace vkf::tools

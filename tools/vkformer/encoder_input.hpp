@@ -29,12 +29,11 @@ uint32_t token_limit(const Tokenizer& tok, const ModelInfo& info);
 std::vector<Ids> encode_texts(const Tokenizer& tok, const ModelInfo& info, const std::vector<std::string>& texts,
                               std::vector<bool>* truncated = nullptr);
 
-/// `requested`, or fewer so that one batch of `ids` fits the device: the
-/// attention scores and FFN activations of a batch within one binding.
-size_t fitting_batch(const ModelConfig& c, const Capabilities& caps, const std::vector<Ids>& ids, size_t requested);
-
-/// Calls fn(begin, end) for [0, n) in batches of `batch`; after 2 s, and when
-/// stderr is a terminal, shows the progress there (progress.hpp).
-void in_batches(size_t n, size_t batch, const std::function<void(size_t, size_t)>& fn);
+/// Calls fn(begin, end) for [0, n) in batches of `batch`, halving the batch
+/// (and saying so on stderr) when fn throws because a batch does not fit one
+/// binding of the device; after 2 s, and when stderr is a terminal, shows the
+/// progress there (progress.hpp). fn must leave nothing done when it throws.
+/// @return the batch size it ended with.
+size_t in_batches(size_t n, size_t batch, const std::function<void(size_t, size_t)>& fn);
 
 }  // namespace vkf::tools

@@ -50,9 +50,10 @@ HeadRun run_head(Context& ctx, const HeadOptions& o, const char* command, std::v
                                              : "a " + r.info.architecture));
   r.ids = encode_texts(*r.tok, r.info, r.texts);
   Session session(r.model);
-  in_batches(r.ids.size(), fitting_batch(r.model->config(), ctx.caps(), r.ids, o.batch_size), [&](size_t b0, size_t b1) {
+  in_batches(r.ids.size(), o.batch_size, [&](size_t b0, size_t b1) {
+    ForwardOutput out = session.forward({r.ids.begin() + std::ptrdiff_t(b0), r.ids.begin() + std::ptrdiff_t(b1)});
     for (size_t i = b0; i < b1; ++i) r.where.emplace_back(r.outs.size(), i - b0);
-    r.outs.push_back(session.forward({r.ids.begin() + std::ptrdiff_t(b0), r.ids.begin() + std::ptrdiff_t(b1)}));
+    r.outs.push_back(std::move(out));
   });
   return r;
 }
