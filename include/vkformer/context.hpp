@@ -23,6 +23,7 @@ struct Capabilities {
   uint32_t vendor_id = 0;
   uint32_t device_id = 0;
   uint32_t driver_version = 0;
+  uint32_t driver_id = 0;    ///< VkDriverId (0 when the driver does not say)
   uint32_t api_version = 0;
   uint8_t pipeline_cache_uuid[16] = {};
 
@@ -85,6 +86,11 @@ struct ContextOptions {
   uint32_t max_dispatches_per_submit = 0;
   /// Print the chosen device to stderr.
   bool verbose = true;
+  /// Tuned kernel configurations (`vkformer tune`, docs/tuning.md): "off", "auto"
+  /// (the database in the cache directory, when there is one) or the path of a
+  /// database file. Empty: VKFORMER_TUNING, else "auto". Without an entry for a
+  /// shape, or with tuning off, the engine's own rules choose.
+  std::string tuning;
   /// Most bytes of device memory this context may allocate for tensors; 0: the
   /// VKFORMER_MEMORY_LIMIT environment variable (bytes, or with a K/M/G suffix,
   /// powers of 1024), else no limit beyond the device's. For sharing a GPU with

@@ -25,6 +25,10 @@ struct OpInfo {
   std::vector<std::pair<std::string, uint32_t>> spec;  ///< specialization constants
   double flops = 0;  ///< useful floating-point operations
   double bytes = 0;  ///< minimum bytes read + written
+  /// The shape class it looked up in the tuning database ("" for an op that is
+  /// not tuned), and whether a tuned configuration chose the variant or knobs.
+  std::string shape_class;
+  bool tuned = false;
 };
 
 enum class Activation { None, ReLU, GeluErf, GeluTanh, SiLU, Tanh };

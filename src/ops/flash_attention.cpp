@@ -2,6 +2,7 @@
 // Reference: ref::attention in src/reference/attention.cpp.
 #include "ops/op_case.hpp"
 #include "ops/attention_util.hpp"
+#include "ops/tuning_util.hpp"
 #include "push/flash_attention.h"
 
 namespace vkf {
@@ -53,10 +54,21 @@ OpInfo flash_attention(Recorder& rec, const FlashAttentionArgs& a) {
     const bool merge_fits = tpr == 1 || wg * (d4 + 1) <= vec4s;
     if ((merge_fits && 2 * bk * d4 <= vec4s) || tpr == 1) break;
   }
+  const std::string cls = "batch=" + std::to_string(size_class(s.batch)) + ",heads=" + std::to_string(s.heads) +
+                          ",head_dim=" + std::to_string(s.head_dim) + ",q_len=" + std::to_string(size_class(s.q_len)) +
+                          ",kv_len=" + std::to_string(size_class(s.kv_len)) + ",dtype=" + dtype_name(a.k.t->dtype());
+  const TunedConfig* tc = tuned(r, op, cls, a.variant);
+  if (tc) {
+    wg = tc->knob("WG", wg), tpr = tc->knob("TPR", tpr), bk = tc->knob("BK", bk);
+    // The shader's own rules: TPR invocations share a row and split each K/V tile.
+    require(wg >= 1 && wg <= std::min(caps.max_workgroup_invocations, caps.max_workgroup_size[0]) && tpr >= 1 &&
+                wg % tpr == 0 && bk >= tpr && bk % tpr == 0,
+            op, "the tuned configuration \"" + tc->text() + "\" does not fit this device");
+  }
   const uint32_t sh = std::max(2 * bk * d4, tpr > 1 ? wg * (d4 + 1) : 0u);
   require(sh <= vec4s, op,
           "head_dim " + std::to_string(s.head_dim) + " needs more shared memory than the device's " +
-              std::to_string(caps.max_shared_memory) + " bytes");
+              std::to_string(caps.max_shared_memory) + " bytes" + (tc ? " (tuned: " + tc->text() + ")" : ""));
 
   const uint32_t bq = wg / tpr, q_blocks = ceil_div(s.q_len, bq);
   const uint64_t total = uint64_t(s.batch) * s.heads * q_blocks;
@@ -79,7 +91,9 @@ OpInfo flash_attention(Recorder& rec, const FlashAttentionArgs& a) {
           4 * n_qk * s.head_dim,
           double(s.batch) * width * (8.0 * s.q_len + 2.0 * dtype_size(a.k.t->dtype()) * s.kv_len) +
               (a.mask.key_padding ? 4.0 * s.batch * s.kv_len : 0.0) +
-              (a.bias ? 4.0 * s.heads * s.q_len * s.kv_len : 0.0)};
+              (a.bias ? 4.0 * s.heads * s.q_len * s.kv_len : 0.0),
+          cls,
+          tc != nullptr};
 }
 
 // ---- descriptor ----
@@ -97,13 +111,29 @@ OpCase flash_attention_case(Context& ctx, const OpShape& o) {
                      cases::against(ctx, *a.out, [=] { return ref::attention(h.hq, h.hk, h.hv, h.shape, mask->hm, a.scale); }));
 }
 
+// What the tuner tries: workgroup sizes × invocations per query row (the
+// rest split the keys: q_len 1 is decoding) × keys per shared-memory tile.
+std::vector<TunedConfig> flash_attention_candidates(const Capabilities& c, const OpShape& o) {
+  std::vector<TunedConfig> out;
+  const uint32_t d4 = ceil_div(o.head_dim, 4), vec4s = c.max_shared_memory / 16;
+  for (uint32_t wg : workgroup_candidates(c, 128))
+    for (uint32_t tpr = 1; tpr <= wg; tpr *= 2) {
+      if (wg / tpr > pow2_ceil(o.q_len)) continue;  // more rows than queries: idle invocations
+      for (uint32_t bk : {16u, 32u, 64u}) {
+        if (bk < tpr || bk % tpr || std::max(2 * bk * d4, tpr > 1 ? wg * (d4 + 1) : 0u) > vec4s) continue;
+        out.push_back({"online", {{"WG", wg}, {"TPR", tpr}, {"BK", bk}}});
+      }
+    }
+  return out;
+}
+
 }  // namespace
 
 VKF_OP_DESCRIPTOR(flash_attention) {
   return {"flash_attention", "softmax(scale·QKᵀ + bias + mask)·V in one pass with an online softmax (dtype: K, V)",
           {"online"}, {"WG", "D4", "BK", "TPR", "SH4", "BIAS"}, {"batch", "heads", "head_dim", "q_len", "kv_len"},
           {cases::attention_bench_shape(), cases::attention_bench_shape(DType::F16)}, flash_attention_case,
-          cases::attention_label};
+          cases::attention_label, false, flash_attention_candidates};
 }
 
 }  // namespace vkf

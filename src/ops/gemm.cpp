@@ -3,6 +3,7 @@
 // (a few rows, bound by reading W); reference in src/reference/gemm.cpp.
 #include "ops/op_case.hpp"
 #include "ops/op_util.hpp"
+#include "ops/tuning_util.hpp"
 #include "push/gemm.h"
 
 namespace vkf {
@@ -129,7 +130,10 @@ OpInfo gemm(Recorder& rec, const GemmArgs& a) {
   const bool f16 = a.w->dtype() == DType::F16;
   const char* suffix = f16 ? "_f16" : "_f32";
 
-  std::string variant = a.variant;
+  const std::string cls = "m=" + std::to_string(size_class(d.M)) + ",n=" + std::to_string(d.N) + ",k=" +
+                          std::to_string(d.K) + ",dtype=" + dtype_name(a.w->dtype());
+  const TunedConfig* tc = tuned(r, kOp, cls, a.variant);
+  std::string variant = pick_variant(a.variant, tc);
   if (variant.empty()) {
     // CPU: measured on lavapipe. GPU: the usual shapes, not yet measured.
     if (d.M <= kGemvMaxRows) variant = "gemv";
@@ -153,7 +157,7 @@ OpInfo gemm(Recorder& rec, const GemmArgs& a) {
   // column (bias index); *_off: where the piece starts in its binding.
   GemmPush push{d.M, d.N, d.K, 0, 0, uint32_t(a.act), uint32_t(has_bias) | uint32_t(has_res) << 1,
                 d.N, 0,   0,   0, 0, 0};
-  OpInfo info{kOp, variant, {}, 2.0 * d.M * d.N * d.K, 0};
+  OpInfo info{kOp, variant, {}, 2.0 * d.M * d.N * d.K, 0, cls, tc != nullptr};
   const double wbytes = double(dtype_size(a.w->dtype()));
   info.bytes = 4.0 * d.M * d.K + wbytes * d.N * d.K + (has_bias ? wbytes * d.N : 0) +
                4.0 * d.M * d.N * (has_res ? 2 : 1);
@@ -165,22 +169,31 @@ OpInfo gemm(Recorder& rec, const GemmArgs& a) {
     const bool sg = variant == "gemv_subgroup";
     // On a CPU one subgroup per workgroup skips the cross-subgroup step; a GPU
     // wants more lanes along K.
-    const uint32_t wg = is_cpu(caps) ? std::max(1u, caps.subgroup_size) : workgroup_size(caps, 64);
+    uint32_t wg = is_cpu(caps) ? std::max(1u, caps.subgroup_size) : workgroup_size(caps, 64);
     const uint32_t rows = std::min(d.M, kGemvMaxRows);
     // One invocation per output at the end, so rows·cols ≤ wg. 8 columns
     // share each X load on lavapipe (M = 1: 6.3 GB/s of W vs 3.1 with 4).
-    const uint32_t cols = std::max(1u, std::min(8u, wg / rows));
-    require(rows * cols * wg * 4 <= caps.max_shared_memory && rows * cols <= wg, kOp,
-            "internal: gemv workgroup does not fit the device");
+    uint32_t cols = std::max(1u, std::min(8u, wg / rows));
+    if (tc) wg = tc->knob("WG", wg), cols = tc->knob("COLS", cols);
+    require(wg >= 1 && cols >= 1 && wg <= std::min(caps.max_workgroup_invocations, caps.max_workgroup_size[0]) &&
+                rows * cols * wg * 4 <= caps.max_shared_memory && rows * cols <= wg,
+            kOp, "gemv workgroup WG=" + std::to_string(wg) + " COLS=" + std::to_string(cols) +
+                     " does not fit the device" + (tc ? " (tuned: " + tc->text() + ")" : ""));
     shader = std::string("gemm_vec_") + (sg ? "subgroup" : "shared") + suffix;
     spec = {wg, rows, cols, vec4};
     info.spec = {{"WG", wg}, {"ROWS", rows}, {"COLS", cols}, {"VEC4", vec4}};
     tile_m = rows;
     tile_n = cols;
   } else {
-    const Tiles t = variant == "blocked" ? blocked_tiles(d.M) : staged_tiles(caps, variant == "tiled_small");
-    require(t.wg() <= std::min(caps.max_workgroup_invocations, caps.max_workgroup_size[0]), kOp,
-            "internal: " + variant + " workgroup does not fit the device");
+    Tiles t = variant == "blocked" ? blocked_tiles(d.M) : staged_tiles(caps, variant == "tiled_small");
+    if (tc) t = {tc->knob("BM", t.bm), tc->knob("BN", t.bn), tc->knob("BK", t.bk), tc->knob("TM", t.tm),
+                 tc->knob("TN", t.tn), t.staged};
+    require(t.tm >= 1 && t.tn >= 1 && t.bm % t.tm == 0 && t.bn % t.tn == 0 && t.bk >= 4 && t.bk % 4 == 0 &&
+                t.wg() >= 1 && t.wg() <= std::min(caps.max_workgroup_invocations, caps.max_workgroup_size[0]) &&
+                t.shared_bytes() <= caps.max_shared_memory,
+            kOp, variant + " tiles BM=" + std::to_string(t.bm) + " BN=" + std::to_string(t.bn) + " BK=" +
+                     std::to_string(t.bk) + " TM=" + std::to_string(t.tm) + " TN=" + std::to_string(t.tn) +
+                     " do not fit the device" + (tc ? " (tuned: " + tc->text() + ")" : ""));
     shader = std::string("gemm_tiled") + suffix;
     spec = {t.wg(), t.bm, t.bn, t.bk, t.tm, t.tn, vec4, t.staged};
     info.spec = {{"WG", t.wg()}, {"BM", t.bm}, {"BN", t.bn},     {"BK", t.bk},
@@ -240,6 +253,37 @@ OpCase gemm_case(Context& ctx, const OpShape& o) {
                      }));
 }
 
+// What the tuner tries: for a few rows the gemv variants over workgroup sizes
+// and columns per workgroup; for more, register blocks with and without shared
+// memory, up to 128 accumulators per invocation (lavapipe's compile time grows
+// with the block: 16×16 takes ~9 s).
+std::vector<TunedConfig> gemm_candidates(const Capabilities& c, const OpShape& s) {
+  std::vector<TunedConfig> out;
+  if (s.m <= kGemvMaxRows) {
+    const uint32_t rows = uint32_t(std::max<int64_t>(1, s.m));
+    for (const char* v : {"gemv_subgroup", "gemv_shared"}) {
+      if (!c.subgroup_arithmetic && std::string(v) == "gemv_subgroup") continue;
+      for (uint32_t wg : workgroup_candidates(c, 128))
+        for (uint32_t cols : {1u, 2u, 4u, 8u, 16u})
+          if (rows * cols <= wg && rows * cols * wg * 4 <= c.max_shared_memory)
+            out.push_back({v, {{"WG", wg}, {"COLS", cols}}});
+    }
+    return out;
+  }
+  const uint32_t limit = std::min(c.max_workgroup_invocations, c.max_workgroup_size[0]);
+  const uint32_t blocked[][4] = {{64, 32, 16, 8}, {16, 64, 8, 8}, {32, 32, 8, 8}, {32, 64, 8, 8}, {64, 64, 16, 8},
+                                 {64, 32, 8, 8},  {32, 32, 8, 4}, {64, 64, 8, 8}, {16, 32, 4, 8}, {128, 32, 16, 8}};
+  for (auto& b : blocked)
+    if ((b[0] / b[2]) * (b[1] / b[3]) <= limit)
+      out.push_back({"blocked", {{"BM", b[0]}, {"BN", b[1]}, {"BK", 4}, {"TM", b[2]}, {"TN", b[3]}}});
+  const uint32_t staged[][5] = {{64, 64, 16, 4, 4}, {32, 32, 16, 2, 2}, {32, 32, 8, 4, 4}, {64, 64, 8, 8, 4},
+                                {64, 32, 16, 4, 4}, {128, 64, 8, 8, 8}, {16, 16, 4, 2, 2}};
+  for (auto& t : staged)
+    if ((t[0] / t[3]) * (t[1] / t[4]) <= limit && (t[0] + t[1]) * t[2] * 4 <= c.max_shared_memory)
+      out.push_back({"tiled", {{"BM", t[0]}, {"BN", t[1]}, {"BK", t[2]}, {"TM", t[3]}, {"TN", t[4]}}});
+  return out;
+}
+
 OpShape gemm_shape(int64_t m, int64_t n, int64_t k, DType dt = DType::F32) {
   OpShape s;
   s.m = m, s.n = n, s.k = k, s.dtype = dt;
@@ -255,7 +299,7 @@ VKF_OP_DESCRIPTOR(gemm) {
           {"WG", "BM", "BN", "BK", "TM", "TN", "VEC4", "STAGED", "ROWS", "COLS"}, {"m", "n", "k"},
           {gemm_shape(128, 3072, 768), gemm_shape(512, 512, 512), gemm_shape(128, 768, 768),
            gemm_shape(1, 3072, 768), gemm_shape(1, 3072, 768, DType::F16)},
-          gemm_case};
+          gemm_case, nullptr, false, gemm_candidates};
 }
 
 }  // namespace vkf

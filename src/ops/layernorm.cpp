@@ -4,6 +4,7 @@
 
 #include "ops/op_case.hpp"
 #include "ops/op_util.hpp"
+#include "ops/tuning_util.hpp"
 #include "push/layernorm.h"
 
 namespace vkf {
@@ -20,10 +21,12 @@ OpInfo layernorm(Recorder& rec, const LayerNormArgs& a) {
   require(a.beta->shape() == a.gamma->shape() && a.beta->dtype() == a.gamma->dtype(), op,
           "beta " + a.beta->describe() + " must be " + a.gamma->describe() + " like gamma");
   require(!tensors_overlap(a.y, a.residual), op, "y must not alias residual");
-  const bool sub = use_subgroups(caps, a.variant, op);
+  const std::string cls = rows_class(rows, d, a.gamma->dtype());
+  const TunedConfig* tc = tuned(r, op, cls, a.variant);
+  const bool sub = use_subgroups(caps, pick_variant(a.variant, tc), op);
   const bool f16 = a.gamma->dtype() == DType::F16;
 
-  const RowTiling t = row_tiling(caps, d, rows);
+  const RowTiling t = tuned_row_tiling(caps, d, rows, tc, op);
   const std::string name = std::string("layernorm_") + (sub ? "subgroup" : "shared") + (f16 ? "_f16" : "_f32");
   const Pipeline& p = r.pipeline(name, {t.wg, t.items, t.aligned, t.rows});
   const LayernormPush push{uint32_t(rows), uint32_t(d), t.d4, a.eps, a.residual ? 1u : 0u};
@@ -36,7 +39,9 @@ OpInfo layernorm(Recorder& rec, const LayerNormArgs& a) {
           variant,
           {{"WG", t.wg}, {"ITEMS", t.items}, {"ALIGNED", t.aligned}, {"ROWS", t.rows}},
           double(n) * (a.residual ? 8 : 7),
-          double(n) * 4 * (a.residual ? 3 : 2) + wbytes};
+          double(n) * 4 * (a.residual ? 3 : 2) + wbytes,
+          cls,
+          tc != nullptr};
 }
 
 // ---- descriptor ----
@@ -64,7 +69,7 @@ OpCase layernorm_case(Context& ctx, const OpShape& o) {
 VKF_OP_DESCRIPTOR(layernorm) {
   return {"layernorm", "y = LayerNorm(x + residual)·gamma + beta over rows (dtype: gamma, beta; residual)",
           {"subgroup", "shared"}, {"WG", "ITEMS", "ALIGNED", "ROWS"}, {"m", "n"}, {cases::rows_shape(128, 768)},
-          layernorm_case};
+          layernorm_case, nullptr, false, row_tiling_candidates};
 }
 
 }  // namespace vkf

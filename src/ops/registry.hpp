@@ -13,6 +13,7 @@
 
 #include "vkformer/context.hpp"
 #include "vkformer/ops.hpp"
+#include "vkformer/tuning.hpp"
 
 namespace vkf {
 
@@ -71,6 +72,11 @@ struct OpDescriptor {
   std::function<std::string(const OpShape&)> label;
   /// Microbenchmarks (device peak): not in "all", tests or the kernel table.
   bool internal = false;
+  /// The configurations `vkformer tune` tries at a shape (a variant and knobs
+  /// by the names in `knobs`), within the device's limits. Empty function: the
+  /// op is not tuned. The op reads a tuned configuration under the shape class
+  /// it reports in OpInfo::shape_class.
+  std::function<std::vector<TunedConfig>(const Capabilities&, const OpShape&)> candidates;
 };
 
 /// A shader variant embedded in the library, as its op's CMake line declared it.

@@ -3,6 +3,7 @@
 
 #include "ops/op_case.hpp"
 #include "ops/op_util.hpp"
+#include "ops/tuning_util.hpp"
 #include "push/rmsnorm.h"
 
 namespace vkf {
@@ -11,11 +12,13 @@ OpInfo rmsnorm(Recorder& rec, const RmsNormArgs& a) {
   const auto [r, caps, op] = start_op(rec, "rmsnorm");
   const auto [rows, d, n] = check_rows(op, a.x, a.y, a.eps);
   require_vector(a.gamma, op, "gamma", d, caps);
-  const bool sub = use_subgroups(caps, a.variant, op);
+  const std::string cls = rows_class(rows, d, a.gamma->dtype());
+  const TunedConfig* tc = tuned(r, op, cls, a.variant);
+  const bool sub = use_subgroups(caps, pick_variant(a.variant, tc), op);
   const std::string variant = sub ? "subgroup" : "shared";
   const bool f16 = a.gamma->dtype() == DType::F16;
 
-  const RowTiling t = row_tiling(caps, d, rows);
+  const RowTiling t = tuned_row_tiling(caps, d, rows, tc, op);
   const Pipeline& p = r.pipeline("rmsnorm_" + variant + (f16 ? "_f16" : "_f32"), {t.wg, t.items, t.aligned, t.rows});
   const RmsnormPush push{uint32_t(rows), uint32_t(d), uint32_t(t.d4), a.eps};
   r.dispatch(p, {{a.x, false}, {a.gamma, false}, {a.y, true}}, push, r.fold(ceil_div(rows, t.rows)),
@@ -24,7 +27,9 @@ OpInfo rmsnorm(Recorder& rec, const RmsNormArgs& a) {
           variant,
           {{"WG", t.wg}, {"ITEMS", t.items}, {"ALIGNED", t.aligned}, {"ROWS", t.rows}},
           double(n) * 4,
-          double(n) * 4 * 2 + double(dtype_size(a.gamma->dtype())) * double(d)};
+          double(n) * 4 * 2 + double(dtype_size(a.gamma->dtype())) * double(d),
+          cls,
+          tc != nullptr};
 }
 
 // ---- descriptor ----
@@ -46,7 +51,8 @@ OpCase rmsnorm_case(Context& ctx, const OpShape& o) {
 
 VKF_OP_DESCRIPTOR(rmsnorm) {
   return {"rmsnorm", "y = x / sqrt(mean(x²) + eps)·gamma over rows, as T5 (dtype: gamma)", {"subgroup", "shared"},
-          {"WG", "ITEMS", "ALIGNED", "ROWS"}, {"m", "n"}, {cases::rows_shape(128, 768)}, rmsnorm_case};
+          {"WG", "ITEMS", "ALIGNED", "ROWS"}, {"m", "n"}, {cases::rows_shape(128, 768)}, rmsnorm_case,
+          nullptr, false, row_tiling_candidates};
 }
 
 }  // namespace vkf

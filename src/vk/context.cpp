@@ -210,6 +210,7 @@ void Context::Impl::finish_setup() {
   memory = std::make_shared<MemoryPool>(phys, device, caps, options.force_staging, alloc,
                                         memory_limit(options), memory_budget);
   pipelines = std::make_unique<Pipelines>(device, caps, options.cache_dir, alloc);
+  load_tuning_table();
   VkCommandPoolCreateInfo pci{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
   pci.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT;
   pci.queueFamilyIndex = queue_family;

@@ -5,7 +5,9 @@
 
 #include <atomic>
 #include <memory>
+#include <map>
 #include <mutex>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -14,6 +16,7 @@
 #include "vk/memory.hpp"
 #include "vk/pipelines.hpp"
 #include "vkformer/context.hpp"
+#include "vkformer/tuning.hpp"
 
 namespace vkf {
 
@@ -64,6 +67,18 @@ struct Context::Impl {
   const VkAllocationCallbacks* alloc = nullptr;  ///< the host's, for everything vkformer creates
   bool memory_budget = false;                    ///< VK_EXT_memory_budget may be queried
   std::atomic<bool> lost{false};                 ///< a call returned VK_ERROR_DEVICE_LOST
+  TuningTable tuning;                            ///< this device's tuned configurations (tuning.cpp)
+  /// The tuner's candidate per op, used instead of the database while set.
+  std::map<std::string, TunedConfig> tuning_forced;
+  /// While set, every (op, shape class) an op looks up is added: how the tuner
+  /// learns the shapes a model runs.
+  std::set<std::pair<std::string, std::string>>* tuning_capture = nullptr;
+
+  /// The configuration to use for `op` at `shape_class`, or nullptr for the
+  /// engine's own rules: the tuner's candidate, else the database's entry.
+  const TunedConfig* tuned(const std::string& op, const std::string& shape_class);
+  /// Reads the database ContextOptions::tuning names (after caps are final).
+  void load_tuning_table();
 
   /// Throws "`what`: the device was lost earlier ..." once the device is lost.
   void alive(const std::string& what) const;

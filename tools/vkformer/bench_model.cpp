@@ -33,70 +33,6 @@ double ms_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 }
 
-/// The inputs of one measurement: a forward pass, and a decode step at
-/// `position` (tgt_len - 1 for enc–dec: the last target position of the
-/// forward pass; src_len + tgt_len for decoder-only) with
-/// the cache, against a forward pass over the same prefix (a step without it).
-struct Workload {
-  bool encdec = false, decodes = false;
-  std::vector<Ids> src, tgt;                  ///< the forward pass
-  std::vector<Ids> prefix_src, prefix_tgt;    ///< positions [0, position]: the full recompute
-  uint32_t position = 0, max_new_tokens = 0;  ///< generate()'s last step is at `position`
-  uint64_t tokens = 0;                        ///< positions one forward pass runs through
-};
-
-Workload make_workload(const ModelConfig& c, bool has_generator, const ProfileOptions& o) {
-  if (o.batch < 1 || o.src_len < 1 || o.repeat < 1)
-    throw UsageError("--batch, --src-len and --repeat must be at least 1");
-  // Decoder-only, --tgt-len 0 times the first step after the prompt (at position src_len);
-  // an enc–dec model's first step is at position 1 (BOS is at 0).
-  if (c.encoder_decoder() && o.tgt_len < 2) throw UsageError("--tgt-len must be at least 2 for an encoder–decoder model");
-  // Checked here, before anything is allocated, with the options named.
-  const uint64_t positions = c.encoder_decoder() ? std::max(o.src_len, o.tgt_len) : uint64_t(o.src_len) + o.tgt_len + 1;
-  if (positions > c.max_positions)
-    throw UsageError(std::string(c.encoder_decoder() ? "--src-len and --tgt-len must each be" : "--src-len + --tgt-len + 1 must be") +
-                     " at most the model's max_positions " + std::to_string(c.max_positions) + " (got " +
-                     std::to_string(c.encoder_decoder() ? std::max(o.src_len, o.tgt_len) : positions) + ")");
-  std::mt19937 gen(7);
-  // Never pad, bos or eos, wherever they are (GPT-2's eos is the last id; pad < 0: none).
-  auto special = [&](int32_t x) { return x == c.pad_id || x == c.bos_id || x == c.eos_id; };
-  auto random_ids = [&](uint32_t len, uint32_t vocab) {
-    uint32_t specials = 0;
-    for (int32_t x : std::set<int32_t>{c.pad_id, c.bos_id, c.eos_id}) specials += x >= 0 && uint32_t(x) < vocab;
-    if (specials >= vocab) throw Error("the vocabulary has no ids besides pad, bos and eos");
-    Ids ids(len);
-    for (auto& x : ids)
-      do x = int32_t(gen() % vocab);
-      while (special(x));
-    return ids;
-  };
-  Workload w;
-  w.encdec = c.encoder_decoder();
-  w.decodes = has_generator;
-  for (unsigned b = 0; b < o.batch; ++b) {
-    w.src.push_back(random_ids(o.src_len, c.src_vocab_size));
-    if (w.encdec) {
-      w.tgt.push_back(random_ids(o.tgt_len, c.tgt_vocab_size));
-      Ids prefix{c.bos_id};  // BOS at 0, then tokens 1..tgt_len-1
-      Ids more = random_ids(o.tgt_len - 1, c.tgt_vocab_size);
-      prefix.insert(prefix.end(), more.begin(), more.end());
-      w.prefix_tgt.push_back(prefix);
-    } else {
-      Ids prefix = w.src.back();  // the prompt, then tokens at src_len..src_len+tgt_len
-      Ids more = random_ids(o.tgt_len + 1, c.src_vocab_size);
-      prefix.insert(prefix.end(), more.begin(), more.end());
-      w.prefix_src.push_back(prefix);
-    }
-  }
-  if (w.encdec) w.prefix_src = w.src;
-  w.tokens = uint64_t(o.batch) * (o.src_len + (w.encdec ? o.tgt_len : 0));
-  // Enc–dec: BOS is fed at 0 with the encoder, step t at position t.
-  // Decoder-only: the prompt gives the first token, step t feeds it at src_len + t - 1.
-  w.position = w.encdec ? o.tgt_len - 1 : o.src_len + o.tgt_len;
-  w.max_new_tokens = w.encdec ? o.tgt_len : o.tgt_len + 2;
-  return w;
-}
-
 /// Wall-clock figures without timestamps: what a user of the library sees.
 struct WallFigures {
   double forward_ms = 0, step_ms = 0, recompute_ms = 0;
@@ -300,6 +236,58 @@ std::vector<std::pair<std::string, double>> chart_bars(const Breakdown& b) {
 }
 
 }  // namespace
+
+Workload make_workload(const ModelConfig& c, bool has_generator, const ProfileOptions& o) {
+  if (o.batch < 1 || o.src_len < 1 || o.repeat < 1)
+    throw UsageError("--batch, --src-len and --repeat must be at least 1");
+  // Decoder-only, --tgt-len 0 times the first step after the prompt (at position src_len);
+  // an enc–dec model's first step is at position 1 (BOS is at 0).
+  if (c.encoder_decoder() && o.tgt_len < 2) throw UsageError("--tgt-len must be at least 2 for an encoder–decoder model");
+  // Checked here, before anything is allocated, with the options named.
+  const uint64_t positions = c.encoder_decoder() ? std::max(o.src_len, o.tgt_len) : uint64_t(o.src_len) + o.tgt_len + 1;
+  if (positions > c.max_positions)
+    throw UsageError(std::string(c.encoder_decoder() ? "--src-len and --tgt-len must each be" : "--src-len + --tgt-len + 1 must be") +
+                     " at most the model's max_positions " + std::to_string(c.max_positions) + " (got " +
+                     std::to_string(c.encoder_decoder() ? std::max(o.src_len, o.tgt_len) : positions) + ")");
+  std::mt19937 gen(7);
+  // Never pad, bos or eos, wherever they are (GPT-2's eos is the last id; pad < 0: none).
+  auto special = [&](int32_t x) { return x == c.pad_id || x == c.bos_id || x == c.eos_id; };
+  auto random_ids = [&](uint32_t len, uint32_t vocab) {
+    uint32_t specials = 0;
+    for (int32_t x : std::set<int32_t>{c.pad_id, c.bos_id, c.eos_id}) specials += x >= 0 && uint32_t(x) < vocab;
+    if (specials >= vocab) throw Error("the vocabulary has no ids besides pad, bos and eos");
+    Ids ids(len);
+    for (auto& x : ids)
+      do x = int32_t(gen() % vocab);
+      while (special(x));
+    return ids;
+  };
+  Workload w;
+  w.encdec = c.encoder_decoder();
+  w.decodes = has_generator;
+  for (unsigned b = 0; b < o.batch; ++b) {
+    w.src.push_back(random_ids(o.src_len, c.src_vocab_size));
+    if (w.encdec) {
+      w.tgt.push_back(random_ids(o.tgt_len, c.tgt_vocab_size));
+      Ids prefix{c.bos_id};  // BOS at 0, then tokens 1..tgt_len-1
+      Ids more = random_ids(o.tgt_len - 1, c.tgt_vocab_size);
+      prefix.insert(prefix.end(), more.begin(), more.end());
+      w.prefix_tgt.push_back(prefix);
+    } else {
+      Ids prefix = w.src.back();  // the prompt, then tokens at src_len..src_len+tgt_len
+      Ids more = random_ids(o.tgt_len + 1, c.src_vocab_size);
+      prefix.insert(prefix.end(), more.begin(), more.end());
+      w.prefix_src.push_back(prefix);
+    }
+  }
+  if (w.encdec) w.prefix_src = w.src;
+  w.tokens = uint64_t(o.batch) * (o.src_len + (w.encdec ? o.tgt_len : 0));
+  // Enc–dec: BOS is fed at 0 with the encoder, step t at position t.
+  // Decoder-only: the prompt gives the first token, step t feeds it at src_len + t - 1.
+  w.position = w.encdec ? o.tgt_len - 1 : o.src_len + o.tgt_len;
+  w.max_new_tokens = w.encdec ? o.tgt_len : o.tgt_len + 2;
+  return w;
+}
 
 int run_profile(const ContextOptions& ctx_opts, const ProfileOptions& o) {
   Context ctx(ctx_opts);

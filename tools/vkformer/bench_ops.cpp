@@ -9,6 +9,8 @@
 #include <cblas.h>
 #endif
 
+#include "vk/tuning_hooks.hpp"
+
 namespace vkf::tools {
 namespace {
 
@@ -77,9 +79,11 @@ void print_group(const std::vector<BenchRow>& rows, size_t begin, bool openblas)
     char err[32];
     if (r.checked) std::snprintf(err, sizeof err, "%.1e%s", r.max_error, r.passed ? "" : " FAIL");
     else std::snprintf(err, sizeof err, "-");
+    const std::string tuning = rows[i].tuning.empty() ? "" : " (" + rows[i].tuning + ")";
     std::printf("  %-24s %9.3f %9.3f %9.3f %9.3f %9.2f %8.2f %7.1f %9s  %s\n",
-                (r.variant + (r.picked ? " *" : "")).c_str(), r.median_ms, r.min_ms, r.max_ms,
+                (r.variant + (r.picked ? " *" : "") + tuning).c_str(), r.median_ms, r.min_ms, r.max_ms,
                 r.wall_ms, r.gflops, r.gbps, rows[i].roofline_pct, err, r.spec.c_str());
+    if (rows[i].speedup > 0) std::printf("  %-24s tuned / default speed = %.2fx\n", "", rows[i].speedup);
     if (rows[i].gweights_per_s > 0 && r.variant.rfind("gemv", 0) == 0)
       std::printf("  %-24s %.2f G weights/s\n", "", rows[i].gweights_per_s);
   }
@@ -133,7 +137,14 @@ int run_bench_ops(const ContextOptions& ctx_opts, const BenchOpsOptions& o) {
     }
   }
 
-  Context ctx(ctx_opts);
+  if (o.compare_tuning && !o.base.variant.empty())
+    throw Error("--tuning compare times the engine's own pick: leave out --variant");
+  ContextOptions opts = ctx_opts;
+  if (o.compare_tuning) opts.tuning = "auto";
+  Context ctx(opts);
+  if (o.compare_tuning)
+    std::printf("tuning database: %s (%zu entries for this device)\n", tuning_table(ctx).path.c_str(),
+                tuning_table(ctx).size());
   DevicePeak peak = device_peak(ctx, o.remeasure_peak);
   if (peak.from_cache)
     std::printf("device peak (cached %s, --remeasure-peak to measure again): %.1f GFLOP/s, %.1f GB/s\n",
@@ -152,11 +163,26 @@ int run_bench_ops(const ContextOptions& ctx_opts, const BenchOpsOptions& o) {
     double blas = -1;
     check_shape(ctx, k.resolved());  // before OpenBLAS allocates its copy
     if (k.op == "gemm" && have_openblas) blas = openblas_ms(k);
-    for (const auto& r : run_kernel(ctx, k)) {
+    // --tuning compare: the engine's rules first (forced), then whatever the database says.
+    std::vector<std::pair<std::string, KernelResult>> results;
+    if (o.compare_tuning) {
+      {
+        ForcedTuning rules(ctx, k.op, {});
+        results.emplace_back("default", run_kernel(ctx, k).at(0));
+      }
+      const KernelResult t = run_kernel(ctx, k).at(0);
+      results.emplace_back(t.tuned ? "tuned" : "no entry", t);
+    } else {
+      for (const auto& r : run_kernel(ctx, k)) results.emplace_back("", r);
+    }
+    for (const auto& [tuning, r] : results) {
       BenchRow b;
       b.r = r;
+      b.tuning = tuning;
+      if (tuning == "tuned") b.speedup = results[0].second.median_ms / r.median_ms;
+      if (!tuning.empty()) b.label += "(" + tuning + ") ";
       b.dtype = k.dtype;
-      b.label = short_label(k, r);
+      b.label += short_label(k, r);
       b.roofline_pct = roofline_pct(peak, r.flops, r.bytes, r.median_ms);
       b.openblas_ms = blas;
       if (k.op == "gemm") b.gweights_per_s = double(k.shape.n) * double(k.shape.k) / (r.median_ms * 1e6);

@@ -20,6 +20,7 @@ struct BenchOpsOptions {
   std::string precision;          ///< "" (each standard shape's own), fp32 or fp16
   std::string json, svg;          ///< output files ("" = none)
   bool remeasure_peak = false;
+  bool compare_tuning = false;    ///< --tuning compare: each shape with the engine's rules and tuned
 };
 
 /// One timed kernel variant with what the benchmark adds to it.
@@ -29,6 +30,10 @@ struct BenchRow {
   double roofline_pct = 0;
   double openblas_ms = -1;     ///< gemm: cblas_sgemm on the same shape (fp32), -1 if not run
   double gweights_per_s = -1;  ///< gemm: weight elements read per second / 1e9
+  /// --tuning compare: "default" (the engine's rules), then "tuned" (the
+  /// database's configuration) or "no entry" (the database has none); "" otherwise.
+  std::string tuning;
+  double speedup = -1;  ///< tuned row: default ms / tuned ms
 };
 
 /// The op names `bench ops --op` accepts.

@@ -47,6 +47,8 @@ void write_bench_json(const std::string& path, const Context& ctx, const DeviceP
         {"bytes", r.bytes}, {"checked", r.checked}, {"passed", r.passed},
         {"max_error", r.checked ? nlohmann::json(r.max_error) : nlohmann::json(nullptr)},
         {"spec", spec}, {"picked", r.picked}, {"roofline_pct", b.roofline_pct}};
+    if (!b.tuning.empty()) j["tuning"] = b.tuning;
+    if (b.speedup > 0) j["speedup_vs_default"] = b.speedup;
     if (r.op == "gemm") {
       j["gweights_per_s"] = b.gweights_per_s;
       if (b.openblas_ms > 0) {

@@ -117,6 +117,7 @@ std::vector<KernelResult> run_kernel(Context& ctx, const KernelOptions& o) {
     r.gflops = info.flops / (r.median_ms * 1e6);
     r.gbps = info.bytes / (r.median_ms * 1e6);
     r.picked = info.variant == picked;
+    r.tuned = info.tuned;
     if (o.check) {
       r.max_error = c.error();
       r.checked = true;

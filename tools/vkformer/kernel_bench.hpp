@@ -31,6 +31,7 @@ struct KernelResult {
   double gflops = 0, gbps = 0;
   double max_error = -1;  ///< vs the CPU reference; -1 when not checked
   bool checked = false, passed = true, picked = false;
+  bool tuned = false;  ///< a tuning database entry chose the configuration
 };
 
 /// Runs the kernel for each requested variant. Throws vkf::Error on bad options.

@@ -15,6 +15,7 @@
 #include "embed_command.hpp"
 #include "head_commands.hpp"
 #include "translate_command.hpp"
+#include "tune_command.hpp"
 #include "soak_command.hpp"
 #include "output_file.hpp"
 #include "serve/server.hpp"
@@ -91,6 +92,10 @@ int run(int argc, char** argv) {
   app.add_option("--max-dispatches-per-submit", ctx_opts.max_dispatches_per_submit,
                  "split longer recordings into several queue submissions (default: "
                  "VKFORMER_MAX_DISPATCHES_PER_SUBMIT, else never)");
+
+  app.add_option("--tuning", ctx_opts.tuning,
+                 "tuned kernel configurations: off, auto (the cache directory's database) or a database file; "
+                 "bench ops also takes compare (default: VKFORMER_TUNING, else auto)");
 
   bool devices_json = false;
   auto* devices = app.add_subcommand("devices", "list Vulkan devices, their limits, and which one is picked");
@@ -222,6 +227,21 @@ int run(int argc, char** argv) {
   bench_model->add_option("--json", bmo.json, "write the figures as JSON to this file (default: none)");
   bench_model->add_option("--svg", bmo.svg, "bar chart of the forward pass (and FILE-step.svg of the decode step; default: none)");
 
+  vkf::tools::TuneOptions tuo;
+  auto* tune = app.add_subcommand(
+      "tune", "measure each tunable kernel's configurations on this device (each checked against its CPU "
+              "reference) and keep the fastest in the tuning database");
+  tune->add_option("--op", tuo.ops, "ops to tune (default: every tunable op)");
+  tune->add_option("--shape", tuo.shapes, "shapes as bench ops takes them (default: each op's standard shapes)");
+  tune->add_option("--model", tuo.model.model_dir, "tune the shapes this model runs instead");
+  tune->add_option("--precision", tuo.model.precision, "--model's weight storage: fp32 or fp16");
+  tune->add_option("--batch", tuo.model.batch, "--model's batch");
+  tune->add_option("--src-len", tuo.model.src_len, "--model's source (or prompt) length");
+  tune->add_option("--tgt-len", tuo.model.tgt_len, "--model's target length (decode steps up to it are tuned too)");
+  tune->add_option("--budget-s", tuo.budget_s, "stop searching after this many seconds (default 600)");
+  tune->add_option("--repeat", tuo.repeat, "timed runs per configuration; the median counts (default 7)");
+  tune->add_option("--db", tuo.db, "database file to update (default: --tuning's, else the cache directory's)");
+
   vkf::tools::TokenizeOptions tko;
   auto* tokenize = app.add_subcommand("tokenize", "print the ids of texts under a model's tokenizer (or the text of ids)");
   tokenize->add_option("--model", tko.model_dir, "model directory (tokenizer.json, vocab.txt, or vocab.json + merges.txt)")
@@ -347,10 +367,12 @@ int run(int argc, char** argv) {
     if (*profile) return vkf::tools::run_profile(ctx_opts, po);
     if (*bench_ops) {
       bo.base.check = !bench_no_check;
+      bo.compare_tuning = ctx_opts.tuning == "compare";
       for (auto* opt : shape_opts) bo.shape_given = bo.shape_given || opt->count() > 0;
       return vkf::tools::run_bench_ops(ctx_opts, bo);
     }
     if (*bench_model) return vkf::tools::run_bench_model(ctx_opts, bmo);
+    if (*tune) return vkf::tools::run_tune(ctx_opts, tuo);
     if (*soak) return vkf::tools::run_soak(ctx_opts, so);
     if (*serve) return vkf::tools::run_serve(ctx_opts, sv);
     if (*kernel) {

@@ -10,6 +10,7 @@
 #include "usage_error.hpp"
 #include "vkformer/model.hpp"
 #include "vkformer/session.hpp"
+#include "vkformer/tuning.hpp"
 
 namespace vkf::tools {
 
@@ -85,6 +86,19 @@ int run_forward(const ContextOptions& ctx_opts, const ModelRunOptions& o) {
   return 0;
 }
 
+namespace {
+
+// Whether a tuning database applies to the picked device, and what it holds.
+std::string tuning_line(const Context& ctx) {
+  const TuningTable& t = tuning_table(ctx);
+  if (t.path.empty()) return "tuning: off (the engine's own rules)";
+  if (!t.warning.empty()) return "tuning: " + t.path + " ignored (damaged)";
+  if (t.size() == 0) return "tuning: no entries for this device in " + t.path + " (`vkformer tune` makes them)";
+  return "tuning: " + std::to_string(t.size()) + " tuned op shapes for this device from " + t.path;
+}
+
+}  // namespace
+
 int run_devices(const ContextOptions& ctx_opts, bool json) {
   auto devs = list_devices();
   Context ctx(ctx_opts);
@@ -111,6 +125,8 @@ int run_devices(const ContextOptions& ctx_opts, bool json) {
     nlohmann::json active = limits(c);
     active["profile"] = c.profile;
     active["min_storage_buffer_offset_alignment"] = c.min_storage_buffer_offset_alignment;
+    active["tuning"] = {{"database", tuning_table(ctx).path}, {"entries", tuning_table(ctx).size()},
+                        {"key", tuning_device_key(c)}};
     nlohmann::json arr = nlohmann::json::array();
     for (const auto& d : devs) {
       const Capabilities& c = d.caps;
@@ -154,6 +170,7 @@ int run_devices(const ContextOptions& ctx_opts, bool json) {
   std::printf("   maxStorageBufferRange %llu MiB, minStorageBufferOffsetAlignment %llu, fp16 storage %s\n",
               (unsigned long long)(c.max_storage_buffer_range >> 20),
               (unsigned long long)c.min_storage_buffer_offset_alignment, c.f16_storage());
+  std::printf("   %s\n", tuning_line(ctx).c_str());
   return 0;
 }
 

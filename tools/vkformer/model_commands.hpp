@@ -42,6 +42,23 @@ struct ProfileOptions {
 /// against a full recompute at the same position, with submission counts.
 int run_profile(const ContextOptions& ctx_opts, const ProfileOptions& o);
 
+/// The inputs of one measurement: a forward pass, and a decode step at
+/// `position` (tgt_len - 1 for enc–dec: the last target position of the forward
+/// pass; src_len + tgt_len for decoder-only) with
+/// the cache, against a forward pass over the same prefix (a step without it).
+struct Workload {
+  bool encdec = false, decodes = false;
+  std::vector<Ids> src, tgt;                  ///< the forward pass
+  std::vector<Ids> prefix_src, prefix_tgt;    ///< positions [0, position]: the full recompute
+  uint32_t position = 0, max_new_tokens = 0;  ///< generate()'s last step is at `position`
+  uint64_t tokens = 0;                        ///< positions one forward pass runs through
+};
+
+/// The workload of `profile`, `bench model` and `tune --model`: random ids
+/// (never pad, bos or eos) of the given batch and lengths. @throws UsageError for
+/// sizes of 0 or beyond the model's max_positions.
+Workload make_workload(const ModelConfig& c, bool has_generator, const ProfileOptions& o);
+
 struct BenchModelOptions : ProfileOptions {
   std::string json, svg;  ///< output files; empty: none
 };

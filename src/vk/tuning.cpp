@@ -1,0 +1,204 @@
+// The tuning database: load (forgiving: a damaged file is ignored with one
+// warning), look up, and merge-store (write a temporary file, then rename).
+#include "vkformer/tuning.hpp"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "io/read_file.hpp"
+#include "vk/context_impl.hpp"
+
+namespace vkf {
+namespace {
+
+using json = nlohmann::json;
+constexpr const char* kFormat = "vkformer-tuning 1";
+
+json device_json(const json& root, const std::string& key) {
+  if (!root.is_object() || !root.contains("devices") || !root["devices"].is_object()) return json::object();
+  const json& d = root["devices"];
+  return d.contains(key) && d[key].is_object() ? d[key] : json::object();
+}
+
+TunedConfig config_from(const json& e) {
+  TunedConfig c;
+  c.variant = e.value("variant", "");
+  if (e.contains("knobs"))
+    for (auto& [k, v] : e.at("knobs").items()) c.knobs.emplace_back(k, v.get<uint32_t>());
+  c.ms = e.value("ms", 0.0);
+  c.default_ms = e.value("default_ms", 0.0);
+  return c;
+}
+
+json config_to(const TunedConfig& c) {
+  json k = json::object();
+  for (auto& [n, v] : c.knobs) k[n] = v;
+  return {{"variant", c.variant}, {"knobs", k}, {"ms", c.ms}, {"default_ms", c.default_ms}};
+}
+
+// Reads the file as JSON: null when missing, throws on damage.
+json read_root(const std::string& path) {
+  if (!std::filesystem::exists(path)) return nullptr;
+  json root = json::parse(io::read_file(path, "the tuning database"));
+  if (!root.is_object() || root.value("format", "") != kFormat)
+    throw Error(path + ": not a vkformer tuning database (expected \"format\": \"" + std::string(kFormat) + "\")");
+  return root;
+}
+
+}  // namespace
+
+uint32_t TunedConfig::knob(const std::string& name, uint32_t fallback) const {
+  for (auto& [n, v] : knobs)
+    if (n == name) return v;
+  return fallback;
+}
+
+bool TunedConfig::has(const std::string& name) const {
+  for (auto& kv : knobs)
+    if (kv.first == name) return true;
+  return false;
+}
+
+std::string TunedConfig::text() const {
+  std::string s = variant.empty() ? "default" : variant;
+  for (auto& [n, v] : knobs) s += " " + n + "=" + std::to_string(v);
+  return s;
+}
+
+std::string tuning_device_key(const Capabilities& c) {
+  char buf[160];
+  std::snprintf(buf, sizeof buf, "vendor=0x%x device=0x%x driver=%u version=0x%x uuid=", c.vendor_id, c.device_id,
+                c.driver_id, c.driver_version);
+  std::string key = buf;
+  for (uint8_t b : c.pipeline_cache_uuid) {
+    std::snprintf(buf, sizeof buf, "%02x", b);
+    key += buf;
+  }
+  // lavapipe's vector width changes the code it generates (and its subgroup
+  // size) without changing its pipeline-cache UUID.
+  if (const char* w = std::getenv("LP_NATIVE_VECTOR_WIDTH"); w && *w && c.driver_name == "llvmpipe")
+    key += std::string(" lp_native_vector_width=") + w;
+  return key;
+}
+
+size_t TuningTable::size() const {
+  size_t n = 0;
+  for (auto& [op, m] : best) n += m.size();
+  return n;
+}
+
+const TunedConfig* TuningTable::find(const std::string& op, const std::string& shape_class) const {
+  auto o = best.find(op);
+  if (o == best.end()) return nullptr;
+  auto e = o->second.find(shape_class);
+  return e == o->second.end() ? nullptr : &e->second;
+}
+
+TuningTable load_tuning(const std::string& path, const Capabilities& caps) {
+  TuningTable t;
+  t.path = path;
+  try {
+    const json root = read_root(path);
+    if (root.is_null()) return t;
+    const json dev = device_json(root, tuning_device_key(caps));
+    if (dev.contains("ops"))
+      for (auto& [op, shapes] : dev.at("ops").items())
+        for (auto& [cls, e] : shapes.items()) t.best[op][cls] = config_from(e);
+    if (dev.contains("unusable"))
+      for (auto& [op, shapes] : dev.at("unusable").items())
+        for (auto& [cls, list] : shapes.items()) t.unusable[op][cls] = list.get<std::vector<std::string>>();
+  } catch (const std::exception& e) {  // nlohmann's errors and ours: the file is not used
+    t.best.clear();
+    t.unusable.clear();
+    t.warning = std::string(e.what()).substr(0, 300);
+  }
+  return t;
+}
+
+void store_tuning(const std::string& path, const Capabilities& caps, const TuningTable& results) {
+  json root;
+  try {
+    root = read_root(path);
+  } catch (const std::exception&) {
+    root = nullptr;  // a damaged file is replaced, as it was ignored when read
+  }
+  if (!root.is_object()) root = {{"format", kFormat}, {"devices", json::object()}};
+  const std::string key = tuning_device_key(caps);
+  json dev = device_json(root, key);
+  dev["device"] = caps.device_name;
+  dev["driver"] = caps.driver_name;
+  for (auto& [op, shapes] : results.best)
+    for (auto& [cls, c] : shapes) dev["ops"][op][cls] = config_to(c);
+  for (auto& [op, shapes] : results.unusable)
+    for (auto& [cls, list] : shapes) dev["unusable"][op][cls] = list;
+  root["devices"][key] = dev;
+
+  const std::filesystem::path p(path);
+  if (p.has_parent_path()) std::filesystem::create_directories(p.parent_path());
+  const std::string tmp = path + ".tmp" + std::to_string(::getpid());
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    out << root.dump(1) << "\n";
+    out.flush();
+    if (!out) {
+      std::remove(tmp.c_str());
+      throw Error(path + ": cannot write the tuning database (" + tmp + ")");
+    }
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    std::remove(tmp.c_str());
+    throw Error(path + ": cannot replace the tuning database");
+  }
+}
+
+// ---- the context's side ----
+
+namespace {
+
+// ContextOptions::tuning, else VKFORMER_TUNING, else "auto".
+std::string tuning_choice(const ContextOptions& o) {
+  if (!o.tuning.empty()) return o.tuning;
+  if (const char* e = std::getenv("VKFORMER_TUNING"); e && *e) return e;
+  return "auto";
+}
+
+// "auto" is the user's own results, beside the pipeline cache; "off" is none.
+std::string file_for(const std::string& choice, const std::string& cache_file) {
+  if (choice == "off") return "";
+  if (choice == "compare") throw Error("tuning \"compare\" is only for `vkformer bench ops` (off, auto or a file)");
+  if (choice != "auto") return choice;
+  return cache_file.empty() ? "" : cache_file.substr(0, cache_file.rfind('/')) + "/tuning.json";
+}
+
+}  // namespace
+
+std::string tuning_file(const Context& ctx, const std::string& choice) {
+  return file_for(choice, ctx.pipeline_cache_file());
+}
+
+void Context::Impl::load_tuning_table() {
+  const std::string path = file_for(tuning_choice(options), pipelines->cache_file());
+  if (path.empty()) return;
+  tuning = load_tuning(path, caps);
+  if (!tuning.warning.empty())
+    std::fprintf(stderr, "vkformer: warning: ignoring the tuning database %s: %s\n", path.c_str(),
+                 tuning.warning.c_str());
+}
+
+const TunedConfig* Context::Impl::tuned(const std::string& op, const std::string& shape_class) {
+  if (tuning_capture) tuning_capture->insert({op, shape_class});
+  auto f = tuning_forced.find(op);
+  if (f != tuning_forced.end()) return &f->second;
+  return tuning.find(op, shape_class);
+}
+
+const TuningTable& tuning_table(const Context& ctx) {
+  return internals(const_cast<Context&>(ctx)).tuning;
+}
+
+}  // namespace vkf

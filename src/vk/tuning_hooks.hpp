@@ -1,0 +1,44 @@
+// What the tuner and `bench ops --tuning compare` do to a context's tuning:
+// force one configuration of an op, or record the shape classes ops look up.
+// Internal (tools only): applications choose tuning with ContextOptions::tuning.
+#pragma once
+
+#include <set>
+#include <string>
+#include <utility>
+
+#include "vk/context_impl.hpp"
+
+namespace vkf {
+
+/// While alive, `op` runs with `config` instead of the database's entry; an
+/// empty config means the engine's own rules. Not thread-safe: tools only.
+class ForcedTuning {
+ public:
+  ForcedTuning(Context& ctx, std::string op, TunedConfig config) : impl_(internals(ctx)), op_(std::move(op)) {
+    impl_.tuning_forced[op_] = std::move(config);
+  }
+  ~ForcedTuning() { impl_.tuning_forced.erase(op_); }
+  ForcedTuning(const ForcedTuning&) = delete;
+  ForcedTuning& operator=(const ForcedTuning&) = delete;
+
+ private:
+  Context::Impl& impl_;
+  std::string op_;
+};
+
+/// While alive, every (op, shape class) the context's ops look up is added to `seen`.
+class TuningCapture {
+ public:
+  TuningCapture(Context& ctx, std::set<std::pair<std::string, std::string>>& seen) : impl_(internals(ctx)) {
+    impl_.tuning_capture = &seen;
+  }
+  ~TuningCapture() { impl_.tuning_capture = nullptr; }
+  TuningCapture(const TuningCapture&) = delete;
+  TuningCapture& operator=(const TuningCapture&) = delete;
+
+ private:
+  Context::Impl& impl_;
+};
+
+}  // namespace vkf

@@ -1,0 +1,118 @@
+#!/usr/bin/python3
+"""`vkformer tune` and the tuning database end to end, on tiny shapes:
+- the search writes a database keyed by the device, and stores only
+  configurations that beat the engine's rules by more than noise;
+- the engine uses an entry: `kernel` and `bench ops --tuning compare` dispatch
+  the tuned knobs, and the output still matches the CPU reference;
+- a wrong entry is an error naming it; a damaged file is ignored with one warning;
+- a candidate that loses the device (fault injection) is recorded as unusable
+  and the search goes on; two searches at once leave a valid file.
+No timing is asserted."""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+vkf = sys.argv[1]
+
+
+def run(args, env=None, code=0):
+    r = subprocess.run([vkf] + args, capture_output=True, text=True, env={**os.environ, **(env or {})})
+    sys.stdout.write(r.stdout)
+    sys.stderr.write(r.stderr)  # ctest fails on a validation message in it
+    assert r.returncode == code, f"{args}: exit {r.returncode}, expected {code}\n{r.stderr}"
+    return r
+
+
+def device_entry(db):
+    doc = json.load(open(db))
+    assert doc["format"] == "vkformer-tuning 1", doc.get("format")
+    (key, dev), = doc["devices"].items()
+    assert key.startswith("vendor=0x") and "uuid=" in key and dev["device"], key
+    return dev
+
+
+def spec_of(out, op):
+    line = next(l for l in out.splitlines() if l.startswith(op))
+    return dict(kv.split("=") for kv in line.split() if "=" in kv)
+
+
+with tempfile.TemporaryDirectory() as tmp:
+    db = os.path.join(tmp, "tuning.json")
+    # 1. A search over two ops; progress on stderr; a valid database.
+    r = run(["tune", "--op", "layernorm", "--shape", "m=16,n=64", "--op", "flash_attention", "--shape",
+             "batch=1,heads=2,head_dim=16,q_len=8,kv_len=16", "--budget-s", "12", "--repeat", "2", "--tuning", db])
+    assert "tune [1/" in r.stderr and "tune [2/" in r.stderr, r.stderr
+    dev = device_entry(db)
+    for op, shapes in dev.get("ops", {}).items():
+        for cls, e in shapes.items():
+            assert e["ms"] < 0.97 * e["default_ms"], f"{op} {cls}: stored without beating the default: {e}"
+    tuned = sum(len(s) for s in dev.get("ops", {}).values())
+    print(f"search stored {tuned} entries")
+
+    # 2. The engine uses an entry, and the tuned kernel still matches the reference.
+    cache = os.path.join(tmp, "cache")
+    os.makedirs(cache)
+    auto_db = os.path.join(cache, "tuning.json")
+    key = json.load(open(db))["devices"]
+    entry = {"variant": "blocked", "knobs": {"BM": 32, "BN": 32, "BK": 4, "TM": 8, "TN": 4}, "ms": 1, "default_ms": 2}
+    (k, d), = key.items()
+    json.dump({"format": "vkformer-tuning 1",
+               "devices": {k: {"device": d["device"], "ops": {"gemm": {"m=64,n=48,k=64,dtype=f32": entry}}}}},
+              open(auto_db, "w"))
+    env = {"VKFORMER_CACHE_DIR": cache}
+    out = run(["kernel", "gemm", "--m", "64", "--n", "48", "--k", "64"], env).stdout
+    spec = spec_of(out, "gemm")
+    assert (spec["BM"], spec["BN"], spec["TM"], spec["TN"], spec["STAGED"]) == ("32", "32", "8", "4", "0"), spec
+    off = spec_of(run(["kernel", "gemm", "--m", "64", "--n", "48", "--k", "64", "--tuning", "off"], env).stdout, "gemm")
+    assert off != spec, "--tuning off still used the database"
+    out = run(["devices"], env).stdout
+    assert "tuning: 1 tuned op shapes" in out, out
+    js = os.path.join(tmp, "cmp.json")
+    run(["bench", "ops", "--op", "gemm", "--shape", "64x48x64", "--shape", "32x16x16", "--tuning", "compare",
+         "--repeat", "2", "--json", js], env)
+    rows = json.load(open(js))["results"]
+    assert [x["tuning"] for x in rows] == ["default", "tuned", "default", "no entry"], [x["tuning"] for x in rows]
+    assert rows[1]["spec"]["BM"] == 32 and rows[1]["speedup_vs_default"] > 0 and rows[0]["spec"] != rows[1]["spec"]
+    assert all(x["passed"] for x in rows), rows
+
+    # 3. An entry that cannot run is an error naming it, not a silent fallback.
+    entry["knobs"]["BM"] = 30  # not a multiple of TM
+    json.dump({"format": "vkformer-tuning 1", "devices": {k: {"ops": {"gemm": {"m=64,n=48,k=64,dtype=f32": entry}}}}},
+              open(auto_db, "w"))
+    r = run(["kernel", "gemm", "--m", "64", "--n", "48", "--k", "64"], env, code=1)
+    assert "do not fit" in r.stderr and "tuned: blocked" in r.stderr, r.stderr
+
+    # 4. A damaged file: one warning, then the engine's rules.
+    open(auto_db, "w").write('{"format": "vkformer-tuning 1", "devices": {')
+    r = run(["kernel", "gemm", "--m", "64", "--n", "48", "--k", "64"], env)
+    assert r.stderr.count("ignoring the tuning database") == 1, r.stderr
+    assert "ignored (damaged)" in run(["devices"], env).stdout
+    r = run(["devices", "--tuning", "compare"], code=1)
+    assert "only for `vkformer bench ops`" in r.stderr, r.stderr
+
+    # 5. A candidate that loses the device is unusable; the search goes on.
+    # Waits: 2 for the default (a check run, 1 timed), 2 per candidate; the 6th is the second candidate's.
+    lost_db = os.path.join(tmp, "lost.json")
+    r = run(["tune", "--op", "layernorm", "--shape", "m=8,n=64", "--budget-s", "12", "--repeat", "1",
+             "--tuning", lost_db], {"VKFORMER_FAULT_INJECT": "wait:device_lost:6"})
+    assert "unusable" in r.stderr and "DEVICE_LOST" in r.stderr, r.stderr
+    bad = device_entry(lost_db)["unusable"]["layernorm"]["m=8,n=64,dtype=f32"]
+    assert len(bad) == 1, bad
+    after = r.stderr[r.stderr.index("DEVICE_LOST"):]
+    assert "best" in after or "kept the default" in after, "the search stopped at the lost device"
+    best = device_entry(lost_db).get("ops", {}).get("layernorm", {}).get("m=8,n=64,dtype=f32")
+    assert not best or best["variant"] + "".join(f" {n}={v}" for n, v in best["knobs"].items()) != bad[0]
+
+    # 6. Two searches at once: the file stays valid JSON with at least one's results.
+    both = os.path.join(tmp, "both.json")
+    procs = [subprocess.Popen([vkf, "tune", "--op", "rmsnorm", "--shape", s, "--budget-s", "5", "--repeat", "1",
+                               "--tuning", both], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+             for s in ["m=4,n=32", "m=8,n=32"]]
+    for p in procs:
+        out, err = p.communicate()
+        sys.stderr.write(err)
+        assert p.returncode == 0, err
+    device_entry(both)
+print("cli_tune: ok")
