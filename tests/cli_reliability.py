@@ -22,7 +22,7 @@ from cli_checks import check, finish
 import time
 
 exe, source = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
-hf = os.environ.get("VKF_HF_MODELS") or sys.argv[3]
+hf = os.path.abspath(os.environ.get("VKF_HF_MODELS") or sys.argv[3])
 DATES = os.path.join(source, "models", "dates")  # an enc-dec with a tokenizer
 ENC = os.path.join(source, "tests", "models", "encdec_postln_relu")
 ST = os.path.join(hf, "st_mean_norm")      # an HF sentence encoder with tokenizer.json
