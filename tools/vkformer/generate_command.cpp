@@ -10,6 +10,7 @@
 #include "model_commands.hpp"
 #include "text/text_stream.hpp"
 #include "text_input.hpp"
+#include "usage_error.hpp"
 #include "vkformer/session.hpp"
 #include "vkformer/tokenizer.hpp"
 
@@ -39,17 +40,22 @@ GenerateOptions generate_options(const GenerateCliOptions& o) {
   if (o.no_repeat_ngram_size) g.no_repeat_ngram_size = *o.no_repeat_ngram_size;
   g.seed = o.seed;
   g.use_cache = !o.no_cache;
-  validate(g);
+  // The file's values were checked as it was read: what is wrong now is the command line's.
+  try {
+    validate(g);
+  } catch (const Error& e) {
+    throw UsageError(e.what());
+  }
   return g;
 }
 
 }  // namespace
 
 int run_generate(const ContextOptions& ctx_opts, const GenerateCliOptions& o) {
-  if (o.do_sample && o.greedy) throw Error("--do-sample and --greedy contradict each other");
-  if (o.stream && o.json) throw Error("--stream prints text as it comes; --json prints at the end: choose one");
+  if (o.do_sample && o.greedy) throw UsageError("--do-sample and --greedy contradict each other");
+  if (o.stream && o.json) throw UsageError("--stream prints text as it comes; --json prints at the end: choose one");
   const bool text_in = !o.prompts.empty() || !o.texts.empty() || !o.input.empty() || o.src_ids.empty();
-  if (text_in && !o.src_ids.empty()) throw Error("give text (--prompt, arguments, --input) or --src-ids, not both");
+  if (text_in && !o.src_ids.empty()) throw UsageError("give text (--prompt, arguments, --input) or --src-ids, not both");
   GenerateOptions g = generate_options(o);  // before the device: a bad file fails fast
   std::unique_ptr<Tokenizer> tok = has_tokenizer(o.model_dir) ? Tokenizer::load(o.model_dir) : nullptr;
   if (!o.stops.empty() && !tok)

@@ -52,12 +52,18 @@ int run_translate(const ContextOptions& ctx_opts, const TranslateOptions& o) {
     src.push_back(std::move(ids));
   }
 
+  g.max_new_tokens = max_new;
+  // The file's values were checked as it was read: what is wrong now is the command line's.
+  try {
+    validate(g);
+  } catch (const Error& e) {
+    throw UsageError(e.what());
+  }
+
   Context ctx(ctx_opts);
   auto model = load_model(ctx, o.model_dir, o.precision);
   Session session(model);
   Progress progress("translate", src.size(), "texts");
-  g.max_new_tokens = max_new;
-  validate(g);
   // Chunks bound the KV cache (texts x beam x positions x d floats per layer),
   // which one binding must cover; results do not depend on how texts are batched.
   const uint64_t per_text = uint64_t(g.beam) * cfg.max_positions * std::max(cfg.d_model, cfg.d_ff) * 4;
