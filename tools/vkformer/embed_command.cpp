@@ -71,7 +71,7 @@ int run_embed(const ContextOptions& ctx_opts, const EmbedOptions& o) {
   if (!sentences.empty() && !o.ids.empty())
     throw UsageError("give sentences or --ids, not both (--ids bypasses the tokenizer)");
   if (sentences.empty() && o.ids.empty()) throw UsageError("give at least one sentence (as arguments, --input FILE, stdin, or --ids)");
-  const Precision precision = parse_precision(o.precision);
+  parse_precision(o.precision);  // before the device: a bad value fails fast
 
   if (o.repeat < 1) throw UsageError("--repeat must be at least 1");
   if (o.batch_size < 1) throw UsageError("--batch-size must be at least 1");
