@@ -12,9 +12,11 @@ load figures are printed.
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import urllib.error
@@ -269,6 +271,137 @@ check(k.stop() == 0, "SIGTERM with requests in flight: exit 0")
 for th in threads:
     th.join()
 check(codes == [200] * 6, f"every request in flight at SIGTERM was answered: {codes}")
+
+# ---- continuous batching: 8 concurrent streams on the tiny HF GPT-2, each equal to its run alone
+def tiny_gpt2():
+    """gpt2_lm of `make hf-test-models` with a character tokenizer: one character per id."""
+    src = os.path.join(os.path.dirname(st_dir), "gpt2_lm")
+    d = tempfile.mkdtemp(prefix="serve-gpt2-")
+    for f in ("config.json", "generation_config.json", "model.safetensors"):
+        shutil.copy(os.path.join(src, f), d)
+    vocab = ["<pad>", "<unk>"] + [chr(0x100 + i) for i in range(2, 156)] + ["<bos>"]
+    vocab[99] = "<eos>"
+    with open(os.path.join(d, "tokenizer.json"), "w") as f:
+        json.dump({"type": "char", "vocab": vocab, "pad_id": 0, "unk_id": 1, "bos_id": 156, "eos_id": 99}, f)
+    return d, vocab
+
+
+t_gen = time.monotonic()
+gpt2_dir, gpt2_vocab = tiny_gpt2()
+# Prompts of 1 to 8 characters and 6 to 27 new tokens, so they join and leave at
+# different steps; two sample with their own seeds.
+GEN = [{"prompt": "".join(gpt2_vocab[2 + (7 * i + 3 * k) % 150] for k in range(1 + i)), "max_tokens": 6 + 3 * i}
+       for i in range(8)]
+GEN[2].update(temperature=1.2, seed=5)
+GEN[5].update(temperature=0.8, top_p=0.9, seed=6)
+
+
+def stream(srv, body, started=None):
+    """(text, finish_reason, True) of a streamed completion; (text so far, error message, False) after an error event."""
+    req = urllib.request.Request(srv.url + "/v1/completions", data=json.dumps({"model": "gpt2", **body,
+                                                                               "stream": True}).encode())
+    text, finish, done = "", None, False
+    try:
+        r = urllib.request.urlopen(req, timeout=120)
+    except urllib.error.HTTPError as e:  # refused before streaming (503 once the device is lost)
+        return "", e.read().decode(), False
+    with r:
+        for line in r:
+            line = line.decode().strip()
+            if not line.startswith("data: "):
+                continue
+            if line == "data: [DONE]":
+                done = True
+                break
+            event = json.loads(line[6:])
+            if "error" in event:
+                return text, event["error"]["message"], False
+            c = event["choices"][0]
+            text += c["text"]
+            finish = c["finish_reason"] or finish
+            if started:
+                started.set()
+    return text, finish, done
+
+
+def streams_together(srv, bodies, after_start=None):
+    out, started = [None] * len(bodies), [threading.Event() for _ in bodies]
+
+    def run(i):
+        out[i] = stream(srv, bodies[i], started[i])
+
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(len(bodies))]
+    for th in threads:
+        th.start()
+    if after_start:
+        for e in started:
+            e.wait(60)
+        after_start()
+    for th in threads:
+        th.join()
+    return out
+
+
+g = Server("--model", "gpt2=" + gpt2_dir)
+alone = [g.request("/v1/completions", {"model": "gpt2", **b})[2]["choices"][0] for b in GEN]
+made = sum(len(c["tokens"]) for c in alone)
+t0 = time.monotonic()
+solo_streams = [stream(g, b) for b in GEN]
+solo_rate = made / (time.monotonic() - t0)
+t0 = time.monotonic()
+together = streams_together(g, GEN)
+batch_rate = made / (time.monotonic() - t0)
+check(all(t == (a["text"], a["finish_reason"], True) for t, a in zip(together, alone))
+      and solo_streams == together, "8 concurrent streams: each one's text and finish_reason equal its request alone")
+metrics = g.request("/metrics")[2]
+count = float(re.search(r'vkformer_batch_size_count\{kind="decode_step"\} (\S+)', metrics).group(1))
+total = float(re.search(r'vkformer_batch_size_sum\{kind="decode_step"\} (\S+)', metrics).group(1))
+check(total / count > 1, f"generation steps were batched: {total:.0f} sequence-steps in {count:.0f} decode steps")
+print(f"generation: {made} tokens in 8 streams, {batch_rate:.0f} tokens/s together vs {solo_rate:.0f} one "
+      f"stream at a time ({batch_rate / solo_rate:.1f}x)")
+# The dates translator (enc–dec) batches too: 4 concurrent requests equal `vkformer translate`.
+dates_out = [None] * len(DATES)
+
+
+def translate_one(i):
+    dates_out[i] = s2.request("/v1/completions", {"model": "dates", "prompt": DATES[i], "temperature": 0})[2]
+
+
+s2 = Server("--model", "dates=" + dates_dir)
+threads = [threading.Thread(target=translate_one, args=(i,)) for i in range(len(DATES))]
+for th in threads:
+    th.start()
+for th in threads:
+    th.join()
+check([o["choices"][0]["text"] for o in dates_out] == want_dates, "4 concurrent translations equal `vkformer translate`")
+check(s2.stop() == 0, "SIGTERM: exit 0")
+# SIGTERM while the 8 are decoding: every stream ends complete, then the server exits 0.
+codes = []
+late = streams_together(g, GEN, after_start=lambda: codes.append(g.stop()))
+check(codes == [0] and all(t == (a["text"], a["finish_reason"], True) for t, a in zip(late, alone)),
+      "SIGTERM during batched generation: exit 0, and every stream in flight ended complete")
+
+# ---- a device lost while serving (fault injection): not ready, 503s in OpenAI's shape, still live
+os.environ["VKFORMER_FAULT_INJECT"] = "submit:device_lost:60"
+f = Server("--model", "gpt2=" + gpt2_dir)
+del os.environ["VKFORMER_FAULT_INJECT"]
+results = []
+for _ in range(20):  # until the 60th submission of the process fails
+    results = streams_together(f, GEN)
+    if f.request("/v2/health/ready")[0] != 200:
+        break
+status, _, j = f.request("/v1/completions", {"model": "gpt2", **GEN[0]})
+check(f.request("/v2/health/ready")[0] == 503 and f.request("/health")[0] == 503,
+      "device lost: /v2/health/ready and /health answer 503")
+check(status == 503 and j["error"]["type"] and "device was lost" in j["error"]["message"],
+      f"device lost: a completion gets 503 in OpenAI's error shape: {j}")
+lost = [r for r in results if not r[2]]
+check(lost and all("device was lost" in r[1] for r in lost),
+      f"device lost: {len(lost)} of the 8 streams decoding then ended with its error event")
+check(f.request("/v2/health/live")[0] == 200 and f.p.poll() is None, "device lost: the server is live, not crashed")
+check(f.stop() == 0, "device lost: SIGTERM still exits 0")
+print(f"generation batching and device loss: {time.monotonic() - t_gen:.1f} s")
+shutil.rmtree(gpt2_dir)
 
 log = "".join(line for srv in servers for line in srv.log)
 check(not re.search("validation (error|warning)", log), "no validation message from any server")

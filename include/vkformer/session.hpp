@@ -212,6 +212,7 @@ class Session {
   struct Impl;
 
  private:
+  friend class DecodeBatch;  // runs its steps on this session's Impl
   std::shared_ptr<Model> model_;
   std::unique_ptr<Impl> impl_;
   RunStats stats_;

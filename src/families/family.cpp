@@ -3,6 +3,7 @@
 #include "families/family.hpp"
 
 #include "model/json_text.hpp"
+#include "run/slot_source.hpp"
 
 namespace vkf {
 namespace {
@@ -39,6 +40,8 @@ std::unique_ptr<LogitsSource> Family::logits_source(Session::Impl&, const std::v
                                                     const GenerateOptions&) const {
   throw Error(refusal(Task::Generate));
 }
+
+std::unique_ptr<SlotSource> Family::slot_source(Session::Impl&, uint32_t, uint32_t) const { return nullptr; }
 
 void Family::refuse_options(const RunOptions& o) const {
   const std::string type = std::string("a \"") + name() + "\" model";

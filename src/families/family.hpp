@@ -19,6 +19,7 @@
 namespace vkf {
 
 class LogitsSource;
+class SlotSource;
 
 /// A family's own config.json settings, beyond ModelConfig's generic fields
 /// (ModelConfig::family_config); e.g. UseLiteConfig.
@@ -96,6 +97,9 @@ class Family {
   /// Next-token logits for Session::generate (only asked if supports(Task::Generate)).
   virtual std::unique_ptr<LogitsSource> logits_source(Session::Impl& s, const std::vector<Ids>& src,
                                                       const GenerateOptions& o) const;
+  /// A continuous decode batch of `slots` sequences of up to `max_len` rows
+  /// (vkformer/decode_batch.hpp); nullptr (the default) if the family has none.
+  virtual std::unique_ptr<SlotSource> slot_source(Session::Impl& s, uint32_t slots, uint32_t max_len) const;
 
  protected:
   /// For families without RunOptions: an error naming the first option that is set.

@@ -3,7 +3,7 @@
 namespace vkf {
 
 OpInfo linear(Recorder& rec, const Tensor& x, const LinearWeights& w, Tensor& y, Activation act,
-              const Tensor* residual) {
+              const Tensor* residual, const std::string& variant) {
   GemmArgs g;
   g.x = &x;
   g.w = &w.w;
@@ -11,6 +11,7 @@ OpInfo linear(Recorder& rec, const Tensor& x, const LinearWeights& w, Tensor& y,
   g.residual = residual;
   g.y = &y;
   g.act = act;
+  g.variant = variant;
   return gemm(rec, g);
 }
 

@@ -61,11 +61,8 @@ std::vector<Ids> greedy_or_sample(LogitsSource& src, const std::vector<Ids>& con
     for (uint32_t b = 0; b < batch; ++b) {
       next[b] = stops.filler;
       if (!done[b]) {
-        const float* row = logits.data() + size_t(b) * vocab;
-        sampling::Scores s(row, row + vocab);
-        sampling::process(s, history[b], contexts[b].size() + o.max_new_tokens, stops.eos, o);
-        if (o.do_sample) sampling::warp(s, o);
-        next[b] = o.do_sample ? sampling::draw(s, rng[b].uniform()) : sampling::argmax(s);
+        next[b] = next_token(logits.data() + size_t(b) * vocab, vocab, history[b], contexts[b].size(), stops.eos,
+                             o, rng[b]);
         if (stops.is_eos(next[b])) {
           done[b] = true;
         } else {
@@ -214,6 +211,19 @@ std::vector<Ids> beam_search(LogitsSource& src, const std::vector<Ids>& contexts
 
 }  // namespace
 
+int32_t next_token(const float* row, uint32_t vocab, const Ids& history, size_t context_len,
+                   const std::vector<int32_t>& eos, const GenerateOptions& o, sampling::SplitMix64& rng) {
+  sampling::Scores s(row, row + vocab);
+  sampling::process(s, history, context_len + o.max_new_tokens, eos, o);
+  if (o.do_sample) sampling::warp(s, o);
+  return o.do_sample ? sampling::draw(s, rng.uniform()) : sampling::argmax(s);
+}
+
+std::vector<int32_t> stop_tokens(const ModelConfig& cfg, const GenerateOptions& o) {
+  if (!o.stop_at_eos) return {};
+  return !o.eos_token_ids.empty() ? o.eos_token_ids : !cfg.end_ids.empty() ? cfg.end_ids : std::vector<int32_t>{cfg.eos_id};
+}
+
 void check_token_options(const GenerateOptions& o, uint32_t vocab) {
   auto check = [vocab](const char* what, int32_t id) {
     if (id >= 0 && uint32_t(id) >= vocab)
@@ -231,7 +241,7 @@ void check_token_options(const GenerateOptions& o, uint32_t vocab) {
 std::vector<Ids> search(LogitsSource& logits, const std::vector<Ids>& contexts, const ModelConfig& cfg,
                         const GenerateOptions& o, RunStats& stats) {
   Stops stops;
-  if (o.stop_at_eos) stops.eos = !o.eos_token_ids.empty() ? o.eos_token_ids : !cfg.end_ids.empty() ? cfg.end_ids : std::vector<int32_t>{cfg.eos_id};
+  stops.eos = stop_tokens(cfg, o);
   stops.filler = stops.eos.empty() ? cfg.pad_id : stops.eos[0];
   if (o.beam == 1) return greedy_or_sample(logits, contexts, cfg.out_vocab(), o, stops, stats);
   std::vector<Ids> out = beam_search(logits, contexts, cfg.out_vocab(), o, stops, cfg.pad_id, stats);

@@ -322,6 +322,7 @@ int run(int argc, char** argv) {
   serve->add_option("--max-queue", sv.max_queue, "requests waiting for the device; beyond: 503 with Retry-After (default 64)");
   serve->add_option("--max-batch", sv.max_batch, "sequences per embedding submission (default 32)");
   serve->add_option("--batch-window-ms", sv.batch_window_ms, "how long an embedding request waits for others to batch with (default 5)");
+  serve->add_option("--max-decode-batch", sv.max_decode_batch, "sequences generated together, joining and leaving between steps (default 8; 0: one request at a time)");
   serve->add_option("--max-body-kb", sv.max_body_kb, "largest request body in KiB; beyond: 413 (default 1024)");
   serve->add_option("--max-inputs", sv.max_inputs, "texts (or prompts × n) per request (default 256)");
   serve->add_option("--max-tokens", sv.max_tokens, "largest max_tokens a completion may ask (default 512)");

@@ -2,6 +2,7 @@
 
 #include "families/transformer/family.hpp"
 #include "run/logits_source.hpp"
+#include "run/slot_source.hpp"
 
 namespace vkf {
 
@@ -23,6 +24,11 @@ void TransformerBasedFamily::record(Recorder& rec, const Model& m, Plan& p) cons
 std::unique_ptr<LogitsSource> TransformerBasedFamily::logits_source(Session::Impl& s, const std::vector<Ids>& src,
                                                                     const GenerateOptions& o) const {
   return transformer_family().logits_source(s, src, o);
+}
+
+std::unique_ptr<SlotSource> TransformerBasedFamily::slot_source(Session::Impl& s, uint32_t slots,
+                                                                uint32_t max_len) const {
+  return transformer_family().slot_source(s, slots, max_len);
 }
 
 }  // namespace vkf

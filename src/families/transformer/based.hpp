@@ -18,6 +18,7 @@ class TransformerBasedFamily : public Family {
   void record(Recorder& rec, const Model& m, Plan& p) const override;
   std::unique_ptr<LogitsSource> logits_source(Session::Impl& s, const std::vector<Ids>& src,
                                               const GenerateOptions& o) const override;
+  std::unique_ptr<SlotSource> slot_source(Session::Impl& s, uint32_t slots, uint32_t max_len) const override;
 };
 
 }  // namespace vkf

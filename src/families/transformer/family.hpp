@@ -25,6 +25,7 @@ class TransformerFamily final : public Family {
   void record(Recorder& rec, const Model& m, Plan& p) const override;
   std::unique_ptr<LogitsSource> logits_source(Session::Impl& s, const std::vector<Ids>& src,
                                               const GenerateOptions& o) const override;
+  std::unique_ptr<SlotSource> slot_source(Session::Impl& s, uint32_t slots, uint32_t max_len) const override;
 };
 
 /// The registry's entry (src/families/families.cmake).

@@ -2,6 +2,7 @@
 // KV-cached decoder (one submission per step), or the whole forward pass
 // recomputed over each hypothesis (the reference the cache is checked against).
 #include <algorithm>
+#include <map>
 
 #include "families/kv_cache_source.hpp"
 #include "families/padding.hpp"
@@ -10,6 +11,7 @@
 #include "families/transformer/stack.hpp"
 #include "run/logits_source.hpp"
 #include "run/search.hpp"
+#include "run/slot_source.hpp"
 #include "run/session_impl.hpp"
 
 namespace vkf {
@@ -27,6 +29,10 @@ class CachedSource : public KvCacheSource {
   std::vector<float> start() override {
     return cfg_.encoder_decoder() ? start_encdec() : start_decoder_only();
   }
+  /// Each layer's cache (after start(): the prompt's rows, or the start token's).
+  std::vector<Tensor>& layer_caches() { return caches(); }
+  /// Enc–dec: each decoder layer's cross-attention K/V [1, source length, 2d] (after start()).
+  std::vector<Tensor>& cross_kv() { return cross_kv_; }
 
  private:
   CachedSource(Session::Impl& s, PaddedIds prompt, uint32_t beam, uint32_t max_new, int32_t start)
@@ -140,7 +146,145 @@ class CachedSource : public KvCacheSource {
   Tensor ids_, positions_;
 };
 
+/// A continuous batch: one cache row range per slot, each slot at its own
+/// length. A prompt is prefilled alone by CachedSource (the same dispatches as
+/// its solo generate) and its rows copied into the slot (an enc–dec model's
+/// cross-attention K/V too, its source's padding masked); each step runs every
+/// slot's token with gemv linears (each row summed as alone) and flash attention
+/// over the slot's own rows, the others masked (they add exact zeros), so each
+/// row's logits equal its solo run's.
+class TransformerSlots : public SlotSource {
+ public:
+  TransformerSlots(Session::Impl& s, uint32_t slots, uint32_t max_len)
+      : s_(s), ctx_(s.ctx), cfg_(s.model.config()), w_(transformer_weights(s.model)), slots_(slots),
+        max_len_(std::min(max_len, cfg_.max_positions)), encdec_(cfg_.encoder_decoder()) {
+    const int64_t d = cfg_.d_model;
+    const std::vector<float> zeros(size_t(slots_) * max_len_ * 2 * d, 0.0f);  // masked rows read as finite
+    for (size_t l = 0; l < (encdec_ ? w_.decoder.size() : w_.encoder.size()); ++l) {
+      caches_.push_back(ctx_.tensor({slots_, max_len_, 2 * d}, zeros));
+      if (encdec_) cross_kv_.push_back(ctx_.tensor({slots_, max_len_, 2 * d}, zeros));
+    }
+    scratch_ = ctx_.tensor({1, max_len_, 2 * d});
+    mask_ = ctx_.tensor({slots_, max_len_}, DType::I32);
+    src_pad_host_.assign(size_t(slots_) * max_len_, 1);
+    src_pad_ = ctx_.tensor_i32({slots_, max_len_}, src_pad_host_);
+  }
+  uint32_t slots() const override { return slots_; }
+  uint32_t max_len() const override { return max_len_; }
+
+  std::vector<float> prefill(uint32_t slot, const Ids& prompt, int32_t start) override {
+    CachedSource solo(s_, {prompt}, 1, 1, start);
+    std::vector<float> logits = solo.start();
+    Recorder rec(ctx_, s_.profiling);
+    rec.set_scope("slot_prefill");
+    const auto P = uint32_t(prompt.size());
+    for (size_t l = 0; l < caches_.size(); ++l) {
+      copy_slot(rec, solo.layer_caches()[l], 0, caches_[l], slot, encdec_ ? 1 : P);
+      if (encdec_) copy_slot(rec, solo.cross_kv()[l], 0, cross_kv_[l], slot, P);
+    }
+    s_.submit(rec);
+    if (encdec_) {
+      std::fill_n(src_pad_host_.begin() + size_t(slot) * max_len_, max_len_, 1);
+      std::fill_n(src_pad_host_.begin() + size_t(slot) * max_len_, P, 0);
+      ctx_.write_bytes(src_pad_, src_pad_host_.data(), src_pad_host_.size() * 4);
+    }
+    return logits;
+  }
+
+  std::vector<float> step(const std::vector<int32_t>& tokens, const std::vector<uint32_t>& lengths) override {
+    const uint32_t n = uint32_t(tokens.size());
+    Shape& sh = shape(n);
+    const std::vector<int32_t> pos(lengths.begin(), lengths.end());  // the position is the row, both kinds
+    ctx_.write_bytes(sh.ids, tokens.data(), tokens.size() * 4);
+    ctx_.write_bytes(sh.positions, pos.data(), pos.size() * 4);
+    std::vector<int32_t> mask(size_t(slots_) * max_len_, 1);
+    for (uint32_t b = 0; b < n; ++b) std::fill_n(mask.begin() + size_t(b) * max_len_, lengths[b] + 1, 0);
+    ctx_.write_bytes(mask_, mask.data(), mask.size() * 4);
+    Recorder rec(ctx_, s_.profiling);
+    const StackAttention self{{&mask_, max_len_, true, nullptr, 0, 0, &lengths}, &caches_};
+    if (encdec_)
+      record_decoder_stack(rec, cfg_, w_, "decoder", {&sh.ids, &sh.positions, 0}, sh.act, self,
+                           {nullptr, nullptr, &cross_kv_, max_len_, &src_pad_});
+    else
+      record_encoder_stack(rec, cfg_, w_, "decoder", {&sh.ids, &sh.positions, 0}, sh.act, self);
+    rec.set_scope("generator");
+    record_generator(rec, *w_.generator, sh.act, sh.logits);
+    s_.submit(rec);
+    return ctx_.read(sh.logits);
+  }
+
+  void move(uint32_t from, uint32_t to, uint32_t rows) override {
+    Recorder rec(ctx_, s_.profiling);
+    rec.set_scope("slot_move");
+    // Through scratch_: copy_rows refuses a source that overlaps its destination.
+    auto move_rows = [&](Tensor& t, uint32_t n) {
+      copy_slot(rec, t, from, scratch_, 0, n);
+      copy_slot(rec, scratch_, 0, t, to, n);
+    };
+    for (size_t l = 0; l < caches_.size(); ++l) {
+      move_rows(caches_[l], rows);
+      if (encdec_) move_rows(cross_kv_[l], max_len_);
+    }
+    s_.submit(rec);
+    if (encdec_) {
+      std::copy_n(src_pad_host_.begin() + size_t(from) * max_len_, max_len_,
+                  src_pad_host_.begin() + size_t(to) * max_len_);
+      ctx_.write_bytes(src_pad_, src_pad_host_.data(), src_pad_host_.size() * 4);
+    }
+  }
+
+ private:
+  /// Buffers of one batch size, kept: sizes come and go as sequences join and leave.
+  struct Shape {
+    Activations act;
+    Tensor ids, positions, logits;
+  };
+  Shape& shape(uint32_t n) {
+    auto it = shapes_.find(n);
+    if (it != shapes_.end()) return it->second;
+    Shape& sh = shapes_[n];
+    sh.act = Activations(ctx_, cfg_, n, 1);
+    sh.act.gemm_variant = "gemv";
+    sh.ids = ctx_.tensor({n, 1}, DType::I32);
+    sh.positions = ctx_.tensor({n, 1}, DType::I32);
+    sh.logits = ctx_.tensor({n, 1, int64_t(cfg_.out_vocab())});
+    return sh;
+  }
+  /// Rows [0, rows) of src's slot `from` into dst's slot `to` (both [slots, len, 2d]).
+  static void copy_slot(Recorder& rec, const Tensor& src, uint32_t from, Tensor& dst, uint32_t to, uint32_t rows) {
+    // As [1, slots·len, 2d]: a slot is a row range, and copy_rows takes a first row.
+    const Tensor s2 = src.reshaped({1, src.dim(0) * src.dim(-2), src.dim(-1)});
+    Tensor d2 = dst.reshaped({1, dst.dim(0) * dst.dim(-2), dst.dim(-1)});
+    CopyRowsArgs c;
+    c.src = &s2;
+    c.src_row0 = from * uint32_t(src.dim(-2));
+    c.dst = &d2;
+    c.dst_row0 = to * uint32_t(dst.dim(-2));
+    c.rows = rows;
+    c.width = uint32_t(src.dim(-1));
+    copy_rows(rec, c);
+  }
+
+  Session::Impl& s_;
+  Context& ctx_;
+  const ModelConfig& cfg_;
+  const TransformerWeights& w_;
+  uint32_t slots_, max_len_;
+  bool encdec_;
+  std::vector<Tensor> caches_;     ///< per (decoder) layer [slots, max_len, 2d]
+  std::vector<Tensor> cross_kv_;   ///< enc–dec: per decoder layer [slots, max_len, 2d], a source per slot
+  std::vector<int32_t> src_pad_host_;
+  Tensor scratch_, mask_, src_pad_;  ///< src_pad_ [slots, max_len]: 1 past each slot's source
+  std::map<uint32_t, Shape> shapes_;
+};
+
 }  // namespace
+
+std::unique_ptr<SlotSource> TransformerFamily::slot_source(Session::Impl& s, uint32_t slots,
+                                                          uint32_t max_len) const {
+  if (!transformer_weights(s.model).generator) return nullptr;
+  return std::make_unique<TransformerSlots>(s, slots, max_len);
+}
 
 std::unique_ptr<LogitsSource> TransformerFamily::logits_source(Session::Impl& s, const std::vector<Ids>& src,
                                                                const GenerateOptions& o) const {

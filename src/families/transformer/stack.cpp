@@ -1,19 +1,44 @@
 #include "families/transformer/stack.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 namespace vkf {
 namespace {
 
+/// Each sequence's one new K/V row into its own row s.rows[b] of the cache: one
+/// copy per sequence (copy_rows writes every batch at the same row).
+void append_own_rows(Recorder& rec, Activations& a, uint32_t d, const SelfAttentionSpec& s) {
+  const int64_t max_len = s.cache->dim(-2);
+  const Tensor src = a.qkv.reshaped({1, int64_t(a.batch), 3 * int64_t(d)});
+  Tensor dst = s.cache->reshaped({1, s.cache->dim(0) * max_len, 2 * int64_t(d)});
+  for (uint32_t b = 0; b < a.batch; ++b) {
+    CopyRowsArgs c;
+    c.src = &src;
+    c.src_col = d;
+    c.src_row0 = b;
+    c.dst = &dst;
+    c.dst_row0 = uint32_t(b * max_len + (*s.rows)[b]);
+    c.width = 2 * d;
+    copy_rows(rec, c);
+  }
+}
+
 /// a.attn = self-attention over `in` (which holds a.x() or its norm).
 void self_attention(Recorder& rec, const ModelConfig& cfg, const LinearWeights& qkv_w,
                     const Tensor& in, Activations& a, const SelfAttentionSpec& s) {
   const uint32_t d = cfg.d_model, hd = d / cfg.n_heads;
-  linear(rec, in, qkv_w, a.qkv);
+  linear(rec, in, qkv_w, a.qkv, Activation::None, nullptr, a.gemm_variant);
   FlashAttentionArgs f;
   f.q = {&a.qkv, 0};
   f.shape = {a.batch, cfg.n_heads, hd, a.len, a.len};
-  if (s.cache) {
+  if (s.cache && s.rows) {
+    append_own_rows(rec, a, d, s);
+    const uint32_t max_len = uint32_t(s.cache->dim(-2));
+    f.k = {s.cache, 0, 2 * d, max_len * 2 * d};
+    f.v = {s.cache, d, 2 * d, max_len * 2 * d};
+    f.shape.kv_len = *std::max_element(s.rows->begin(), s.rows->end()) + 1;
+  } else if (s.cache) {
     CopyRowsArgs c;
     c.src = &a.qkv;
     c.src_col = d;
@@ -35,7 +60,7 @@ void self_attention(Recorder& rec, const ModelConfig& cfg, const LinearWeights& 
   }
   f.mask.key_padding = s.key_padding;
   f.mask.key_padding_stride = s.key_padding_stride;
-  f.mask.causal = s.causal;
+  f.mask.causal = s.causal && !s.rows;  // own rows: key_padding hides each sequence's future
   f.mask.causal_offset = s.cache ? s.past : 0;
   f.scale = float(1.0 / std::sqrt(double(hd)));
   f.out = &a.attn;
@@ -46,7 +71,7 @@ void self_attention(Recorder& rec, const ModelConfig& cfg, const LinearWeights& 
 void cross_attention(Recorder& rec, const ModelConfig& cfg, const DecoderLayerWeights& w,
                      const Tensor& in, Activations& a, const CrossAttentionSpec& c) {
   const uint32_t d = cfg.d_model, hd = d / cfg.n_heads;
-  linear(rec, in, w.cross_q, a.q);
+  linear(rec, in, w.cross_q, a.q, Activation::None, nullptr, a.gemm_variant);
   FlashAttentionArgs f;
   f.q = {&a.q, 0};
   f.k = {c.kv, 0};
@@ -81,18 +106,18 @@ void record_encoder_layer(Recorder& rec, const ModelConfig& cfg, const EncoderLa
   const Activation act = cfg.activation;
   if (!cfg.norm_first) {
     self_attention(rec, cfg, w.qkv, a.x(), a, self);
-    linear(rec, a.attn, w.attn_out, a.y(), Activation::None, &a.x());
+    linear(rec, a.attn, w.attn_out, a.y(), Activation::None, &a.x(), a.gemm_variant);
     layer_norm(rec, cfg, w.norm1, a.y(), a.x());
-    linear(rec, a.x(), w.ff1, a.f, act);
-    linear(rec, a.f, w.ff2, a.y(), Activation::None, &a.x());
+    linear(rec, a.x(), w.ff1, a.f, act, nullptr, a.gemm_variant);
+    linear(rec, a.f, w.ff2, a.y(), Activation::None, &a.x(), a.gemm_variant);
     layer_norm(rec, cfg, w.norm2, a.y(), a.x());
   } else {
     layer_norm(rec, cfg, w.norm1, a.x(), a.n);
     self_attention(rec, cfg, w.qkv, a.n, a, self);
-    linear(rec, a.attn, w.attn_out, a.y(), Activation::None, &a.x());
+    linear(rec, a.attn, w.attn_out, a.y(), Activation::None, &a.x(), a.gemm_variant);
     layer_norm(rec, cfg, w.norm2, a.y(), a.n);
-    linear(rec, a.n, w.ff1, a.f, act);
-    linear(rec, a.f, w.ff2, a.x(), Activation::None, &a.y());
+    linear(rec, a.n, w.ff1, a.f, act, nullptr, a.gemm_variant);
+    linear(rec, a.f, w.ff2, a.x(), Activation::None, &a.y(), a.gemm_variant);
   }
 }
 
@@ -102,24 +127,24 @@ void record_decoder_layer(Recorder& rec, const ModelConfig& cfg, const DecoderLa
   const Activation act = cfg.activation;
   if (!cfg.norm_first) {
     self_attention(rec, cfg, w.self_qkv, a.x(), a, self);
-    linear(rec, a.attn, w.self_out, a.y(), Activation::None, &a.x());
+    linear(rec, a.attn, w.self_out, a.y(), Activation::None, &a.x(), a.gemm_variant);
     layer_norm(rec, cfg, w.norm1, a.y(), a.x());
     cross_attention(rec, cfg, w, a.x(), a, cross);
-    linear(rec, a.attn, w.cross_out, a.y(), Activation::None, &a.x());
+    linear(rec, a.attn, w.cross_out, a.y(), Activation::None, &a.x(), a.gemm_variant);
     layer_norm(rec, cfg, w.norm2, a.y(), a.x());
-    linear(rec, a.x(), w.ff1, a.f, act);
-    linear(rec, a.f, w.ff2, a.y(), Activation::None, &a.x());
+    linear(rec, a.x(), w.ff1, a.f, act, nullptr, a.gemm_variant);
+    linear(rec, a.f, w.ff2, a.y(), Activation::None, &a.x(), a.gemm_variant);
     layer_norm(rec, cfg, w.norm3, a.y(), a.x());
   } else {
     layer_norm(rec, cfg, w.norm1, a.x(), a.n);
     self_attention(rec, cfg, w.self_qkv, a.n, a, self);
-    linear(rec, a.attn, w.self_out, a.y(), Activation::None, &a.x());
+    linear(rec, a.attn, w.self_out, a.y(), Activation::None, &a.x(), a.gemm_variant);
     layer_norm(rec, cfg, w.norm2, a.y(), a.n);
     cross_attention(rec, cfg, w, a.n, a, cross);
-    linear(rec, a.attn, w.cross_out, a.x(), Activation::None, &a.y());
+    linear(rec, a.attn, w.cross_out, a.x(), Activation::None, &a.y(), a.gemm_variant);
     layer_norm(rec, cfg, w.norm3, a.x(), a.n);
-    linear(rec, a.n, w.ff1, a.f, act);
-    linear(rec, a.f, w.ff2, a.y(), Activation::None, &a.x());
+    linear(rec, a.n, w.ff1, a.f, act, nullptr, a.gemm_variant);
+    linear(rec, a.f, w.ff2, a.y(), Activation::None, &a.x(), a.gemm_variant);
     a.flip();
   }
 }
@@ -190,7 +215,7 @@ void record_cross_kv(Recorder& rec, const DecoderLayerWeights& w, const Tensor& 
 }
 
 void record_generator(Recorder& rec, const LinearWeights& g, Activations& a, Tensor& out) {
-  linear(rec, a.x(), g, out);
+  linear(rec, a.x(), g, out, Activation::None, nullptr, a.gemm_variant);
 }
 
 }  // namespace vkf

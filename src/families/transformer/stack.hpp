@@ -20,6 +20,10 @@ namespace vkf {
 struct Activations {
   uint32_t batch = 0, len = 0;
   Tensor n, qkv, attn, q, f;  ///< scratch [batch, len, d | 3d | d | d | d_ff]
+  /// GemmArgs::variant of every linear layer: "" picks by shape; a continuous
+  /// decode batch (run/decode_batch.cpp) says "gemv", whose rows each sum as
+  /// they do alone, whatever the batch size.
+  std::string gemm_variant;
   Activations() = default;
   Activations(Context& ctx, const ModelConfig& cfg, uint32_t batch, uint32_t len);
   Tensor& x() { return stream_[cur_]; }
@@ -45,6 +49,10 @@ struct SelfAttentionSpec {
   Tensor* cache = nullptr;
   uint32_t past = 0;
   uint32_t cache_batch_stride = 0;      ///< elements between sequences; 0: max_len·2d
+  /// Or, for one token per sequence (len 1), sequence b's own row: its K/V go
+  /// there and it reads rows [0, rows[b]] (key_padding masks the rest, up to
+  /// the longest). A continuous batch's sequences have different lengths.
+  const std::vector<uint32_t>* rows = nullptr;
 };
 
 /// Cross-attention keys and values: the memory projected by cross_kv.

@@ -10,6 +10,13 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+/// Rows (prompt + new tokens) of a decode batch's slots: its caches take
+/// slots × rows × 2·d_model floats per layer (GPT-2 small, 8 slots: 151 MB).
+/// A longer request runs alone.
+constexpr uint32_t kDecodeRows = 256;
+
+const char* const kLost = "the device was lost; this server can no longer run models";
+
 double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
 std::unique_ptr<Tokenizer> optional_tokenizer(const std::string& dir) {
@@ -35,8 +42,13 @@ struct Engine::Job {
   Clock::time_point queued = Clock::now();
   std::promise<EmbedOutput> embedded;
   std::promise<std::vector<Ids>> generated;
+  // In a decode batch: each choice's tokens, how many are still decoding.
+  std::vector<Ids> results;
+  size_t pending = 0;
+  bool failed = false;  ///< answered with an error; its other sequences stop
 
   void fail(std::exception_ptr e) {
+    failed = true;
     if (generate) generated.set_exception(e);
     else embedded.set_exception(e);
   }
@@ -62,6 +74,10 @@ void Engine::add_model(const std::string& name, const std::string& dir, const st
   m->max_tokens = m->info.max_tokens ? m->info.max_tokens : m->model->config().max_positions;
   if (m->info.max_seq_length) m->max_tokens = std::min(m->max_tokens, m->info.max_seq_length);
   sessions_.push_back(std::make_unique<Session>(m->model));
+  batches_.push_back(m->generates && limits_.max_decode > 0
+                         ? DecodeBatch::make(*sessions_.back(), limits_.max_decode, kDecodeRows)
+                         : nullptr);
+  seqs_.emplace_back();
   models_.push_back(std::move(m));
 }
 
@@ -72,7 +88,7 @@ const ServedModel* Engine::find(const std::string& name) const {
 }
 
 void Engine::enqueue(std::shared_ptr<Job> job) {
-  if (!ready()) throw Unavailable("the device was lost; this server can no longer run models");
+  if (!ready()) throw Unavailable(kLost);
   for (size_t i = 0; i < models_.size(); ++i)
     if (models_[i].get() == job->model) job->index = i;
   std::lock_guard<std::mutex> l(mu_);
@@ -115,17 +131,50 @@ void Engine::drain() {
   if (worker_.joinable()) worker_.join();
 }
 
+bool Engine::decoding() const {
+  for (const auto& b : batches_)
+    if (b && b->size() > 0) return true;
+  return false;
+}
+
+bool Engine::joinable(const Job& job) const {
+  const DecodeBatch* b = batches_[job.index].get();
+  if (!job.generate || !b || job.ids.size() > limits_.max_decode) return false;
+  for (const Ids& p : job.ids)
+    if (!b->fits(p, job.options)) return false;
+  return true;
+}
+
 void Engine::work() {
   std::unique_lock<std::mutex> l(mu_);
   for (;;) {
-    cv_.wait(l, [&] { return stopping_ || !queue_.empty(); });
-    if (queue_.empty()) return;  // stopping, and everything queued has run
-    std::vector<std::shared_ptr<Job>> jobs{queue_.front()};
-    queue_.pop_front();
-    if (!jobs[0]->generate) {
+    cv_.wait(l, [&] { return stopping_ || !queue_.empty() || decoding(); });
+    if (queue_.empty() && !decoding()) return;  // stopping, and everything queued has run
+    // Generation jobs join their model's batch while it has room, oldest first.
+    std::vector<std::shared_ptr<Job>> joining;
+    std::vector<size_t> taken(batches_.size(), 0);
+    for (auto it = queue_.begin(); it != queue_.end();) {
+      Job& j = **it;
+      if (joinable(j) && batches_[j.index]->size() + taken[j.index] + j.ids.size() <= limits_.max_decode) {
+        taken[j.index] += j.ids.size();
+        joining.push_back(*it);
+        it = queue_.erase(it);
+      } else {
+        ++it;
+      }
+    }
+    // Else the oldest job that does not wait for room in a batch: embeddings, or a generation that runs alone.
+    std::vector<std::shared_ptr<Job>> jobs;
+    for (auto it = queue_.begin(); it != queue_.end(); ++it)
+      if (!joinable(**it)) {
+        jobs.push_back(*it);
+        queue_.erase(it);
+        break;
+      }
+    if (!jobs.empty() && !jobs[0]->generate) {
       // Embedding requests for the same model that arrive within the window join
-      // this batch, up to max_batch sequences.
-      const auto deadline = Clock::now() + std::chrono::milliseconds(limits_.batch_window_ms);
+      // this batch, up to max_batch sequences. Decoding sequences do not wait for it.
+      const auto deadline = Clock::now() + std::chrono::milliseconds(decoding() ? 0 : limits_.batch_window_ms);
       size_t n = jobs[0]->ids.size();
       for (;;) {
         for (auto it = queue_.begin(); it != queue_.end() && n < limits_.max_batch;) {
@@ -144,11 +193,85 @@ void Engine::work() {
     }
     metrics_.queue_depth(queue_.size());
     l.unlock();
+    for (auto& j : joining) metrics_.queued(seconds_since(j->queued));
     for (auto& j : jobs) metrics_.queued(seconds_since(j->queued));
-    if (jobs[0]->generate) run_generation(*jobs[0]);
-    else run_embeddings(jobs);
+    for (auto& j : joining) join(j);
+    if (!jobs.empty() && jobs[0]->generate) run_generation(*jobs[0]);
+    else if (!jobs.empty()) run_embeddings(jobs);
+    step_batches();
     l.lock();
   }
+}
+
+void Engine::join(const std::shared_ptr<Job>& job) {
+  const size_t m = job->index;
+  DecodeBatch& batch = *batches_[m];
+  job->results.assign(job->ids.size(), {});
+  job->pending = job->ids.size();
+  try {
+    if (!ready()) throw Unavailable(kLost);
+    for (uint32_t b = 0; b < job->ids.size(); ++b) {
+      // Choice b as source b of a generate call alone: seed + b, tokens to the sink as b.
+      GenerateOptions o = job->options;
+      o.seed += b;
+      Job* j = job.get();
+      o.on_token = [j, b](uint32_t, int32_t token) { return !j->failed && (!j->sink || j->sink(b, token)); };
+      seqs_[m][batch.add(job->ids[b], o)] = {job, b};
+      if (job->failed) break;
+    }
+  } catch (...) {
+    if (ctx_.device_lost()) {
+      fail_batch(m, std::make_exception_ptr(Unavailable(kLost)));
+      if (!job->failed) job->fail(std::make_exception_ptr(Unavailable(kLost)));
+      return;
+    }
+    job->fail(std::current_exception());  // its sequences already in the batch stop at their next token
+  }
+  collect(m);
+}
+
+void Engine::step_batches() {
+  for (size_t m = 0; m < batches_.size(); ++m) {
+    DecodeBatch* batch = batches_[m].get();
+    if (!batch || batch->size() == 0) continue;
+    const uint32_t live = uint32_t(batch->size());
+    const auto t0 = Clock::now();
+    try {
+      if (!ready()) throw Unavailable(kLost);
+      batch->step();
+    } catch (...) {
+      fail_batch(m, ctx_.device_lost() ? std::make_exception_ptr(Unavailable(kLost)) : std::current_exception());
+      continue;
+    }
+    const double secs = seconds_since(t0);
+    metrics_.batch("decode_step", live);
+    metrics_.device("decode_step", secs);
+    if (secs > 0) metrics_.generation_speed(live / secs);
+    collect(m);
+  }
+}
+
+void Engine::collect(size_t m) {
+  for (auto& [id, tokens] : batches_[m]->take_finished()) {
+    auto it = seqs_[m].find(id);
+    auto [job, b] = it->second;
+    seqs_[m].erase(it);
+    metrics_.tokens("completion", tokens.size());
+    job->results[b] = std::move(tokens);
+    if (--job->pending > 0 || job->failed) continue;
+    uint64_t read = 0;
+    for (const Ids& p : job->ids) read += p.size();
+    metrics_.tokens("prompt", read);
+    job->generated.set_value(std::move(job->results));
+  }
+}
+
+void Engine::fail_batch(size_t m, std::exception_ptr e) {
+  if (ctx_.device_lost()) lost_ = true;
+  for (auto& [id, seq] : seqs_[m])
+    if (!seq.first->failed) seq.first->fail(e);
+  seqs_[m].clear();
+  batches_[m]->clear();
 }
 
 void Engine::run_embeddings(std::vector<std::shared_ptr<Job>>& jobs) {
@@ -158,7 +281,7 @@ void Engine::run_embeddings(std::vector<std::shared_ptr<Job>>& jobs) {
   const auto t0 = Clock::now();
   EmbedOutput out;
   try {
-    if (!ready()) throw Unavailable("the device was lost; this server can no longer run models");
+    if (!ready()) throw Unavailable(kLost);
     // A request longer than max_batch runs in several submissions.
     for (size_t b0 = 0; b0 < all.size(); b0 += limits_.max_batch) {
       const size_t b1 = std::min(all.size(), b0 + limits_.max_batch);
@@ -170,9 +293,7 @@ void Engine::run_embeddings(std::vector<std::shared_ptr<Job>>& jobs) {
     }
   } catch (...) {
     if (ctx_.device_lost()) lost_ = true;
-    for (auto& j : jobs) j->fail(ctx_.device_lost() ? std::make_exception_ptr(Unavailable(
-                                                          "the device was lost; this server can no longer run models"))
-                                                    : std::current_exception());
+    for (auto& j : jobs) j->fail(ctx_.device_lost() ? std::make_exception_ptr(Unavailable(kLost)) : std::current_exception());
     return;
   }
   metrics_.device("embedding", seconds_since(t0));
@@ -196,7 +317,7 @@ void Engine::run_generation(Job& job) {
   Session& s = *sessions_[job.index];
   const auto t0 = Clock::now();
   try {
-    if (!ready()) throw Unavailable("the device was lost; this server can no longer run models");
+    if (!ready()) throw Unavailable(kLost);
     if (job.sink) job.options.on_token = job.sink;
     std::vector<Ids> out = s.generate(job.ids, job.options);
     const double secs = seconds_since(t0);
@@ -211,9 +332,7 @@ void Engine::run_generation(Job& job) {
     job.generated.set_value(std::move(out));
   } catch (...) {
     if (ctx_.device_lost()) lost_ = true;
-    job.fail(ctx_.device_lost()
-                 ? std::make_exception_ptr(Unavailable("the device was lost; this server can no longer run models"))
-                 : std::current_exception());
+    job.fail(ctx_.device_lost() ? std::make_exception_ptr(Unavailable(kLost)) : std::current_exception());
   }
 }
 

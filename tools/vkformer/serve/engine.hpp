@@ -1,7 +1,10 @@
 // The served models and the one worker thread that runs them. HTTP handler
 // threads queue jobs here and wait for their futures; the worker owns every
 // Session, so the device sees one submission at a time. Embedding jobs that
-// arrive within the batch window run together as one padded batch.
+// arrive within the batch window run together as one padded batch. Generation
+// jobs join their model's DecodeBatch at the next step boundary and leave it
+// when they finish (continuous batching); the worker interleaves prefills,
+// embedding batches and decode steps.
 #pragma once
 
 #include <atomic>
@@ -9,6 +12,7 @@
 #include <condition_variable>
 #include <deque>
 #include <functional>
+#include <map>
 #include <future>
 #include <memory>
 #include <mutex>
@@ -18,6 +22,7 @@
 
 #include "serve/metrics.hpp"
 #include "vkformer/context.hpp"
+#include "vkformer/decode_batch.hpp"
 #include "vkformer/model.hpp"
 #include "vkformer/session.hpp"
 #include "vkformer/tokenizer.hpp"
@@ -45,6 +50,7 @@ struct EngineLimits {
   uint32_t max_queue = 64;      ///< queued requests beyond this are refused
   uint32_t max_batch = 32;      ///< sequences per embedding submission
   uint32_t batch_window_ms = 5; ///< how long the first embedding request waits for others
+  uint32_t max_decode = 8;      ///< sequences per generation step (0: each request alone)
 };
 
 /// Called on the worker thread with (sequence, token) as each token is chosen;
@@ -80,12 +86,26 @@ class Engine {
   void run_embeddings(std::vector<std::shared_ptr<Job>>& jobs);
   void run_generation(Job& job);
   void enqueue(std::shared_ptr<Job> job);
+  /// Whether the job's sequences can join its model's batch (now or once there is room).
+  bool joinable(const Job& job) const;
+  /// Prefills the job's sequences into its model's batch.
+  void join(const std::shared_ptr<Job>& job);
+  /// One decode step of every batch with sequences; answers the jobs that finished.
+  void step_batches();
+  /// Hands finished sequences to their jobs.
+  void collect(size_t model);
+  /// Fails every job of model `m`'s batch (a device error) and empties it.
+  void fail_batch(size_t m, std::exception_ptr e);
+  bool decoding() const;
 
   Context& ctx_;
   EngineLimits limits_;
   Metrics& metrics_;
   std::vector<std::unique_ptr<ServedModel>> models_;
   std::vector<std::unique_ptr<Session>> sessions_;  ///< one per model, used by the worker only
+  std::vector<std::unique_ptr<DecodeBatch>> batches_;  ///< per model; null: it generates alone
+  /// The job and choice index of each sequence in a batch, per model, by DecodeBatch id.
+  std::vector<std::map<uint64_t, std::pair<std::shared_ptr<Job>, uint32_t>>> seqs_;
   std::mutex mu_;
   std::condition_variable cv_;
   std::deque<std::shared_ptr<Job>> queue_;

@@ -87,7 +87,8 @@ std::string Metrics::render(bool ready) const {
   uint64_t errors = 0;
   for (const auto& [k, n] : requests_) errors += k.second >= 400 ? n : 0;
   o += "vkformer_request_errors_total " + std::to_string(errors) + "\n";
-  head("vkformer_batch_size", "histogram", "Sequences per device batch (embeddings: one submission).");
+  head("vkformer_batch_size", "histogram",
+       "Sequences per device batch: embedding (one submission), decode_step (a token each), generation (alone).");
   for (const auto& [kind, h] : batches_) histogram("vkformer_batch_size", "kind=\"" + kind + "\"", h);
   head("vkformer_queue_seconds", "histogram", "Time a request waited before the device started on it.");
   histogram("vkformer_queue_seconds", "", queued_);
@@ -95,7 +96,8 @@ std::string Metrics::render(bool ready) const {
   for (const auto& [kind, h] : device_) histogram("vkformer_device_seconds", "kind=\"" + kind + "\"", h);
   head("vkformer_tokens_total", "counter", "Tokens read (prompt) and generated (completion).");
   for (const auto& [kind, n] : tokens_) o += "vkformer_tokens_total{kind=\"" + kind + "\"} " + std::to_string(n) + "\n";
-  head("vkformer_generation_tokens_per_second", "gauge", "Generated tokens per second of the last generation batch.");
+  head("vkformer_generation_tokens_per_second", "gauge",
+       "Generated tokens per second of the last decode step (all its sequences) or request run alone.");
   o += "vkformer_generation_tokens_per_second " + num(speed_) + "\n";
   head("vkformer_queue_depth", "gauge", "Requests waiting for the device.");
   o += "vkformer_queue_depth " + std::to_string(depth_) + "\n";

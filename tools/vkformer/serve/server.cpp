@@ -32,7 +32,7 @@ int run_serve(const ContextOptions& ctx_opts, const ServeOptions& o) {
 
   Context ctx(ctx_opts);
   Metrics metrics;
-  Engine engine(ctx, {o.max_queue, o.max_batch, o.batch_window_ms}, metrics);
+  Engine engine(ctx, {o.max_queue, o.max_batch, o.batch_window_ms, o.max_decode_batch}, metrics);
   for (const std::string& spec : o.models) {
     const size_t eq = spec.find('=');
     std::string dir = eq == std::string::npos ? spec : spec.substr(eq + 1);

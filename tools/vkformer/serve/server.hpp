@@ -16,6 +16,7 @@ struct ServeOptions {
   int port = 8080;                  ///< 0: any free port (printed at start)
   unsigned threads = 16;            ///< HTTP connections served at once
   unsigned max_queue = 64, max_batch = 32, batch_window_ms = 5;
+  unsigned max_decode_batch = 8;    ///< sequences decoded together (0: each generation alone)
   unsigned max_body_kb = 1024;      ///< request bodies above this get 413
   unsigned max_inputs = 256;        ///< texts per request
   unsigned max_tokens = 512;        ///< generated tokens per request
