@@ -91,22 +91,22 @@ want_hello = json.loads(subprocess.run(["node", script], input=json.dumps({"batc
 check(r.returncode == 0 and float(np.abs(np.array(json.loads(r.stdout)["embeddings"][0]) - want_hello).max()) <= F32_ABS,
       "--ids: matches TF.js")
 
-# Errors: one line, exit 1, no .npy left behind.
+# Errors: one line, exit 1 (2 for a usage error), no .npy left behind.
 bad_out = os.path.join(tmp, "bad.npy")
-for args, needle in [
-    (["embed", "--model", model], "at least one sentence"),
-    (["embed", "--model", model, "x", "--ids", "1"], "not both"),
-    (["embed", "--model", model, "--ids", "1,x"], "not an integer"),
-    (["embed", "--model", model, "--ids", "9000", "--out", bad_out], "outside the vocabulary"),
-    (["embed", "--model", model, "x", "--precision", "fp8", "--out", bad_out], "--precision"),
-    (["embed", "--model", os.path.join(root, "tests", "models", "encoder_learned"), "--ids", "1"], "use_lite"),
-    (["embed", "--model", os.path.join(tmp, "nope"), "x"], "nope"),
-    (["embed", "--model", model, "--input", os.path.join(tmp, "missing.json")], "cannot open"),
+for args, needle, code in [
+    (["embed", "--model", model], "at least one sentence", 2),
+    (["embed", "--model", model, "x", "--ids", "1"], "not both", 2),
+    (["embed", "--model", model, "--ids", "1,x"], "not an integer", 2),
+    (["embed", "--model", model, "--ids", "9000", "--out", bad_out], "outside the vocabulary", 1),
+    (["embed", "--model", model, "x", "--precision", "fp8", "--out", bad_out], "--precision", 2),
+    (["embed", "--model", os.path.join(root, "tests", "models", "encoder_learned"), "--ids", "1"], "use_lite", 1),
+    (["embed", "--model", os.path.join(tmp, "nope"), "x"], "nope", 1),
+    (["embed", "--model", model, "--input", os.path.join(tmp, "missing.json")], "cannot open", 1),
 ]:
     r = run(args)
     msg = r.stderr.strip()
-    check(r.returncode == 1 and needle in msg and not os.path.exists(bad_out),
-          f"error {' '.join(args[3:])!r}: exit 1 naming {needle!r} (got {r.returncode}: {msg[-200:]})")
+    check(r.returncode == code and needle in msg and not os.path.exists(bad_out),
+          f"error {' '.join(args[3:])!r}: exit {code} naming {needle!r} (got {r.returncode}: {msg[-200:]})")
 
 shutil.rmtree(tmp, ignore_errors=True)
 if failures:

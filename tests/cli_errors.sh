@@ -96,7 +96,7 @@ expect "has 300 tokens, more than the model.s 24 positions \\(config.json \"max_
 expect "\"x\" is not an integer token id" -- forward --model "$M" --src-ids 3,x --tgt-ids 1 --out "$TMP/out.npy"
 expect "\"\" is not an integer token id" -- forward --model "$M" --src-ids "" --tgt-ids 1 --out "$TMP/out.npy"
 expect "\"\" is not an integer token id" -- forward --model "$M" --src-ids 3,,4 --tgt-ids 1 --out "$TMP/out.npy"
-expect "one target sequence per source" -- forward --model "$M" --src-ids 3,4 --out "$TMP/out.npy"
+expect "one target sequence per source" -- forward --model "$M" --src-ids 3,4 --src-ids 5 --tgt-ids 1 --out "$TMP/out.npy"
 expect "out of range|outside the vocabulary" -- generate --model "$M" --src-ids 3,-1
 expect "no device name contains \"no-such-gpu\"; devices are 0: " -- generate --model "$M" --src-ids 3,4 --device no-such-gpu
 expect "device index 7 is out of range; devices are 0: " -- generate --model "$M" --src-ids 3,4 --device 7

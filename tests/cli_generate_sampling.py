@@ -133,26 +133,26 @@ with tempfile.TemporaryDirectory() as tmp:
     p = run(*text_args, "--stop", "zzzzzzzz")
     check(p.stdout == text + "\n", "a stop string never produced is not an error")
 
-    # Bad input: one error line, exit 1.
+    # Bad input: one error line, exit 1 (2 for a bad option value: a usage error).
     bad_cfg = os.path.join(tmp, "bad_config")
     shutil.copytree(MODEL, bad_cfg)
     with open(os.path.join(bad_cfg, "generation_config.json"), "w") as f:
         f.write('{"top_k": "many"}')
     ids = ["--src-ids", "1,5"]
-    for args, msg in [
-            (["--model", MODEL, *ids, "--do-sample", "--top-p", "0"], "top_p (--top-p) must be in (0, 1], got 0"),
-            (["--model", MODEL, *ids, "--top-p", "1.5"], "top_p (--top-p) must be in (0, 1], got 1.5"),
-            (["--model", MODEL, *ids, "--temperature", "-1"], "temperature (--temperature) must be a finite number > 0, got -1"),
-            (["--model", MODEL, *ids, "--temperature", "nan"], "got nan"),
-            (["--model", MODEL, *ids, "--top-k", "-2"], "top_k (--top-k) must be >= 0 (0: off), got -2"),
-            (["--model", MODEL, *ids, "--do-sample", "--beam", "2"], "beam sampling is not supported"),
-            (["--model", bad_cfg, *ids], bad_cfg + "/generation_config.json: \"top_k\" must be an integer"),
-            (["--model", tok_dir, "--prompt", ""], "prompt #1 is empty and the model has no bos_token_id"),
-            (["--model", MODEL, "--prompt", "abc"], "has no tokenizer"),
-            (["--model", MODEL, *ids, "--stop", "x"], "--stop needs a tokenizer")]:
+    for args, msg, code in [  # 2: a bad option value (a usage error); 1: bad input
+            (["--model", MODEL, *ids, "--do-sample", "--top-p", "0"], "top_p (--top-p) must be in (0, 1], got 0", 2),
+            (["--model", MODEL, *ids, "--top-p", "1.5"], "top_p (--top-p) must be in (0, 1], got 1.5", 2),
+            (["--model", MODEL, *ids, "--temperature", "-1"], "temperature (--temperature) must be a finite number > 0, got -1", 2),
+            (["--model", MODEL, *ids, "--temperature", "nan"], "got nan", 2),
+            (["--model", MODEL, *ids, "--top-k", "-2"], "top_k (--top-k) must be >= 0 (0: off), got -2", 2),
+            (["--model", MODEL, *ids, "--do-sample", "--beam", "2"], "beam sampling is not supported", 2),
+            (["--model", bad_cfg, *ids], bad_cfg + "/generation_config.json: \"top_k\" must be an integer", 1),
+            (["--model", tok_dir, "--prompt", ""], "prompt #1 is empty and the model has no bos_token_id", 1),
+            (["--model", MODEL, "--prompt", "abc"], "has no tokenizer", 1),
+            (["--model", MODEL, *ids, "--stop", "x"], "--stop needs a tokenizer", 1)]:
         p = run(*args, ok=False)
         errors = [l for l in p.stderr.splitlines() if not l.startswith("vkformer: device")]
-        check(p.returncode == 1 and len(errors) == 1 and errors[0].startswith("vkformer: error: ") and msg in errors[0],
+        check(p.returncode == code and len(errors) == 1 and errors[0].startswith("vkformer: error: ") and msg in errors[0],
               "%s -> %s" % (" ".join(args[2:]), errors))
 
 sys.exit("%d failure(s)" % len(failures) if failures else 0)

@@ -26,12 +26,14 @@ for opts in "--beam 1" "--beam 3" "--batch-size 4"; do
   fi
 done
 
-# expect PATTERN -- ARGS...: exit code 1, the pattern on stderr, nothing on stdout.
+# expect PATTERN -- ARGS...: exit code $want_rc (1: bad input; 2: a usage error), the
+# pattern on stderr, nothing on stdout.
+want_rc=1
 expect() {
   local pattern="$1"; shift; shift
   "$VKF" "$@" > "$TMP/stdout" 2> "$TMP/stderr"
   local rc=$? why=""
-  [ $rc -eq 1 ] || why="exit code $rc"
+  [ $rc -eq $want_rc ] || why="exit code $rc"
   grep -v '^vkformer: device' "$TMP/stderr" | grep -qE -- "$pattern" || why="$why; stderr lacks /$pattern/"
   [ -s "$TMP/stdout" ] && why="$why; printed to stdout"
   if [ -n "$why" ]; then
@@ -52,8 +54,10 @@ expect "tokenizer.json: field \"type\" is unknown.*wordpiece.*char" -- translate
 expect "text #2: invalid UTF-8 at byte offset 3" -- translate --model "$M" "22 Nov 2026" $'22 \xff 2026'
 expect "text #1 has 65 tokens, more than the model's max_positions 64" -- translate --model "$M" "$long"
 expect "text #1 is empty" -- translate --model "$M" ""
+want_rc=2
 expect "max-new-tokens 65 is more than" -- translate --model "$M" --max-new-tokens 65 "22 Nov 2026"
 expect "precision must be fp32 or fp16" -- translate --model "$M" --precision fp8 "22 Nov 2026"
+want_rc=1
 expect "config.json" -- translate --model "$TMP/nowhere" "22 Nov 2026"
 
 [ $failures -eq 0 ] || { echo "$failures failure(s)"; exit 1; }

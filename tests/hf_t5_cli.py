@@ -79,10 +79,13 @@ with tempfile.TemporaryDirectory() as tmp:
     check("relative_attention_num_buckets not matching the tensor: exit 1, one line naming the tensor",
           p.returncode == 1 and len(errors(p)) == 1 and "relative_attention_bias" in errors(p)[0]
           and "relative_attention_num_buckets" in errors(p)[0], p.stderr)
-    p = run("forward", "--model", d, "--src-ids", "1,2", "--out", os.path.join(tmp, "x.npy"), ok=False)
-    check("forward without --tgt-ids: exit 1, says what a T5 model needs",
-          p.returncode == 1 and "decoder input" in p.stderr and not os.path.exists(os.path.join(tmp, "x.npy")),
-          p.stderr)
+    # Without --tgt-ids each target is the decoder start token alone (config.json's).
+    start = json.load(open(os.path.join(d, "config.json")))["decoder_start_token_id"]
+    x, y = os.path.join(tmp, "x.npy"), os.path.join(tmp, "y.npy")
+    p = run("forward", "--model", d, "--src-ids", "1,2", "--out", x, ok=False)
+    run("forward", "--model", d, "--src-ids", "1,2", "--tgt-ids", str(start), "--out", y)
+    check("forward without --tgt-ids: the decoder start token's logits",
+          p.returncode == 0 and np.array_equal(np.load(x), np.load(y)), p.stderr)
 
 print(f"hf_t5_cli: {'all passed' if not failures else f'{len(failures)} FAILED'}")
 sys.exit(1 if failures else 0)

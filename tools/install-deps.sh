@@ -23,6 +23,7 @@ PACKAGES=(
   libicu-dev                         # ICU: NFKC for the sentencepiece tokenizer (as Node's normalize)
   libsentencepiece-dev               # SentencePiece: reads Marian (OPUS-MT) source.spm / target.spm
   sentencepiece                      # spm_train: tests train tiny SentencePiece models (T5's tokenizer check, tiny T5, Marian's tokenizer)
+  strace                             # cli_reliability holds a write inside fsync (delay injection) to send SIGTERM mid-write
   clang-14 libclang-rt-14-dev        # libFuzzer (+ its ASan/UBSan runtimes) for `make fuzz`; gcc has no libFuzzer
 )
 

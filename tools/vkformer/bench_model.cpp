@@ -7,12 +7,13 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <fstream>
 #include <map>
 #include <random>
 #include <set>
 
 #include "model_commands.hpp"
+#include "usage_error.hpp"
+#include "output_file.hpp"
 #include "svg.hpp"
 #include "vkformer/session.hpp"
 
@@ -31,7 +32,6 @@ double median(std::vector<double> v) {
 double ms_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 }
-
 
 /// Wall-clock figures without timestamps: what a user of the library sees.
 struct WallFigures {
@@ -238,10 +238,17 @@ std::vector<std::pair<std::string, double>> chart_bars(const Breakdown& b) {
 }  // namespace
 
 Workload make_workload(const ModelConfig& c, bool has_generator, const ProfileOptions& o) {
-  if (o.batch < 1 || o.src_len < 1 || o.repeat < 1) throw Error("--batch, --src-len and --repeat must be at least 1");
+  if (o.batch < 1 || o.src_len < 1 || o.repeat < 1)
+    throw UsageError("--batch, --src-len and --repeat must be at least 1");
   // Decoder-only, --tgt-len 0 times the first step after the prompt (at position src_len);
   // an enc–dec model's first step is at position 1 (BOS is at 0).
-  if (c.encoder_decoder() && o.tgt_len < 1) throw Error("--tgt-len must be at least 1 for an encoder–decoder model");
+  if (c.encoder_decoder() && o.tgt_len < 2) throw UsageError("--tgt-len must be at least 2 for an encoder–decoder model");
+  // Checked here, before anything is allocated, with the options named.
+  const uint64_t positions = c.encoder_decoder() ? std::max(o.src_len, o.tgt_len) : uint64_t(o.src_len) + o.tgt_len + 1;
+  if (positions > c.max_positions)
+    throw UsageError(std::string(c.encoder_decoder() ? "--src-len and --tgt-len must each be" : "--src-len + --tgt-len + 1 must be") +
+                     " at most the model's max_positions " + std::to_string(c.max_positions) + " (got " +
+                     std::to_string(c.encoder_decoder() ? std::max(o.src_len, o.tgt_len) : positions) + ")");
   std::mt19937 gen(7);
   // Never pad, bos or eos, wherever they are (GPT-2's eos is the last id; pad < 0: none).
   auto special = [&](int32_t x) { return x == c.pad_id || x == c.bos_id || x == c.eos_id; };
@@ -262,8 +269,8 @@ Workload make_workload(const ModelConfig& c, bool has_generator, const ProfileOp
     w.src.push_back(random_ids(o.src_len, c.src_vocab_size));
     if (w.encdec) {
       w.tgt.push_back(random_ids(o.tgt_len, c.tgt_vocab_size));
-      Ids prefix{c.bos_id};  // BOS at 0, then tokens 1..tgt_len
-      Ids more = random_ids(o.tgt_len, c.tgt_vocab_size);
+      Ids prefix{c.bos_id};  // BOS at 0, then tokens 1..tgt_len-1
+      Ids more = random_ids(o.tgt_len - 1, c.tgt_vocab_size);
       prefix.insert(prefix.end(), more.begin(), more.end());
       w.prefix_tgt.push_back(prefix);
     } else {
@@ -277,8 +284,8 @@ Workload make_workload(const ModelConfig& c, bool has_generator, const ProfileOp
   w.tokens = uint64_t(o.batch) * (o.src_len + (w.encdec ? o.tgt_len : 0));
   // Enc–dec: BOS is fed at 0 with the encoder, step t at position t.
   // Decoder-only: the prompt gives the first token, step t feeds it at src_len + t - 1.
-  w.position = w.encdec ? o.tgt_len : o.src_len + o.tgt_len;
-  w.max_new_tokens = w.encdec ? o.tgt_len + 1 : o.tgt_len + 2;
+  w.position = w.encdec ? o.tgt_len - 1 : o.src_len + o.tgt_len;
+  w.max_new_tokens = w.encdec ? o.tgt_len : o.tgt_len + 2;
   return w;
 }
 
@@ -377,9 +384,7 @@ int run_bench_model(const ContextOptions& ctx_opts, const BenchModelOptions& o) 
       j["recompute_step_ms"] = nullptr;
       j["cache_speedup"] = nullptr;
     }
-    std::ofstream out(o.json);
-    out << j.dump(2) << "\n";
-    if (!out) throw Error("cannot write " + o.json);
+    write_output(o.json, "--json", j.dump(2) + "\n");
   }
   if (!o.svg.empty()) {
     const std::string what = o.model_dir + ", " + shape_text(o, w) + ", " + o.precision + ", " + caps.device_name;

@@ -108,6 +108,7 @@ std::vector<std::string> bench_op_names() {
 }
 
 int run_bench_ops(const ContextOptions& ctx_opts, const BenchOpsOptions& o) {
+  check_runs(o.base);
   std::vector<std::string> ops;
   for (const auto& name : o.ops)
     if (name == "all") ops = op_names();
@@ -160,6 +161,7 @@ int run_bench_ops(const ContextOptions& ctx_opts, const BenchOpsOptions& o) {
   for (const auto& k : runs) {
     size_t begin = rows.size();
     double blas = -1;
+    check_shape(ctx, k.resolved());  // before OpenBLAS allocates its copy
     if (k.op == "gemm" && have_openblas) blas = openblas_ms(k);
     // --tuning compare: the engine's rules first (forced), then whatever the database says.
     std::vector<std::pair<std::string, KernelResult>> results;

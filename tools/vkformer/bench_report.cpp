@@ -1,10 +1,10 @@
 // The JSON and SVG outputs of `vkformer bench ops`.
 #include <ctime>
-#include <fstream>
 
 #include <nlohmann/json.hpp>
 
 #include "bench_ops.hpp"
+#include "output_file.hpp"
 #include "svg.hpp"
 
 #ifndef VKF_VERSION
@@ -75,10 +75,7 @@ void write_bench_json(const std::string& path, const Context& ctx, const DeviceP
         {"cache_file", peak.cache_file}}},
       {"openblas_baseline", openblas},
       {"results", results}};
-  std::ofstream f(path);
-  if (!f) throw Error("cannot write " + path);
-  f << doc.dump(2) << "\n";
-  if (!f) throw Error("cannot write " + path);
+  write_output(path, "--json", doc.dump(2) + "\n");
 }
 
 void write_bench_svg(const std::string& path, const Context& ctx, const DevicePeak& peak,

@@ -13,6 +13,7 @@
 #include "encoder_input.hpp"
 #include "npy.hpp"
 #include "text_input.hpp"
+#include "usage_error.hpp"
 #include "vkformer/model.hpp"
 #include "vkformer/session.hpp"
 #include "vkformer/tokenizer.hpp"
@@ -20,7 +21,7 @@
 namespace vkf::tools {
 namespace {
 
-/// At most `n` code points of valid UTF-8 `s`, with "…" when cut; newlines shown as spaces.
+/// At most `n` code points of valid UTF-8 `s`, with "…" when cut; control characters shown as spaces.
 std::string shorten(const std::string& s, size_t n) {
   std::string out;
   size_t count = 0, i = 0;
@@ -31,12 +32,14 @@ std::string shorten(const std::string& s, size_t n) {
     else if (c >= 0xE0) len = 3;
     else if (c >= 0xC0) len = 2;
     if (count == n) return out + "…";
-    out += (c == '\n' || c == '\r' || c == '\t') ? std::string(" ") : s.substr(i, len);
+    out += (c < 0x20 || c == 0x7f) ? std::string(" ") : s.substr(i, len);  // no control characters in the table
     i += len;
     ++count;
   }
   return out;
 }
+
+constexpr uint32_t kMaxTable = 16;  // beyond, an n x n table is no longer readable
 
 void print_similarities(const EmbedOutput& e, const std::vector<std::string>& labels) {
   std::printf("cosine similarity\n");
@@ -66,12 +69,13 @@ int run_embed(const ContextOptions& ctx_opts, const EmbedOptions& o) {
       o.ids.empty() || !o.sentences.empty() || !o.input.empty() ? read_texts(o.sentences, o.input)
                                                                  : std::vector<std::string>{};
   if (!sentences.empty() && !o.ids.empty())
-    throw Error("give sentences or --ids, not both (--ids bypasses the tokenizer)");
-  if (sentences.empty() && o.ids.empty()) throw Error("give at least one sentence (as arguments, --input FILE, stdin, or --ids)");
-  const Precision precision = parse_precision(o.precision);
+    throw UsageError("give sentences or --ids, not both (--ids bypasses the tokenizer)");
+  if (sentences.empty() && o.ids.empty()) throw UsageError("give at least one sentence (as arguments, --input FILE, stdin, or --ids)");
+  parse_precision(o.precision);  // before the device: a bad value fails fast
 
-  if (o.repeat < 1) throw Error("--repeat must be at least 1");
-  if (o.batch_size < 1) throw Error("--batch-size must be at least 1");
+  if (o.repeat < 1) throw UsageError("--repeat must be at least 1");
+  if (o.batch_size < 1) throw UsageError("--batch-size must be at least 1");
+  if (o.out == "-" && o.json) throw UsageError("--out - and --json both write to stdout: choose one");
   RunOptions ro;
   ro.pooling = o.pooling;
   if (o.normalize) ro.normalize = 1;
@@ -95,9 +99,10 @@ int run_embed(const ContextOptions& ctx_opts, const EmbedOptions& o) {
   if (tokenizer) ids = encode_texts(*tokenizer, info, sentences);
   Session session(model);
   // One submission per batch of --batch-size texts.
+  size_t batch = o.batch_size;  // in_batches halves it when a batch does not fit the device
   auto embed_all = [&] {
     EmbedOutput all;
-    in_batches(ids.size(), o.batch_size, [&](size_t b0, size_t b1) {
+    batch = in_batches(ids.size(), batch, [&](size_t b0, size_t b1) {
       EmbedOutput part = session.embed({ids.begin() + std::ptrdiff_t(b0), ids.begin() + std::ptrdiff_t(b1)}, ro);
       all.batch += part.batch;
       all.dim = part.dim;
@@ -128,13 +133,15 @@ int run_embed(const ContextOptions& ctx_opts, const EmbedOptions& o) {
       j["embeddings"].push_back(std::vector<float>(e.data.begin() + size_t(b) * e.dim,
                                                    e.data.begin() + size_t(b + 1) * e.dim));
     std::printf("%s\n", j.dump().c_str());
-  } else {
-    print_similarities(e, labels);
+  } else if (o.out != "-") {
+    if (e.batch <= kMaxTable) print_similarities(e, labels);
+    else std::printf("%u embeddings of %u floats; the similarity table is shown for up to %u texts (use --json or --out FILE.npy for the data)\n",
+                     e.batch, e.dim, kMaxTable);
   }
   if (o.profile) {
     // Timestamps serialize the dispatches, so each time is the kernel's own.
     session.set_profiling(true);
-    session.embed({ids.begin(), ids.begin() + std::ptrdiff_t(std::min<size_t>(ids.size(), o.batch_size))}, ro);
+    session.embed({ids.begin(), ids.begin() + std::ptrdiff_t(std::min<size_t>(ids.size(), batch))}, ro);
     std::map<std::string, std::pair<double, int>> by_op;  // "op/variant" -> (ms, dispatches)
     double total = 0;
     for (const auto& t : session.stats().timings) {
@@ -158,7 +165,7 @@ int run_embed(const ContextOptions& ctx_opts, const EmbedOptions& o) {
     timing += buf;
   }
   std::fprintf(stderr, "vkformer: %u embedding(s) of %u in %s (%s weights, batches of %u, %llu submission per batch)%s%s\n",
-               e.batch, e.dim, timing.c_str(), o.precision.c_str(), o.batch_size,
+               e.batch, e.dim, timing.c_str(), o.precision.c_str(), unsigned(batch),
                (unsigned long long)session.stats().submissions, o.out.empty() ? "" : ", wrote ", o.out.c_str());
   return 0;
 }

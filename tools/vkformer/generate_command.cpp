@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <memory>
@@ -9,6 +10,7 @@
 #include "model_commands.hpp"
 #include "text/text_stream.hpp"
 #include "text_input.hpp"
+#include "usage_error.hpp"
 #include "vkformer/session.hpp"
 #include "vkformer/tokenizer.hpp"
 
@@ -38,17 +40,22 @@ GenerateOptions generate_options(const GenerateCliOptions& o) {
   if (o.no_repeat_ngram_size) g.no_repeat_ngram_size = *o.no_repeat_ngram_size;
   g.seed = o.seed;
   g.use_cache = !o.no_cache;
-  validate(g);
+  // The file's values were checked as it was read: what is wrong now is the command line's.
+  try {
+    validate(g);
+  } catch (const Error& e) {
+    throw UsageError(e.what());
+  }
   return g;
 }
 
 }  // namespace
 
 int run_generate(const ContextOptions& ctx_opts, const GenerateCliOptions& o) {
-  if (o.do_sample && o.greedy) throw Error("--do-sample and --greedy contradict each other");
-  if (o.stream && o.json) throw Error("--stream prints text as it comes; --json prints at the end: choose one");
+  if (o.do_sample && o.greedy) throw UsageError("--do-sample and --greedy contradict each other");
+  if (o.stream && o.json) throw UsageError("--stream prints text as it comes; --json prints at the end: choose one");
   const bool text_in = !o.prompts.empty() || !o.texts.empty() || !o.input.empty() || o.src_ids.empty();
-  if (text_in && !o.src_ids.empty()) throw Error("give text (--prompt, arguments, --input) or --src-ids, not both");
+  if (text_in && !o.src_ids.empty()) throw UsageError("give text (--prompt, arguments, --input) or --src-ids, not both");
   GenerateOptions g = generate_options(o);  // before the device: a bad file fails fast
   std::unique_ptr<Tokenizer> tok = has_tokenizer(o.model_dir) ? Tokenizer::load(o.model_dir) : nullptr;
   if (!o.stops.empty() && !tok)
@@ -86,6 +93,19 @@ int run_generate(const ContextOptions& ctx_opts, const GenerateCliOptions& o) {
 
   Context ctx(ctx_opts);
   auto model = load_model(ctx, o.model_dir, o.precision);
+  const bool no_limit = g.max_new_tokens == 0;
+  if (no_limit) {
+    // 0: no limit but the model's positions (as in translate).
+    const ModelConfig& cfg = model->config();
+    size_t longest = 0;
+    for (const Ids& s : src) longest = std::max(longest, s.size());
+    const size_t room = cfg.encoder_decoder() ? cfg.max_positions
+                                              : cfg.max_positions > longest ? cfg.max_positions - longest : 0;
+    if (room == 0)
+      throw Error("a prompt has " + std::to_string(longest) + " tokens: no room left in the model's max_positions " +
+                  std::to_string(cfg.max_positions));
+    g.max_new_tokens = uint32_t(room);
+  }
   Session session(model);
   std::vector<Ids> out = session.generate(src, g);
 
@@ -108,15 +128,19 @@ int run_generate(const ContextOptions& ctx_opts, const GenerateCliOptions& o) {
         std::printf("%s\n", texts[b].c_str());
         continue;
       }
+      // Ids as --src-ids takes them; with a tokenizer, their text (a JSON string) on the next line.
       std::string line;
       for (size_t i = 0; i < out[b].size(); ++i) line += (i ? "," : "") + std::to_string(out[b][i]);
       std::printf("%s\n", line.c_str());
+      if (tok)
+        std::printf("%s\n", nlohmann::json(texts[b]).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
     }
   }
   std::fflush(stdout);
   for (uint32_t b = 0; b < n; ++b)
     if (g.max_new_tokens > 0 && out[b].size() == g.max_new_tokens && !(tok && streams[b].stopped()))
-      std::fprintf(stderr, "vkformer: sequence %u was cut at --max-new-tokens %u\n", b + 1, g.max_new_tokens);
+      std::fprintf(stderr, "vkformer: sequence %u was cut at %s %u\n", b + 1,
+                   no_limit ? "the end of the model's positions, after" : "--max-new-tokens", g.max_new_tokens);
   std::fprintf(stderr, "vkformer: %llu decode steps, %llu submissions\n",
                (unsigned long long)session.stats().steps, (unsigned long long)session.stats().submissions);
   return 0;

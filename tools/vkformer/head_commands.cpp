@@ -10,6 +10,7 @@
 #include "encoder_input.hpp"
 #include "model_commands.hpp"
 #include "text_input.hpp"
+#include "usage_error.hpp"
 
 namespace vkf::tools {
 namespace {
@@ -36,10 +37,10 @@ struct HeadRun {
 
 HeadRun run_head(Context& ctx, const HeadOptions& o, const char* command, std::vector<std::string> heads,
                  const char* needs) {
-  if (o.batch_size < 1) throw Error("--batch-size must be at least 1");
+  if (o.batch_size < 1) throw UsageError("--batch-size must be at least 1");
   HeadRun r;
   r.texts = read_texts(o.texts, o.input);
-  if (r.texts.empty()) throw Error("give at least one text (as arguments, --input FILE or stdin)");
+  if (r.texts.empty()) throw UsageError("give at least one text (as arguments, --input FILE or stdin)");
   r.tok = Tokenizer::load(o.model_dir);  // before the device: a bad tokenizer fails fast
   r.model = load_model(ctx, o.model_dir, o.precision);
   r.info = r.model->info();
@@ -50,8 +51,9 @@ HeadRun run_head(Context& ctx, const HeadOptions& o, const char* command, std::v
   r.ids = encode_texts(*r.tok, r.info, r.texts);
   Session session(r.model);
   in_batches(r.ids.size(), o.batch_size, [&](size_t b0, size_t b1) {
+    ForwardOutput out = session.forward({r.ids.begin() + std::ptrdiff_t(b0), r.ids.begin() + std::ptrdiff_t(b1)});
     for (size_t i = b0; i < b1; ++i) r.where.emplace_back(r.outs.size(), i - b0);
-    r.outs.push_back(session.forward({r.ids.begin() + std::ptrdiff_t(b0), r.ids.begin() + std::ptrdiff_t(b1)}));
+    r.outs.push_back(std::move(out));
   });
   return r;
 }

@@ -3,7 +3,10 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <unistd.h>
 
+#include "progress.hpp"
+#include "usage_error.hpp"
 #include "vkformer/recorder.hpp"
 
 namespace vkf::tools {
@@ -17,6 +20,40 @@ double median(std::vector<double> v) {
 
 }  // namespace
 
+void check_shape(const Context& ctx, const OpShape& s) {
+  const std::pair<const char*, int64_t> sizes[] = {
+      {"--m", s.m},           {"--n", s.n},         {"--k", s.k},         {"--batch", s.batch},
+      {"--heads", s.heads},   {"--head-dim", s.head_dim}, {"--q-len", s.q_len}, {"--kv-len", s.kv_len},
+      {"--topk", s.topk}};
+  for (const auto& [name, v] : sizes)
+    if (v < 1) throw UsageError(std::string(name) + " must be at least 1, got " + std::to_string(v));
+  // Every buffer an op of the registry makes is one of these products (in
+  // elements); long double, so that the products of huge sizes do not wrap.
+  const long double b = s.batch, h = s.heads, d = s.head_dim, q = s.q_len, kv = s.kv_len;
+  const long double buffers[] = {(long double)s.m * s.k, (long double)s.n * s.k, (long double)s.m * s.n,
+                                 b * h * q * d,          b * h * kv * d,          b * h * q * kv,
+                                 b * q * s.k,            b * kv * s.n};
+  long double bytes = 0;
+  for (long double n : buffers) bytes += n * 4;
+  const long double device = (long double)ctx.caps().device_local_bytes;
+  const long double host = (long double)sysconf(_SC_PHYS_PAGES) * sysconf(_SC_PAGESIZE);
+  auto mib = [](long double v) { return std::to_string((unsigned long long)std::min<long double>(v / (1 << 20), 1e18L)); };
+  if (device > 0 && bytes > device)
+    throw Error("the shape needs about " + mib(bytes) + " MiB of buffers, more than the device's " + mib(device) +
+                " MiB of memory");
+  if (host > 0 && bytes * 3 > host / 2)  // inputs, results read back, double-precision reference
+    throw Error("the shape needs about " + mib(bytes * 3) + " MiB of host memory, more than half of this machine's " +
+                mib(host) + " MiB");
+}
+
+void check_runs(const KernelOptions& o) {
+  constexpr int kMaxRuns = 1000000;  // beyond, hours of runs, and warmup + repeat would overflow
+  if (o.repeat < 1 || o.repeat > kMaxRuns)
+    throw UsageError("--repeat must be from 1 to " + std::to_string(kMaxRuns) + ", got " + std::to_string(o.repeat));
+  if (o.warmup < 0 || o.warmup > kMaxRuns)
+    throw UsageError("--warmup must be from 0 to " + std::to_string(kMaxRuns) + ", got " + std::to_string(o.warmup));
+}
+
 OpShape KernelOptions::resolved() const {
   OpShape s = shape;
   s.dtype = parse_storage_dtype(dtype, "--dtype");
@@ -25,9 +62,10 @@ OpShape KernelOptions::resolved() const {
 }
 
 std::vector<KernelResult> run_kernel(Context& ctx, const KernelOptions& o) {
-  if (o.repeat < 1) throw Error("--repeat must be at least 1");
+  check_runs(o);
   if (!ctx.caps().timestamps) throw Error("the device has no timestamp queries on its compute queue");
   const OpDescriptor& d = op(o.op);
+  check_shape(ctx, o.resolved());
   const OpCase c = d.make_case(ctx, o.resolved());
   const std::string& op = o.op;
 
@@ -41,7 +79,9 @@ std::vector<KernelResult> run_kernel(Context& ctx, const KernelOptions& o) {
   else variants = {o.variant};
 
   std::vector<KernelResult> out;
+  Progress progress("kernel " + op, variants.size(), "variants");
   for (const auto& v : variants) {
+    progress.update(out.size());
     Recorder rec(ctx, true);
     OpInfo info;
     try {
@@ -92,7 +132,10 @@ size_t create_all_pipelines(Context& ctx) {
   uint64_t before = ctx.pipelines_created();
   std::vector<DType> dtypes = {DType::F32};
   if (ctx.caps().f16_tensors()) dtypes.push_back(DType::F16);
+  Progress progress("pipelines", op_registry().size(), "ops");
+  size_t ops_done = 0;
   for (const OpDescriptor* d : op_registry()) {
+    progress.update(ops_done++);
     if (d->internal) continue;  // the peak microbenchmarks: `bench ops` creates them when it measures
     for (DType dt : dtypes)
       for (int64_t m : {int64_t(1), int64_t(64)}) {  // small M picks gemv, larger the tiled GEMM

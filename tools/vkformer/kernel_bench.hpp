@@ -35,6 +35,15 @@ struct KernelResult {
 };
 
 /// Runs the kernel for each requested variant. Throws vkf::Error on bad options.
+/// Refuses a shape before anything is allocated: a size of 0 or less is a
+/// UsageError (it would divide by zero or wrap around); buffers needing more
+/// memory than the device has, or more than half the host's (the case keeps
+/// its inputs and the CPU reference there), a vkf::Error. Tensors larger than
+/// one binding are fine: ops split them.
+void check_shape(const Context& ctx, const OpShape& s);
+/// --repeat in 1..1e6 and --warmup in 0..1e6. @throws UsageError
+void check_runs(const KernelOptions& o);
+
 std::vector<KernelResult> run_kernel(Context& ctx, const KernelOptions& o);
 /// Prints results as a table.
 void print_results(const std::vector<KernelResult>& r);

@@ -2,7 +2,10 @@
 #include <CLI/CLI.hpp>
 
 #include <chrono>
+#include <cmath>
 #include <cstdio>
+#include <cstdlib>
+#include <new>
 
 #include "bench_ops.hpp"
 #include "kernel_bench.hpp"
@@ -14,15 +17,67 @@
 #include "translate_command.hpp"
 #include "tune_command.hpp"
 #include "soak_command.hpp"
+#include "output_file.hpp"
 #include "serve/server.hpp"
+#include "terminal_text.hpp"
+#include "usage_error.hpp"
 #include "vkformer/context.hpp"
 #include "vkformer/ops.hpp"
 #include "vkformer/recorder.hpp"
 
 
+namespace {
+
+// Every floating-point option: NaN and ±inf are usage errors (a NaN compares
+// false with every bound, so range checks alone would let it through).
+const CLI::Validator kFinite(
+    [](std::string& s) -> std::string {
+      char* end = nullptr;
+      const double v = std::strtod(s.c_str(), &end);
+      if (end != s.c_str() && *end == '\0' && !std::isfinite(v)) return "must be a finite number, got " + s;
+      return "";
+    },
+    "");
+
+// Every unsigned option: "-1" is a usage error (strtoull would wrap it to 2^64 - 1).
+const CLI::Validator kNotNegative(
+    [](std::string& s) -> std::string {
+      const size_t first = s.find_first_not_of(" \t");
+      return first != std::string::npos && s[first] == '-' ? "must not be negative, got " + s : "";
+    },
+    "");
+
+/// Adds kFinite to every floating-point option of `app` and its subcommands,
+/// kNotNegative to every unsigned one, and drops the "=[]" --help would show
+/// for list options without a default.
+void add_value_checks(CLI::App* app) {
+  for (CLI::Option* opt : app->get_options()) {
+    const std::string type = opt->get_type_name();
+    if (type.find("FLOAT") != std::string::npos) opt->check(kFinite);
+    if (type.find("UINT") != std::string::npos) opt->check(kNotNegative);
+    if (opt->get_default_str() == "[]") opt->default_str("");
+  }
+  for (CLI::App* sub : app->get_subcommands([](CLI::App*) { return true; })) add_value_checks(sub);
+}
+
+int run(int argc, char** argv);
+
+}  // namespace
+
 int main(int argc, char** argv) {
+  vkf::tools::install_output_cleanup();
+  const int rc = run(argc, argv);
+  const int out = vkf::tools::finish_stdout();
+  return rc ? rc : out;
+}
+
+namespace {
+
+int run(int argc, char** argv) {
   CLI::App app{"vkformer: Transformer inference in Vulkan compute shaders"};
   app.require_subcommand(1);
+  app.option_defaults()->always_capture_default();  // --help shows every default
+  app.set_version_flag("--version", std::string("vkformer ") + VKF_VERSION + " (" + VKF_GIT_REVISION + ")");
   app.fallthrough();  // --device and the other context options work after the subcommand too
   vkf::ContextOptions ctx_opts;
   app.add_option("--device", ctx_opts.device,
@@ -32,6 +87,8 @@ int main(int argc, char** argv) {
                  "commas (default: VKFORMER_DEVICE_PROFILE, else full)");
   app.add_flag("--no-subgroups", ctx_opts.disable_subgroups, "the same as adding no-subgroup to the profile");
   app.add_flag("--no-fp16", ctx_opts.disable_fp16, "the same as adding no-fp16 to the profile");
+  bool quiet = false;
+  app.add_flag("-q,--quiet", quiet, "do not print the device line on stderr");
   app.add_option("--max-dispatches-per-submit", ctx_opts.max_dispatches_per_submit,
                  "split longer recordings into several queue submissions (default: "
                  "VKFORMER_MAX_DISPATCHES_PER_SUBMIT, else never)");
@@ -49,8 +106,8 @@ int main(int argc, char** argv) {
   forward->add_option("--model", mo.model_dir, "model directory (config.json + model.safetensors)")->required();
   forward->add_option("--src-ids", mo.src_ids, "comma-separated source ids; repeat for each sequence")->required();
   forward->add_option("--precision", mo.precision, "weight storage: fp32 or fp16");
-  forward->add_option("--tgt-ids", mo.tgt_ids, "comma-separated target ids (enc-dec models), one per source");
-  forward->add_option("--out", mo.out, "output .npy: logits, or the last hidden state")->required();
+  forward->add_option("--tgt-ids", mo.tgt_ids, "comma-separated target ids (enc-dec models), one per source (default: the decoder start token alone)");
+  forward->add_option("--out", mo.out, "output .npy: logits, or the last hidden state (- for stdout)")->required();
   forward->add_option("--type-ids", mo.type_ids, "comma-separated token types (BERT), one per --src-ids; default 0");
   forward->add_option("--output", mo.output, "HF encoders: hidden (last hidden state) or pooler; default: the head's logits");
 
@@ -64,18 +121,22 @@ int main(int argc, char** argv) {
   generate->add_option("texts", go.texts, "more prompts; put -- before one that starts with -");
   generate->add_option("--input", go.input, "file of prompts (a JSON array, or one per line; - for stdin)");
   generate->add_option("--precision", go.precision, "weight storage: fp32 or fp16");
-  generate->add_option("--beam", go.beam, "beam width (1: greedy or sampling)");
-  generate->add_option("--max-new-tokens", go.max_new_tokens, "most tokens to generate per sequence (default 32)");
-  generate->add_option("--length-penalty", go.length_penalty, "beam score = sum log p / length^this");
+  generate->add_option("--beam", go.beam, "beam width (1: greedy or sampling; default: generation_config.json's num_beams, else 1)");
+  generate->add_option("--max-new-tokens", go.max_new_tokens,
+                       "most tokens to generate per sequence (default: generation_config.json's, else 32; "
+                       "0: no limit but the model's positions)");
+  generate->add_option("--length-penalty", go.length_penalty,
+                       "beam score = sum log p / length^this (default: generation_config.json's, else 1)");
   generate->add_flag("--do-sample", go.do_sample, "sample from the processed distribution instead of greedy");
   generate->add_flag("--greedy", go.greedy, "greedy (or beam) even if generation_config.json says do_sample");
-  generate->add_option("--temperature", go.temperature, "sampling: divide the logits by this (> 0; default 1)");
-  generate->add_option("--top-k", go.top_k, "sampling: keep the k likeliest tokens (0: off; default 50, as HF)");
-  generate->add_option("--top-p", go.top_p, "sampling: nucleus, in (0, 1] (1: off; default)");
-  generate->add_option("--min-p", go.min_p, "sampling: drop tokens below min-p x the top probability (0: off)");
+  generate->add_option("--temperature", go.temperature, "sampling: divide the logits by this (> 0; default: generation_config.json's, else 1)");
+  generate->add_option("--top-k", go.top_k, "sampling: keep the k likeliest tokens (0: off; default: generation_config.json's, else 50, as HF)");
+  generate->add_option("--top-p", go.top_p, "sampling: nucleus, in (0, 1] (1: off; default: generation_config.json's, else 1)");
+  generate->add_option("--min-p", go.min_p, "sampling: drop tokens below min-p x the top probability (0: off; default: generation_config.json's, else 0)");
   generate->add_option("--repetition-penalty", go.repetition_penalty,
-                       "divide (or multiply, if negative) the logits of tokens already in the sequence (1: off)");
-  generate->add_option("--no-repeat-ngram-size", go.no_repeat_ngram_size, "never repeat an n-gram of this size (0: off)");
+                       "divide (or multiply, if negative) the logits of tokens already in the sequence (1: off; default: "
+                       "generation_config.json's, else 1)");
+  generate->add_option("--no-repeat-ngram-size", go.no_repeat_ngram_size, "never repeat an n-gram of this size (0: off; default: generation_config.json's, else 0)");
   generate->add_option("--seed", go.seed, "sampling: seed of the host generator (default 0)");
   generate->add_option("--stop", go.stops, "stop when this text appears; it is not printed (repeatable)");
   generate->add_flag("--stream", go.stream, "print the text as it is generated (one prompt)");
@@ -132,8 +193,8 @@ int main(int argc, char** argv) {
                         "(default: each standard shape's own)");
   bench_ops->add_option("--warmup", bo.base.warmup, "untimed runs first");
   bench_ops->add_option("--repeat", bo.base.repeat, "timed runs");
-  bench_ops->add_option("--json", bo.json, "write the results as JSON to this file");
-  bench_ops->add_option("--svg", bo.svg, "write a roofline chart (SVG) to this file");
+  bench_ops->add_option("--json", bo.json, "write the results as JSON to this file (default: none)");
+  bench_ops->add_option("--svg", bo.svg, "write a roofline chart (SVG) to this file (default: none)");
   bool bench_no_check = false;
   bench_ops->add_flag("--no-check", bench_no_check, "skip the CPU reference checks");
   bench_ops->add_flag("--remeasure-peak", bo.remeasure_peak, "measure the device peak again, ignoring the cache");
@@ -149,7 +210,7 @@ int main(int argc, char** argv) {
   profile->add_option("--precision", po.precision, "weight storage: fp32 or fp16");
   profile->add_option("--batch", po.batch, "sequences");
   profile->add_option("--src-len", po.src_len, "source (or prompt) length");
-  profile->add_option("--tgt-len", po.tgt_len, "target length: the decode position measured");
+  profile->add_option("--tgt-len", po.tgt_len, "target length; the decode step is at its last position, tgt-len - 1 (decoder-only: at src-len + tgt-len)");
   profile->add_option("--repeat", po.repeat, "timed forward passes");
 
   vkf::tools::BenchModelOptions bmo;
@@ -161,10 +222,10 @@ int main(int argc, char** argv) {
   bench_model->add_option("--batch", bmo.batch, "sequences");
   bench_model->add_option("--src-len", bmo.src_len, "source (or prompt) length");
   bench_model->add_option("--tgt-len", bmo.tgt_len,
-                          "target length; the decode step is at position tgt-len (decoder-only: src-len + tgt-len, 0 allowed)");
+                          "target length; the decode step is at its last position, tgt-len - 1 (decoder-only: at src-len + tgt-len, 0 allowed)");
   bench_model->add_option("--repeat", bmo.repeat, "runs; figures are medians");
-  bench_model->add_option("--json", bmo.json, "write the figures as JSON");
-  bench_model->add_option("--svg", bmo.svg, "bar chart of the forward pass (and FILE-step.svg of the decode step)");
+  bench_model->add_option("--json", bmo.json, "write the figures as JSON to this file (default: none)");
+  bench_model->add_option("--svg", bmo.svg, "bar chart of the forward pass (and FILE-step.svg of the decode step; default: none)");
 
   vkf::tools::TuneOptions tuo;
   auto* tune = app.add_subcommand(
@@ -202,7 +263,7 @@ int main(int argc, char** argv) {
   embed->add_option("--input", eo.input, "file of sentences (a JSON array, or one per line; - for stdin), embedded first");
   embed->add_option("--ids", eo.ids, "comma-separated token ids instead of sentences; repeat per sequence");
   embed->add_option("--precision", eo.precision, "weight storage: fp32 or fp16");
-  embed->add_option("--out", eo.out, "write the embeddings as float32 [n, d] .npy");
+  embed->add_option("--out", eo.out, "write the embeddings as float32 [n, d] .npy (- for stdout; default: none)");
   embed->add_option("--repeat", eo.repeat, "embed N times: time of the first call and median of the others");
   embed->add_flag("--profile", eo.profile, "then print the device time of one more call, by op");
   embed->add_flag("--json", eo.json, "print {\"embeddings\": [[...], ...]} instead of the similarity table");
@@ -231,7 +292,7 @@ int main(int argc, char** argv) {
   translate->add_option("text", to.texts, "texts to translate; one output line each, in order");
   translate->add_option("--input", to.input, "file of texts (a JSON array, or one per line; - for stdin), first");
   translate->add_option("--beam", to.beam, "beam width (1: greedy; default: generation_config.json's num_beams, else 1)");
-  translate->add_option("--max-new-tokens", to.max_new_tokens, "most tokens to generate per text (default: max_positions)");
+  translate->add_option("--max-new-tokens", to.max_new_tokens, "most tokens to generate per text (0, the default: no limit but the model's max_positions)");
   translate->add_option("--length-penalty", to.length_penalty,
                         "beam score = sum log p / length^this (default: generation_config.json's, else 1)");
   translate->add_option("--precision", to.precision, "weight storage: fp32 or fp16");
@@ -267,8 +328,35 @@ int main(int argc, char** argv) {
   serve->add_option("--max-tokens", sv.max_tokens, "largest max_tokens a completion may ask (default 512)");
   serve->add_option("--timeout-s", sv.timeout_s, "a request not answered within this gets 504 (default 600)");
 
-  CLI11_PARSE(app, argc, argv);
+  add_value_checks(&app);
   try {
+    app.parse(argc, argv);
+  } catch (const CLI::Success& e) {  // --help, --version
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    // One line, and exit 2 for every usage error (CLI11's own codes are 104-114).
+    std::string what = e.what();
+    for (char& c : what)
+      if (c == '\n') c = ' ';
+    std::fprintf(stderr, "vkformer: error: %s (see vkformer --help)\n", vkf::tools::printable(what).c_str());
+    return 2;
+  }
+  if (quiet) ctx_opts.verbose = false;
+  try {
+    // What each command reads may not be overwritten by what it writes.
+    for (const std::string& p : {mo.model_dir, go.model_dir, go.input, po.model_dir, bmo.model_dir, tko.model_dir,
+                                 tko.input, eo.model_dir, eo.input, co.model_dir, co.input, fo.model_dir, fo.input,
+                                 to.model_dir, to.input, so.model_dir})
+      vkf::tools::add_input_path(p);
+    if (*forward) vkf::tools::check_output_path(mo.out, "--out");
+    if (*embed && !eo.out.empty()) vkf::tools::check_output_path(eo.out, "--out");
+    // bench prints its table on stdout: its files need names.
+    auto bench_file = [](const std::string& path, const char* option) {
+      if (path == "-") throw vkf::tools::UsageError(std::string("bench ") + option + " needs a file name (its table goes to stdout)");
+      if (!path.empty()) vkf::tools::check_output_path(path, option);
+    };
+    if (*bench_ops) bench_file(bo.json, "--json"), bench_file(bo.svg, "--svg");
+    if (*bench_model) bench_file(bmo.json, "--json"), bench_file(bmo.svg, "--svg");
     if (*devices) return vkf::tools::run_devices(ctx_opts, devices_json);
     if (*forward) return vkf::tools::run_forward(ctx_opts, mo);
     if (*generate) return vkf::tools::run_generate(ctx_opts, go);
@@ -308,12 +396,20 @@ int main(int argc, char** argv) {
                   std::chrono::duration<double, std::milli>(t2 - t1).count());
       return 0;
     }
+  } catch (const vkf::tools::UsageError& e) {
+    std::fprintf(stderr, "vkformer: error: %s\n", vkf::tools::printable(e.what()).c_str());
+    return 2;
   } catch (const vkf::Error& e) {
-    std::fprintf(stderr, "vkformer: error: %s\n", e.what());
+    std::fprintf(stderr, "vkformer: error: %s\n", vkf::tools::printable(e.what()).c_str());
+    return 1;
+  } catch (const std::bad_alloc&) {
+    std::fprintf(stderr, "vkformer: error: out of host memory (the input or an option asks for more than this machine has)\n");
     return 1;
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "vkformer: unexpected error: %s\n", e.what());
-    return 2;
+    std::fprintf(stderr, "vkformer: error: unexpected: %s\n", vkf::tools::printable(e.what()).c_str());
+    return 1;
   }
   return 0;
 }
+
+}  // namespace

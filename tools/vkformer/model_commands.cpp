@@ -6,6 +6,8 @@
 #include <cstdio>
 
 #include "npy.hpp"
+#include "terminal_text.hpp"
+#include "usage_error.hpp"
 #include "vkformer/model.hpp"
 #include "vkformer/session.hpp"
 #include "vkformer/tuning.hpp"
@@ -31,8 +33,8 @@ std::vector<Ids> parse_ids(const std::vector<std::string>& args, const char* opt
         used = 0;
       }
       if (tok.empty() || used != tok.size())
-        throw Error(where + ": \"" + tok + "\" is not an integer token id (expected e.g. 5,17,42)");
-      if (v < 0 || v > INT32_MAX) throw Error(where + ": id " + tok + " is out of range (ids are 0 to 2147483647)");
+        throw UsageError(where + ": \"" + tok + "\" is not an integer token id (expected e.g. 5,17,42)");
+      if (v < 0 || v > INT32_MAX) throw UsageError(where + ": id " + tok + " is out of range (ids are 0 to 2147483647)");
       ids.push_back(int32_t(v));
       i = j + 1;
     }
@@ -44,12 +46,18 @@ std::vector<Ids> parse_ids(const std::vector<std::string>& args, const char* opt
 Precision parse_precision(const std::string& p) {
   if (p == "fp32" || p == "f32") return Precision::F32;
   if (p == "fp16" || p == "f16") return Precision::F16;
-  throw Error("--precision must be fp32 or fp16, got \"" + p + "\"");
+  throw UsageError("--precision must be fp32 or fp16, got \"" + p + "\"");
 }
 
 std::shared_ptr<Model> load_model(Context& ctx, const std::string& dir, const std::string& precision) {
   auto model = Model::load(ctx, dir, parse_precision(precision));
-  for (const std::string& w : model->warnings()) std::fprintf(stderr, "vkformer: warning: %s\n", w.c_str());
+  // At most kShown lines: a file with 200,000 unexpected tensors must not write megabytes.
+  constexpr size_t kShown = 20;
+  const auto& warnings = model->warnings();
+  for (size_t i = 0; i < warnings.size() && i < kShown; ++i)
+    std::fprintf(stderr, "vkformer: warning: %s\n", printable(warnings[i]).c_str());
+  if (warnings.size() > kShown)
+    std::fprintf(stderr, "vkformer: warning: %zu more warnings about %s not shown\n", warnings.size() - kShown, printable(dir).c_str());
   return model;
 }
 
@@ -59,6 +67,11 @@ int run_forward(const ContextOptions& ctx_opts, const ModelRunOptions& o) {
   if (o.out.empty()) throw Error("--out FILE.npy is required");
   Context ctx(ctx_opts);
   auto model = load_model(ctx, o.model_dir, o.precision);
+  if (tgt.empty() && model->config().encoder_decoder()) {
+    // As generate's first step: each target is the decoder start token alone.
+    tgt.assign(src.size(), Ids{model->config().bos_id});
+    std::fprintf(stderr, "vkformer: no --tgt-ids: each target is the decoder start token %d\n", model->config().bos_id);
+  }
   Session session(model);
   RunOptions ro;
   ro.type_ids = parse_ids(o.type_ids, "--type-ids");

@@ -43,7 +43,8 @@ struct ProfileOptions {
 int run_profile(const ContextOptions& ctx_opts, const ProfileOptions& o);
 
 /// The inputs of one measurement: a forward pass, and a decode step at
-/// `position` (tgt_len for enc–dec, src_len + tgt_len for decoder-only) with
+/// `position` (tgt_len - 1 for enc–dec: the last target position of the forward
+/// pass; src_len + tgt_len for decoder-only) with
 /// the cache, against a forward pass over the same prefix (a step without it).
 struct Workload {
   bool encdec = false, decodes = false;
@@ -54,7 +55,8 @@ struct Workload {
 };
 
 /// The workload of `profile`, `bench model` and `tune --model`: random ids
-/// (never pad, bos or eos) of the given batch and lengths. @throws vkf::Error for bad sizes.
+/// (never pad, bos or eos) of the given batch and lengths. @throws UsageError for
+/// sizes of 0 or beyond the model's max_positions.
 Workload make_workload(const ModelConfig& c, bool has_generator, const ProfileOptions& o);
 
 struct BenchModelOptions : ProfileOptions {

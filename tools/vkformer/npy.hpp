@@ -7,10 +7,10 @@
 
 namespace vkf::tools {
 
-/// Writes `data` with `shape` to `path` atomically: a temporary file renamed
-/// into place, so a failure leaves no file behind.
+/// Writes `data` with `shape` to `path` (given with `option`; "-": stdout)
+/// with write_output (output_file.hpp): a failure leaves no file behind.
 /// @throws vkf::Error naming the file when it cannot be written.
 void write_npy(const std::string& path, const std::vector<uint64_t>& shape,
-               const std::vector<float>& data);
+               const std::vector<float>& data, const std::string& option = "--out");
 
 }  // namespace vkf::tools

@@ -126,12 +126,16 @@ void save(const std::string& file, const DevicePeak& p, const Capabilities& c) {
                       {"gflops", p.gflops}, {"gbps", p.gbps}, {"fma", p.fma_spec},
                       {"bandwidth", p.bw_spec}, {"measured", p.measured}};
   std::string tmp = file + ".tmp";
+  bool written = false;
   {
     std::ofstream out(tmp);
     if (!out) return;  // no cache only costs a measurement next time
     out << j.dump(2) << "\n";
+    out.close();
+    written = bool(out);
   }
-  std::rename(tmp.c_str(), file.c_str());
+  // A short write (a full disk) leaves the old cache in place, not a truncated one.
+  if (!written || std::rename(tmp.c_str(), file.c_str()) != 0) std::remove(tmp.c_str());
 }
 
 }  // namespace

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "model_commands.hpp"
+#include "usage_error.hpp"
 #include "vkformer/session.hpp"
 
 namespace vkf::tools {
@@ -104,10 +105,14 @@ Reading read_now(Context& ctx) { return {rss_mib(), ctx.memory_report()}; }
 }  // namespace
 
 int run_soak(const ContextOptions& ctx_opts, const SoakOptions& o) {
-  if (o.iterations == 0) throw Error("--iterations must be at least 1");
-  if (o.shapes == 0) throw Error("--shapes must be at least 1");
+  if (o.iterations == 0) throw UsageError("--iterations must be at least 1");
+  if (o.shapes == 0) throw UsageError("--shapes must be at least 1");
+  // Every shape is warmed up once first; more shapes than iterations test nothing more.
+  if (o.shapes > o.iterations)
+    throw UsageError("--shapes " + std::to_string(o.shapes) + " is more than --iterations " + std::to_string(o.iterations));
+  if (o.max_rss_growth_mib < 0) throw UsageError("--max-rss-growth must be at least 0");
   Context ctx(ctx_opts);
-  auto model = Model::load(ctx, o.model_dir, parse_precision(o.precision));
+  auto model = load_model(ctx, o.model_dir, o.precision);
   Session session(model);
   const ModelConfig& cfg = model->config();
 

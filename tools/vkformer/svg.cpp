@@ -3,9 +3,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <fstream>
 #include <sstream>
 
+#include "output_file.hpp"
 #include "vkformer/tensor.hpp"
 
 namespace vkf::tools {
@@ -56,14 +56,13 @@ void line(std::ostream& o, double x1, double y1, double x2, double y2, const std
 }
 
 void write_file(const std::string& path, const std::string& body, double w, double h) {
-  std::ofstream f(path);
-  if (!f) throw Error("cannot write " + path);
+  std::ostringstream f;
   f << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
     << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << num(w) << "\" height=\"" << num(h)
     << "\" viewBox=\"0 0 " << num(w) << " " << num(h) << "\">\n"
     << "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n"
     << body << "</svg>\n";
-  if (!f) throw Error("cannot write " + path);
+  write_output(path, "--svg", f.str());
 }
 
 // Approximate text width: enough to keep labels apart without a font engine.

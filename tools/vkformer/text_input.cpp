@@ -1,14 +1,15 @@
 #include "text_input.hpp"
 
+#include <fcntl.h>
 #include <nlohmann/json.hpp>
+#include <sys/stat.h>
 #include <unistd.h>
 
-#include <filesystem>
-#include <fstream>
-#include <iostream>
-#include <iterator>
+#include <cerrno>
+#include <cstring>
 #include <sstream>
 
+#include "io/read_file.hpp"
 #include "vkformer/tensor.hpp"  // vkf::Error
 
 namespace vkf::tools {
@@ -40,27 +41,67 @@ std::vector<std::string> parse_texts(const std::string& name, const std::string&
   return out;
 }
 
-std::string slurp(std::istream& in, const std::string& name) {
-  std::string s((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (in.bad()) throw Error(name + ": read error");
-  return s;
+constexpr size_t kMaxText = size_t(1) << 30;  // 1 GiB: beyond, an endless source such as < /dev/zero
+
+/// All of `fd` (a pipe, FIFO, file, or for stdin a terminal or /dev/null), read
+/// with blocking reads as cat does. A directory or socket is refused.
+std::string read_all(int fd, const std::string& name) {
+  struct stat st {};
+  if (::fstat(fd, &st) == 0 && (S_ISDIR(st.st_mode) || S_ISSOCK(st.st_mode)))
+    throw Error(name + ": is a " + (S_ISDIR(st.st_mode) ? "directory" : "socket") +
+                ", expected a file of texts (or a pipe)");
+  std::string s;
+  char buf[1 << 16];
+  for (;;) {
+    const ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) throw Error(name + ": read error: " + std::strerror(errno));
+    if (n == 0) return s;
+    if (s.size() + size_t(n) > kMaxText) throw Error(name + ": more than 1 GiB of text");
+    s.append(buf, size_t(n));
+  }
 }
+
+std::vector<std::string> stdin_texts() { return parse_texts("stdin", read_all(STDIN_FILENO, "stdin")); }
 
 }  // namespace
 
 std::vector<std::string> read_texts(const std::vector<std::string>& args, const std::string& input) {
   std::vector<std::string> texts;
+  bool stdin_used = false;
   if (input == "-" || (input.empty() && args.empty() && !isatty(STDIN_FILENO))) {
-    texts = parse_texts("stdin", slurp(std::cin, "stdin"));
+    texts = stdin_texts();
+    stdin_used = true;
   } else if (!input.empty()) {
     const std::string name = "--input " + input;
-    std::error_code ec;
-    if (std::filesystem::is_directory(input, ec)) throw Error(name + ": is a directory, expected a file of texts");
-    std::ifstream in(input, std::ios::binary);
-    if (!in) throw Error(name + ": cannot open (missing or unreadable)");
-    texts = parse_texts(name, slurp(in, name));
+    struct stat st {};
+    if (::stat(input.c_str(), &st) != 0) throw Error(name + ": cannot open: " + std::strerror(errno));
+    if (S_ISFIFO(st.st_mode)) {  // <(cmd) and named pipes: wait for the writer, as cat does
+      const int fd = ::open(input.c_str(), O_RDONLY | O_CLOEXEC);
+      if (fd < 0) throw Error(name + ": cannot open: " + std::strerror(errno));
+      std::string text;
+      try {
+        text = read_all(fd, name);
+      } catch (...) {
+        ::close(fd);
+        throw;
+      }
+      ::close(fd);
+      texts = parse_texts(name, text);
+    } else {
+      // A directory or device is refused with its kind named (io::read_file).
+      texts = parse_texts(name, io::read_file(input, "the --input file of texts"));
+    }
   }
-  texts.insert(texts.end(), args.begin(), args.end());
+  for (const std::string& a : args) {
+    if (a != "-") {
+      texts.push_back(a);
+      continue;
+    }
+    if (stdin_used) throw Error("stdin is given twice (- as a text, and --input - or - before)");
+    stdin_used = true;
+    for (std::string& t : stdin_texts()) texts.push_back(std::move(t));
+  }
   return texts;
 }
 

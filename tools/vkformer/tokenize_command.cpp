@@ -37,9 +37,10 @@ std::vector<int32_t> parse_ids(const std::string& s) {
   return ids;
 }
 
+/// "5,17,42": the format --src-ids and --ids accept, as generate prints it.
 std::string joined(const std::vector<int32_t>& ids) {
   std::string line;
-  for (int32_t id : ids) line += (line.empty() ? "" : " ") + std::to_string(id);
+  for (int32_t id : ids) line += (line.empty() ? "" : ",") + std::to_string(id);
   return line;
 }
 

@@ -2,6 +2,7 @@
 // (tokenizer.json, docs/tokenizer.md) and an encoder-decoder model.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -17,7 +18,7 @@ struct TranslateOptions {
   unsigned beam = 0;               ///< 0: generation_config.json's num_beams (else 1)
   unsigned max_new_tokens = 0;     ///< 0: max_positions
   unsigned batch_size = 256;       ///< texts per padded batch
-  double length_penalty = -1e308;  ///< -1e308: generation_config.json's (else 1)
+  std::optional<double> length_penalty;  ///< unset: generation_config.json's (else 1)
 };
 
 /// Tokenizes every text (the model's tokenizer: tokenizer.json, or a Marian
