@@ -105,6 +105,12 @@ with tempfile.TemporaryDirectory() as tmp:
     best = device_entry(lost_db).get("ops", {}).get("layernorm", {}).get("m=8,n=64,dtype=f32")
     assert not best or best["variant"] + "".join(f" {n}={v}" for n, v in best["knobs"].items()) != bad[0]
 
+    # Storing replaces the file by renaming: a symlink or a device there is refused before the search.
+    link = os.path.join(tmp, "link.json")
+    os.symlink(db, link)
+    r = run(["tune", "--op", "rmsnorm", "--shape", "m=4,n=32", "--tuning", link], code=1)
+    assert "must be a regular file" in r.stderr and "tune [" not in r.stderr, r.stderr
+
     # 6. Two searches at once: the file stays valid JSON with at least one's results.
     both = os.path.join(tmp, "both.json")
     procs = [subprocess.Popen([vkf, "tune", "--op", "rmsnorm", "--shape", s, "--budget-s", "5", "--repeat", "1",

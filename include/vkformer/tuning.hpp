@@ -50,6 +50,10 @@ struct TuningTable {
 /// damaged one is an empty table with `warning` set (never an exception).
 TuningTable load_tuning(const std::string& path, const Capabilities& caps);
 
+/// @throws vkf::Error when something other than a regular file is at `path`
+/// (a symlink, a device, a directory), which storing would replace.
+void check_tuning_file(const std::string& path);
+
 /// Merges `results` (this device's) into the file at `path`: re-reads it,
 /// replaces the entries it measured again, writes a temporary file and renames
 /// it over, so two processes tuning at once lose at most a result.

@@ -120,6 +120,13 @@ TuningTable load_tuning(const std::string& path, const Capabilities& caps) {
   return t;
 }
 
+void check_tuning_file(const std::string& path) {
+  // Renaming over a symlink, a device or a directory would replace it: refuse.
+  const auto st = std::filesystem::symlink_status(path);
+  if (std::filesystem::exists(st) && !std::filesystem::is_regular_file(st))
+    throw Error(path + ": the tuning database must be a regular file or nothing (it is replaced by renaming)");
+}
+
 void store_tuning(const std::string& path, const Capabilities& caps, const TuningTable& results) {
   json root;
   try {
@@ -138,6 +145,7 @@ void store_tuning(const std::string& path, const Capabilities& caps, const Tunin
     for (auto& [cls, list] : shapes) dev["unusable"][op][cls] = list;
   root["devices"][key] = dev;
 
+  check_tuning_file(path);
   const std::filesystem::path p(path);
   if (p.has_parent_path()) std::filesystem::create_directories(p.parent_path());
   const std::string tmp = path + ".tmp" + std::to_string(::getpid());

@@ -193,6 +193,7 @@ int run_tune(const ContextOptions& ctx_opts, const TuneOptions& o) {
   if (!ctx->caps().timestamps) throw Error("the device has no timestamp queries: tune needs them");
   const std::string db = o.db.empty() ? tuning_file(*ctx, choice) : o.db;
   if (db.empty()) throw Error("no tuning database: the cache is off (--tuning PATH names one)");
+  check_tuning_file(db);  // before the search, not after it
 
   const auto start = Clock::now();
   const auto deadline = start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(o.budget_s));
