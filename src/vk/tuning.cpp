@@ -108,7 +108,11 @@ TuningTable load_tuning(const std::string& path, const Capabilities& caps) {
     const json dev = device_json(root, tuning_device_key(caps));
     if (dev.contains("ops"))
       for (auto& [op, shapes] : dev.at("ops").items())
-        for (auto& [cls, e] : shapes.items()) t.best[op][cls] = config_from(e);
+        for (auto& [cls, e] : shapes.items()) {
+          TunedConfig c = config_from(e);
+          // An empty configuration records that the engine's own choice won: no entry to use.
+          if (!c.variant.empty() || !c.knobs.empty()) t.best[op][cls] = c;
+        }
     if (dev.contains("unusable"))
       for (auto& [op, shapes] : dev.at("unusable").items())
         for (auto& [cls, list] : shapes.items()) t.unusable[op][cls] = list.get<std::vector<std::string>>();

@@ -160,8 +160,11 @@ void tune_item(std::unique_ptr<Context>& ctx, const ContextOptions& opts, const 
     if (t.ms < best.ms) best = cand, best.ms = t.ms;
   }
   if (tried < cands.size()) std::fprintf(stderr, "  budget: %zu of %zu candidates tried\n", tried, cands.size());
+  // An entry saying the default won replaces an older, now stale winner.
+  const TunedConfig keep{"", {}, base.ms, base.ms};
   if (best.variant.empty() && best.knobs.empty()) {
     std::fprintf(stderr, "  kept the default (%zu candidates failed)\n", failed);
+    out.best[name][base.info.shape_class] = keep;
     return;
   }
   // Re-measure both, interleaved, so a lucky run or a busy moment decides nothing.
@@ -175,7 +178,7 @@ void tune_item(std::unique_ptr<Context>& ctx, const ContextOptions& opts, const 
   const bool wins = best.ms > 0 && best.ms < 0.97 * best.default_ms;
   std::fprintf(stderr, "  best %s: %.3f ms vs default %.3f ms (%.2fx)%s\n", best.text().c_str(), best.ms,
                best.default_ms, best.default_ms / best.ms, wins ? "" : ": within noise, kept the default");
-  if (wins) out.best[name][base.info.shape_class] = best;
+  out.best[name][base.info.shape_class] = wins ? best : keep;
 }
 
 }  // namespace
@@ -214,11 +217,12 @@ int run_tune(const ContextOptions& ctx_opts, const TuneOptions& o) {
   store_tuning(db, ctx->caps(), out);
   std::printf("%-16s %-46s %-34s %10s %10s %8s\n", "op", "shape class", "tuned configuration", "default ms",
               "tuned ms", "speedup");
+  size_t tuned = 0;
   for (const auto& [name, shapes] : out.best)
     for (const auto& [cls, c] : shapes)
-      std::printf("%-16s %-46s %-34s %10.3f %10.3f %7.2fx\n", name.c_str(), cls.c_str(), c.text().c_str(),
+      if (!c.knobs.empty() || !c.variant.empty()) ++tuned, std::printf("%-16s %-46s %-34s %10.3f %10.3f %7.2fx\n", name.c_str(), cls.c_str(), c.text().c_str(),
                   c.default_ms, c.ms, c.default_ms / c.ms);
-  std::printf("%zu of %zu op shapes tuned in %.0f s; database %s\n", out.size(), items.size(),
+  std::printf("%zu of %zu op shapes tuned in %.0f s; database %s\n", tuned, items.size(),
               std::chrono::duration<double>(Clock::now() - start).count(), db.c_str());
   return 0;
 }
