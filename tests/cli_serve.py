@@ -231,6 +231,18 @@ error_case("v2: wrong datatype", 400, f"/v2/models/{st}/infer",
            {"inputs": [{"name": "text", "datatype": "FP32", "shape": [1], "data": [1.0]}]})
 error_case("v2: shape and data disagree", 400, f"/v2/models/{st}/infer",
            {"inputs": [{"name": "text", "datatype": "BYTES", "shape": [2], "data": ["x"]}]})
+deep = b"[" * 15000 + b"]" * 15000  # quoted or copied recursively, deep nesting overflows the stack
+as_json = {"Content-Type": "application/json"}
+error_case("deeply nested temperature", 400, "/v1/completions",
+           raw=b'{"model": "dates", "prompt": "x", "temperature": ' + deep + b'}', headers=as_json)
+error_case("v2: deeply nested data", 400, f"/v2/models/{st}/infer",
+           raw=b'{"inputs": [{"name": "text", "datatype": "BYTES", "shape": [1], "data": [' + deep + b']}]}',
+           headers=as_json)
+# urllib, like curl -d, sends a form's Content-Type: cpp-httplib caps those bodies at 8 KiB; the 413 says so.
+status, _, j = s.request("/v1/embeddings", {"model": st, "input": "x" * 9000})
+check(status == 413 and "Content-Type: application/json" in j["error"]["message"], f"a 9 KB form body: {status} {j}")
+check(s.request("/v1/embeddings", {"model": st, "input": "x" * 9000}, headers=as_json)[0] == 200,
+      "the same body as JSON is served")
 error_case("unknown route", 404, "/v1/nothing")
 check(s.request("/health")[0] == 200 and s.request("/v1/embeddings", {"model": st, "input": "x"})[0] == 200,
       "after every bad request the server still serves")

@@ -93,6 +93,7 @@ int run_generate(const ContextOptions& ctx_opts, const GenerateCliOptions& o) {
 
   Context ctx(ctx_opts);
   auto model = load_model(ctx, o.model_dir, o.precision);
+  if (tok) check_special_ids(model->config(), *tok, o.model_dir);  // as translate: ids the tokenizer disagrees with
   const bool no_limit = g.max_new_tokens == 0;
   if (no_limit) {
     // 0: no limit but the model's positions (as in translate).

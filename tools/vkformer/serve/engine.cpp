@@ -67,6 +67,7 @@ void Engine::add_model(const std::string& name, const std::string& dir, const st
   m->tok = optional_tokenizer(dir);  // before the device: a bad tokenizer fails fast
   m->gen_defaults = read_generation_config(dir, GenerateOptions{});
   m->model = load_model(ctx_, dir, precision);
+  if (m->tok) check_special_ids(m->model->config(), *m->tok, dir);
   m->info = m->model->info();
   m->embeds = m->model->supports(Task::Embed);
   m->generates = m->model->supports(Task::Generate) && m->model->config().out_vocab() > 0;

@@ -7,6 +7,7 @@
 #include <deque>
 
 #include "encoder_input.hpp"
+#include "model/json_text.hpp"
 #include "serve/routes.hpp"
 #include "text/text_stream.hpp"
 
@@ -76,7 +77,7 @@ std::optional<double> number(const json& body, const char* key, double lo, doubl
   if (it == body.end() || it->is_null()) return std::nullopt;
   if (!it->is_number() || !std::isfinite(it->get<double>()) || it->get<double>() < lo || it->get<double>() > hi)
     throw HttpError(400, std::string("\"") + key + "\" must be a number from " + std::to_string(lo) + " to " +
-                             std::to_string(hi) + ", got " + it->dump());
+                             std::to_string(hi) + ", got " + brief_json(*it));
   return it->get<double>();
 }
 
@@ -86,7 +87,7 @@ std::optional<int64_t> integer(const json& body, const char* key, int64_t lo, in
   if (!it->is_number_integer() || it->get<int64_t>() < lo || it->get<int64_t>() > hi ||
       (it->is_number_unsigned() && it->get<uint64_t>() > uint64_t(hi)))
     throw HttpError(400, std::string("\"") + key + "\" must be an integer from " + std::to_string(lo) + " to " +
-                             std::to_string(hi) + ", got " + it->dump());
+                             std::to_string(hi) + ", got " + brief_json(*it));
   return it->get<int64_t>();
 }
 

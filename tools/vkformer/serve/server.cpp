@@ -57,7 +57,12 @@ int run_serve(const ContextOptions& ctx_opts, const ServeOptions& o) {
   });
   http.set_error_handler([&](const httplib::Request& req, httplib::Response& res) {
     if (!res.body.empty()) return;  // a route's own error reply
-    const std::string what = res.status == 413   ? "the request body is larger than " + std::to_string(o.max_body_kb) + " KiB (--max-body-kb)"
+    // cpp-httplib caps a body sent as a form (curl -d's default type) at 8 KiB, whatever --max-body-kb says.
+    const bool form = req.get_header_value("Content-Type").rfind("application/x-www-form-urlencoded", 0) == 0;
+    const std::string what = res.status == 413 && form
+                                 ? "a body sent as a form (Content-Type: application/x-www-form-urlencoded, curl -d's "
+                                   "default) may be at most 8 KiB: send Content-Type: application/json"
+                             : res.status == 413 ? "the request body is larger than " + std::to_string(o.max_body_kb) + " KiB (--max-body-kb)"
                              : res.status == 404 ? "no route " + req.method + " " + req.path
                                                  : "HTTP " + std::to_string(res.status);
     reply(metrics, "error", res, res.status, openai_error(what, "invalid_request_error"));

@@ -3,6 +3,7 @@
 // take "text" (BYTES) or "input_ids" (INT64) and give "embedding" (FP32);
 // generative models give "text_output" (BYTES) and "output_ids" (INT64).
 #include "encoder_input.hpp"
+#include "model/json_text.hpp"
 #include "serve/routes.hpp"
 
 namespace vkf::tools::serve {
@@ -29,17 +30,23 @@ void read_input(const json& body, const ServedModel& m, std::vector<std::string>
   const json &name = t["name"], &type = t["datatype"], &shape = t["shape"], &data = t["data"];
   if (!shape.is_array() || shape.empty() || shape.size() > 2 ||
       !std::all_of(shape.begin(), shape.end(), [](const json& x) { return x.is_number_unsigned() && x.get<uint64_t>() > 0; }))
-    throw HttpError(400, "\"shape\" must be [n] or [n, len] of positive integers, got " + shape.dump());
+    throw HttpError(400, "\"shape\" must be [n] or [n, len] of positive integers, got " + brief_json(shape));
   uint64_t count = 1;
   for (const json& x : shape) count *= std::min<uint64_t>(x.get<uint64_t>(), uint64_t(1) << 31);
   if (!data.is_array()) throw HttpError(400, "\"data\" must be a list");
   json flat = json::array();
-  for (const json& x : data) {  // row-major data may come nested
-    if (x.is_array()) flat.insert(flat.end(), x.begin(), x.end());
-    else flat.push_back(x);
+  for (const json& x : data) {  // row-major data may come nested, one level (copying deeper would recurse)
+    if (!x.is_array()) {
+      if (x.is_structured()) throw HttpError(400, "\"data\" holds values or rows of values, got " + brief_json(x));
+      flat.push_back(x);
+      continue;
+    }
+    for (const json& y : x)
+      if (y.is_structured()) throw HttpError(400, "\"data\" nests at most one level (rows of values), got " + brief_json(x));
+    flat.insert(flat.end(), x.begin(), x.end());
   }
   if (flat.size() != count)
-    throw HttpError(400, "\"data\" has " + std::to_string(flat.size()) + " elements; \"shape\" " + shape.dump() +
+    throw HttpError(400, "\"data\" has " + std::to_string(flat.size()) + " elements; \"shape\" " + brief_json(shape) +
                              " needs " + std::to_string(count));
   if (name == "text" && type == "BYTES" && shape.size() == 1) {
     for (const json& x : flat) {
