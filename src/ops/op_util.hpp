@@ -60,12 +60,13 @@ inline uint32_t workgroup_size(const Capabilities& c, uint32_t want) {
 /// invocations hold `items` vec4 each of a row in registers (items 1 and a
 /// row longer than wg vec4: the shader streams it instead), a workgroup takes
 /// `rows` rows in turn.
+/// vec4 units one invocation of a row-wise op keeps in registers at most; longer rows stream.
+constexpr uint32_t kRowMaxItems = 32;
+
 struct RowTiling {
   uint32_t wg, items, aligned, rows, d4;
 };
 inline RowTiling row_tiling(const Capabilities& caps, uint64_t d, uint64_t rows) {
-  // vec4 units one invocation keeps in registers at most; longer rows stream.
-  constexpr uint32_t kMaxItems = 32;
   // Lavapipe runs a workgroup on one core and pays per barrier and per
   // invocation switch: few invocations with many elements each. GPUs want
   // wide workgroups with a couple of vec4 per invocation.
@@ -77,7 +78,7 @@ inline RowTiling row_tiling(const Capabilities& caps, uint64_t d, uint64_t rows)
   RowTiling t;
   t.wg = workgroup_size(caps, std::max(sg, std::min(want, cpu ? 64u : 256u)));
   t.items = ceil_div(d4, t.wg);
-  if (t.items > kMaxItems) t.items = 1;  // streaming: the shader re-reads x in each pass
+  if (t.items > kRowMaxItems) t.items = 1;  // streaming: the shader re-reads x in each pass
   t.aligned = d % 4 == 0;
   // On lavapipe the weights cost as much to load as x: a workgroup keeps them
   // in registers over several rows, leaving ~16 workgroups for the cores.

@@ -205,7 +205,8 @@ void Context::Impl::load_tuning_table() {
 const TunedConfig* Context::Impl::tuned(const std::string& op, const std::string& shape_class) {
   if (tuning_capture) tuning_capture->insert({op, shape_class});
   auto f = tuning_forced.find(op);
-  if (f != tuning_forced.end()) return &f->second;
+  if (f != tuning_forced.end())  // an empty configuration forces the engine's own rules
+    return f->second.variant.empty() && f->second.knobs.empty() ? nullptr : &f->second;
   return tuning.find(op, shape_class);
 }
 

@@ -11,6 +11,7 @@
 #include <random>
 #include <set>
 
+#include "kernel_bench.hpp"  // median
 #include "model_commands.hpp"
 #include "usage_error.hpp"
 #include "output_file.hpp"
@@ -24,10 +25,6 @@
 namespace vkf::tools {
 namespace {
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.empty() ? 0 : v[v.size() / 2];
-}
 
 double ms_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();

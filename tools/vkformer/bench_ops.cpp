@@ -38,11 +38,6 @@ std::string short_label(const KernelOptions& o, const KernelResult& r) {
   return o.op + " " + r.variant + " " + op_label(op(o.op), o.shape) + " " + o.dtype;
 }
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
 
 // OpenBLAS on the same Y = X·Wᵀ (fp32 weights: cblas has no fp16 GEMM), in ms.
 double openblas_ms(const KernelOptions& o) {

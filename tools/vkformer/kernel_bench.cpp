@@ -10,15 +10,12 @@
 #include "vkformer/recorder.hpp"
 
 namespace vkf::tools {
-namespace {
-
 double median(std::vector<double> v) {
+  if (v.empty()) return 0;
   std::sort(v.begin(), v.end());
   size_t n = v.size();
   return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
-
-}  // namespace
 
 void check_shape(const Context& ctx, const OpShape& s) {
   const std::pair<const char*, int64_t> sizes[] = {

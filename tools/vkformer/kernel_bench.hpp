@@ -34,6 +34,8 @@ struct KernelResult {
   bool tuned = false;  ///< a tuning database entry chose the configuration
 };
 
+/// The median of timings (the mean of the middle two for an even count; 0 when empty).
+double median(std::vector<double> v);
 /// Runs the kernel for each requested variant. Throws vkf::Error on bad options.
 /// Refuses a shape before anything is allocated: a size of 0 or less is a
 /// UsageError (it would divide by zero or wrap around); buffers needing more

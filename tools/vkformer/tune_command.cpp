@@ -8,6 +8,7 @@
 #include <memory>
 #include <set>
 
+#include "kernel_bench.hpp"  // median
 #include "ops/registry.hpp"
 #include "vk/check.hpp"
 #include "vk/tuning_hooks.hpp"
@@ -25,10 +26,6 @@ struct Item {
   OpShape shape;
 };
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.empty() ? 0 : v[v.size() / 2];
-}
 
 /// The outcome of one configuration: its median device time, or why it is unusable.
 struct Trial {
