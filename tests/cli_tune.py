@@ -92,6 +92,9 @@ with tempfile.TemporaryDirectory() as tmp:
     r = run(["kernel", "gemm", "--m", "64", "--n", "48", "--k", "64"], env)
     assert r.stderr.count("ignoring the tuning database") == 1, r.stderr
     assert "ignored (damaged)" in run(["devices"], env).stdout
+    for bad in (["--repeat", "0"], ["--budget-s", "0"], ["--op", "add"]):  # usage errors: exit 2, nothing written
+        r = run(["tune", "--op", "layernorm"] + bad + ["--tuning", os.path.join(tmp, "none.json")], code=2)
+        assert r.stderr.count("\n") <= 2 and not os.path.exists(os.path.join(tmp, "none.json")), r.stderr
     r = run(["devices", "--tuning", "compare"], code=1)
     assert "only for `vkformer bench ops`" in r.stderr, r.stderr
 

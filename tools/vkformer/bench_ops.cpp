@@ -9,6 +9,7 @@
 #include <cblas.h>
 #endif
 
+#include "usage_error.hpp"
 #include "vk/tuning_hooks.hpp"
 
 namespace vkf::tools {
@@ -133,7 +134,7 @@ int run_bench_ops(const ContextOptions& ctx_opts, const BenchOpsOptions& o) {
   }
 
   if (o.compare_tuning && !o.base.variant.empty())
-    throw Error("--tuning compare times the engine's own pick: leave out --variant");
+    throw UsageError("--tuning compare times the engine's own pick: leave out --variant");
   ContextOptions opts = ctx_opts;
   if (o.compare_tuning) opts.tuning = "auto";
   Context ctx(opts);

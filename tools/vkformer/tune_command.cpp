@@ -1,5 +1,7 @@
 #include "tune_command.hpp"
 
+#include "usage_error.hpp"
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -111,7 +113,7 @@ std::vector<Item> op_items(const TuneOptions& o) {
   std::vector<Item> items;
   for (const auto& name : names) {
     const OpDescriptor& d = op(name);
-    if (!d.candidates) throw Error("--op " + name + ": the op has no tunable knobs");
+    if (!d.candidates) throw UsageError("--op " + name + ": the op has no tunable knobs");
     if (o.shapes.empty())
       for (const OpShape& s : d.bench_shapes) items.push_back({&d, s});
     for (const auto& s : o.shapes) items.push_back({&d, parse_op_shape(s)});
@@ -181,8 +183,9 @@ void tune_item(std::unique_ptr<Context>& ctx, const ContextOptions& opts, const 
 }  // namespace
 
 int run_tune(const ContextOptions& ctx_opts, const TuneOptions& o) {
-  if (o.repeat < 1) throw Error("--repeat must be at least 1");
-  if (!(o.budget_s > 0)) throw Error("--budget-s must be a positive number of seconds");
+  // The budget bounds the search between runs, not within one candidate's runs.
+  if (o.repeat < 1 || o.repeat > 1000) throw UsageError("--repeat must be from 1 to 1000, got " + std::to_string(o.repeat));
+  if (!(o.budget_s > 0)) throw UsageError("--budget-s must be a positive number of seconds");
   // The search compares candidates with the engine's own rules, not with an earlier database.
   ContextOptions opts = ctx_opts;
   const char* env = std::getenv("VKFORMER_TUNING");
