@@ -9,6 +9,11 @@
 // Not STAGED (variant "blocked"): each invocation reads its rows of X and W
 // straight from the buffers, no shared memory and no barriers. On a CPU device
 // (lanes are SIMD lanes, caches do the staging) that is ~2.5x faster.
+// TEXEL (-D, variant "texel"): X and W are read through uniform texel buffers
+// (samplerBuffer: RGBA texels when VEC4, else R texels read one at a time).
+// On lavapipe a storage-buffer load is a loop over the lanes with a bounds
+// check and a branch in each, while a texel fetch is a straight gather: the
+// loads, which took ~60 % of the blocked kernel's time, get cheaper.
 #extension GL_GOOGLE_include_directive : require
 #include "lib/types.glsl"
 #include "lib/grid.glsl"
@@ -24,11 +29,19 @@ layout(constant_id = 5) const uint TN = 8;
 layout(constant_id = 6) const bool VEC4 = true;  // K % 4 == 0: every row starts 16-byte aligned
 layout(constant_id = 7) const bool STAGED = true;
 
+#ifndef TEXEL
+#define TEXEL 0
+#endif
+#if TEXEL
+layout(binding = 0) uniform samplerBuffer xt;  // R32G32B32A32_SFLOAT (VEC4) or R32_SFLOAT
+layout(binding = 1) uniform samplerBuffer wt;  // the same, R16G16B16A16_SFLOAT or R16_SFLOAT for fp16 W
+#else
 // The vec4 and scalar views alias the same bindings.
 layout(std430, binding = 0) readonly buffer X { float x[]; };
 layout(std430, binding = 0) readonly buffer X4 { vec4 x4[]; };
 layout(std430, binding = 1) readonly buffer W { WTYPE w[]; };
 layout(std430, binding = 1) readonly buffer W4 { WQUAD w4[]; };  // as_vec4() reads a quad
+#endif
 layout(std430, binding = 2) readonly buffer Bias { WTYPE bias[]; };
 layout(std430, binding = 3) readonly buffer R { float res[]; };
 layout(std430, binding = 4) writeonly buffer Y { float y[]; };
@@ -39,9 +52,22 @@ const uint KQ = BK / 4;  // vec4s per tile row
 shared vec4 As[STAGED ? BM * KQ : 1];
 shared vec4 Bs[STAGED ? BN * KQ : 1];
 
-// Four elements of row `row` (an element index, row·K) from column k; zeros past K.
+// Four elements of the row that starts at element `base` (row·K), from column k; zeros past K.
+#if TEXEL
+#define LOAD4_TEXEL(NAME, T)                                                  \
+  vec4 NAME(uint base_, uint k_, uint n_) {                                   \
+    if (VEC4) return texelFetch(T, int((base_ + k_) / 4));                    \
+    vec4 v_ = vec4(0.0);                                                      \
+    [[unroll]] for (uint c_ = 0; c_ < 4; ++c_)                                \
+      if (k_ + c_ < n_) v_[c_] = texelFetch(T, int(base_ + k_ + c_)).x;       \
+    return v_;                                                                \
+  }
+LOAD4_TEXEL(load_x, xt)
+LOAD4_TEXEL(load_w, wt)
+#else
 LOAD4_VIEW(load_x, x, x4, VEC4)
 LOAD4_VIEW_OF(load_w, w, w4, VEC4, W_F16)
+#endif
 
 float acc[TM][TN];
 

@@ -77,7 +77,7 @@ VKF_OP_SHAPES(gemm, gemm_shapes());
 // finite (max_rel_error treats NaN and inf as failures) and accurate.
 TEST_F(DeviceTest, GemmActivationsSurviveHugeInputs) {
   for (Activation act : {Activation::GeluErf, Activation::GeluTanh, Activation::SiLU, Activation::Tanh})
-    for (const char* variant : {"gemv", "tiled", "blocked"}) {
+    for (const char* variant : {"gemv", "tiled", "blocked", "texel"}) {
       Case c{5, 9, 8, DType::F32, act, false, false, variant, 400.f};
       EXPECT_LE(run(ctx(), c, 3).err, kF32Bound) << describe(c);
     }
@@ -86,7 +86,10 @@ TEST_F(DeviceTest, GemmActivationsSurviveHugeInputs) {
 TEST_F(DeviceTest, GemmAutoPicksByRows) {
   EXPECT_EQ(run(ctx(), {1, 64, 64}).info.variant.rfind("gemv", 0), 0u);
   const std::string many = run(ctx(), {130, 64, 64}).info.variant;
-  EXPECT_EQ(many, ctx().caps().device_type == "cpu" ? "blocked" : "tiled");
+  // On a CPU, texel buffers when the device reads them (vectorized gathers),
+  // else plain storage-buffer loads.
+  const auto& c = ctx().caps();
+  EXPECT_EQ(many, c.device_type != "cpu" ? "tiled" : c.texel_f32 ? "texel" : "blocked");
 }
 
 // Leading dimensions of x and y flatten into M.
@@ -114,7 +117,7 @@ TEST_F(DeviceTest, GemmManyWorkgroups) {
 TEST_F(DeviceTest, GemmF16WeightsAgainstUnroundedF32) {
   if (!has_f16()) GTEST_SKIP() << "no 16-bit storage";
   constexpr double kF16StorageBound = 2e-3;
-  for (const char* variant : {"gemv", "tiled", "blocked"}) {
+  for (const char* variant : {"gemv", "tiled", "blocked", "texel"}) {
     Case c{17, 64, 768, DType::F16, Activation::GeluErf, true, false, variant};
     Result r = run(ctx(), c, 5);
     EXPECT_LE(r.err, kF16Bound) << describe(c);

@@ -37,6 +37,13 @@ struct Capabilities {
   uint64_t max_storage_buffer_range = 1u << 27;
   uint64_t min_storage_buffer_offset_alignment = 256;
   uint32_t max_push_constants_size = 128;
+  /// Uniform texel buffers (samplerBuffer): texels a view may span, and the
+  /// alignment of its offset. Reading through them is a vectorized gather on
+  /// lavapipe, where a storage-buffer load is a loop over the lanes.
+  uint64_t max_texel_buffer_elements = 65536;
+  uint64_t min_texel_buffer_offset_alignment = 256;
+  bool texel_f32 = false;  ///< R32G32B32A32_SFLOAT and R32_SFLOAT views can be read in shaders
+  bool texel_f16 = false;  ///< R16G16B16A16_SFLOAT and R16_SFLOAT views can be read in shaders
   bool storage_16bit = false;              ///< fp16 tensors can be stored and loaded as 16-bit values
   /// fp16 tensors can be read as 32-bit words holding two halves each
   /// (unpackHalf2x16): what a device without 16-bit storage does. Any Vulkan

@@ -53,6 +53,9 @@ Tiles blocked_tiles(uint32_t M) {
   return {16, 64, 4, 8, 8, false};
 }
 
+/// The texel variant reads X and W whole, as vec4 texels when K % 4 == 0.
+bool texel_ok(const Dims& d, const GemmArgs& a, const Capabilities& c);
+
 Dims check(const GemmArgs& a, const Capabilities& c) {
   require_tensor(a.x, kOp, "x", DType::F32);
   require_weight(a.w, kOp, "w", c);
@@ -117,10 +120,15 @@ std::vector<Piece> plan_pieces(const Dims& d, const GemmArgs& a, const Capabilit
   return pieces;
 }
 
+bool texel_ok(const Dims& d, const GemmArgs& a, const Capabilities& c) {
+  const uint32_t width = d.K % 4 == 0 ? 4 : 1;
+  return texel_readable(a.x, width, c) && texel_readable(a.w, width, c) && plan_pieces(d, a, c).size() == 1;
+}
+
 }  // namespace
 
 std::vector<std::string> gemm_variants() {
-  return {"gemv_subgroup", "gemv_shared", "tiled", "tiled_small", "blocked"};
+  return {"gemv_subgroup", "gemv_shared", "tiled", "tiled_small", "blocked", "texel"};
 }
 
 OpInfo gemm(Recorder& rec, const GemmArgs& a) {
@@ -137,16 +145,16 @@ OpInfo gemm(Recorder& rec, const GemmArgs& a) {
   if (variant.empty()) {
     // CPU: measured on lavapipe. GPU: the usual shapes, not yet measured.
     if (d.M <= kGemvMaxRows) variant = "gemv";
-    else if (is_cpu(caps)) variant = "blocked";
+    else if (is_cpu(caps)) variant = texel_ok(d, a, caps) ? "texel" : "blocked";
     else variant = d.M < 64 ? "tiled_small" : "tiled";
   }
   if (variant == "gemv" || variant == "gemv_subgroup" || variant == "gemv_shared") {
     std::string v = variant == "gemv" ? "" : variant.substr(5);
     variant = use_subgroups(caps, v, kOp) ? "gemv_subgroup" : "gemv_shared";
   } else {
-    require(variant == "tiled" || variant == "tiled_small" || variant == "blocked", kOp,
+    require(variant == "tiled" || variant == "tiled_small" || variant == "blocked" || variant == "texel", kOp,
             "unknown variant \"" + a.variant +
-                "\" (gemv, gemv_subgroup, gemv_shared, tiled, tiled_small, blocked)");
+                "\" (gemv, gemv_subgroup, gemv_shared, tiled, tiled_small, blocked, texel)");
   }
 
   // The epilogue is chosen by push constants, not specialization: one pipeline
@@ -185,7 +193,12 @@ OpInfo gemm(Recorder& rec, const GemmArgs& a) {
     tile_m = rows;
     tile_n = cols;
   } else {
-    Tiles t = variant == "blocked" ? blocked_tiles(d.M) : staged_tiles(caps, variant == "tiled_small");
+    const bool texel = variant == "texel";
+    if (texel)
+      require(texel_ok(d, a, caps), kOp,
+              "variant texel needs X and W readable as texel buffers (formats, maxTexelBufferElements, "
+              "a host buffer's usage, one binding each); use blocked");
+    Tiles t = variant == "blocked" || texel ? blocked_tiles(d.M) : staged_tiles(caps, variant == "tiled_small");
     if (tc) t = {tc->knob("BM", t.bm), tc->knob("BN", t.bn), tc->knob("BK", t.bk), tc->knob("TM", t.tm),
                  tc->knob("TN", t.tn), t.staged};
     require(t.tm >= 1 && t.tn >= 1 && t.bm % t.tm == 0 && t.bn % t.tn == 0 && t.bk >= 4 && t.bk % 4 == 0 &&
@@ -194,7 +207,7 @@ OpInfo gemm(Recorder& rec, const GemmArgs& a) {
             kOp, variant + " tiles BM=" + std::to_string(t.bm) + " BN=" + std::to_string(t.bn) + " BK=" +
                      std::to_string(t.bk) + " TM=" + std::to_string(t.tm) + " TN=" + std::to_string(t.tn) +
                      " do not fit the device" + (tc ? " (tuned: " + tc->text() + ")" : ""));
-    shader = std::string("gemm_tiled") + suffix;
+    shader = std::string(texel ? "gemm_texel" : "gemm_tiled") + suffix;
     spec = {t.wg(), t.bm, t.bn, t.bk, t.tm, t.tn, vec4, t.staged};
     info.spec = {{"WG", t.wg()}, {"BM", t.bm}, {"BN", t.bn},     {"BK", t.bk},
                  {"TM", t.tm},   {"TN", t.tn}, {"VEC4", vec4}, {"STAGED", t.staged}};
@@ -202,10 +215,12 @@ OpInfo gemm(Recorder& rec, const GemmArgs& a) {
     tile_n = t.bn;
   }
   const Pipeline& p = r.pipeline(shader, spec);
+  const uint32_t texel_width = vec4 ? 4 : 1;  // read by the texel variant only
   for (const Piece& pc : plan_pieces(d, a, caps)) {
     const uint64_t K = d.K, N = d.N;
-    const Slice xs = slice(a.x, false, pc.m0 * K, pc.m1 * K, caps);
-    const Slice wsl = slice(a.w, false, pc.n0 * K, pc.n1 * K, caps);
+    Slice xs = slice(a.x, false, pc.m0 * K, pc.m1 * K, caps);
+    Slice wsl = slice(a.w, false, pc.n0 * K, pc.n1 * K, caps);
+    xs.use.texel_width = wsl.use.texel_width = texel_width;
     const Slice ys = slice(a.y, true, pc.m0 * N + pc.n0, (pc.m1 - 1) * N + pc.n1, caps);
     const Slice rs = a.residual ? slice(a.residual, false, pc.m0 * N + pc.n0, (pc.m1 - 1) * N + pc.n1, caps) : xs;
     push.M = pc.m1 - pc.m0;
@@ -254,8 +269,8 @@ OpCase gemm_case(Context& ctx, const OpShape& o) {
 }
 
 // What the tuner tries: for a few rows the gemv variants over workgroup sizes
-// and columns per workgroup; for more, register blocks with and without shared
-// memory, up to 128 accumulators per invocation (lavapipe's compile time grows
+// and columns per workgroup; for more, register blocks read from storage or
+// texel buffers, or staged through shared memory, up to 128 accumulators per invocation (lavapipe's compile time grows
 // with the block: 16×16 takes ~9 s).
 std::vector<TunedConfig> gemm_candidates(const Capabilities& c, const OpShape& s) {
   std::vector<TunedConfig> out;
@@ -273,9 +288,15 @@ std::vector<TunedConfig> gemm_candidates(const Capabilities& c, const OpShape& s
   const uint32_t limit = std::min(c.max_workgroup_invocations, c.max_workgroup_size[0]);
   const uint32_t blocked[][4] = {{64, 32, 16, 8}, {16, 64, 8, 8}, {32, 32, 8, 8}, {32, 64, 8, 8}, {64, 64, 16, 8},
                                  {64, 32, 8, 8},  {32, 32, 8, 4}, {64, 64, 8, 8}, {16, 32, 4, 8}, {128, 32, 16, 8}};
-  for (auto& b : blocked)
-    if ((b[0] / b[2]) * (b[1] / b[3]) <= limit)
-      out.push_back({"blocked", {{"BM", b[0]}, {"BN", b[1]}, {"BK", 4}, {"TM", b[2]}, {"TN", b[3]}}});
+  // The texel variant takes the same blocks when the device reads the format
+  // (whether the tensors fit its view limit is checked when one is recorded).
+  const bool texel = (s.dtype == DType::F16 ? c.texel_f16 : c.texel_f32) && c.texel_f32;
+  for (const char* v : {"blocked", "texel"}) {
+    if (std::string(v) == "texel" && !texel) continue;
+    for (auto& b : blocked)
+      if ((b[0] / b[2]) * (b[1] / b[3]) <= limit)
+        out.push_back({v, {{"BM", b[0]}, {"BN", b[1]}, {"BK", 4}, {"TM", b[2]}, {"TN", b[3]}}});
+  }
   const uint32_t staged[][5] = {{64, 64, 16, 4, 4}, {32, 32, 16, 2, 2}, {32, 32, 8, 4, 4}, {64, 64, 8, 8, 4},
                                 {64, 32, 16, 4, 4}, {128, 64, 8, 8, 8}, {16, 16, 4, 2, 2}};
   for (auto& t : staged)

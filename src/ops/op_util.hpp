@@ -6,6 +6,7 @@
 #include <cmath>
 #include <string>
 
+#include "vk/memory.hpp"
 #include "vk/recorder_impl.hpp"
 #include "vkformer/ops.hpp"
 
@@ -151,6 +152,22 @@ inline Slice slice(const Tensor* t, bool write, uint64_t first, uint64_t last, c
   if (first == 0 && last == uint64_t(t->numel())) return {{t, write}, 0};
   const uint64_t begin = first * es / slice_align(c) * slice_align(c);
   return {{t, write, begin, last * es}, uint32_t((first * es - begin) / es)};
+}
+
+/// Whether a whole tensor can be bound as a uniform texel buffer of `width`
+/// elements a texel (4: RGBA, 1: R; 32- or 16-bit floats by its dtype): the
+/// device reads the formats, the tensor is whole texels at an aligned offset
+/// within the view limit, and a host's buffer was created for it. What the
+/// recorder's texel_view() needs.
+inline bool texel_readable(const Tensor* t, uint32_t width, const Capabilities& c) {
+  if (!t || t->empty()) return false;
+  const bool f16 = t->dtype() == DType::F16;
+  if (!(f16 ? c.texel_f16 : t->dtype() == DType::F32 && c.texel_f32)) return false;
+  const Allocation& a = *t->allocation();
+  if (a.external_owner && !(a.usage & VK_BUFFER_USAGE_UNIFORM_TEXEL_BUFFER_BIT)) return false;
+  const uint64_t texel = (f16 ? 2 : 4) * width;
+  return a.size % texel == 0 && a.offset % c.min_texel_buffer_offset_alignment == 0 &&
+         a.size / texel <= c.max_texel_buffer_elements && a.size <= c.max_storage_buffer_range;
 }
 
 }  // namespace vkf

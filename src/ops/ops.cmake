@@ -2,7 +2,7 @@
 # Specialization constants (tile sizes, workgroup size, head dim...) are set at
 # run time by the op; -D selects what cannot be a constant (storage types,
 # subgroup use). Order: how `vkformer bench ops` lists them.
-vkf_add_op(gemm SHADER gemm_tiled_f32 gemm_tiled.comp SHADER gemm_tiled_f16 gemm_tiled.comp -DW_F16=1 SHADER gemm_vec_subgroup_f32 gemm_vec.comp -DUSE_SUBGROUP=1 SHADER gemm_vec_subgroup_f16 gemm_vec.comp -DUSE_SUBGROUP=1 -DW_F16=1 SHADER gemm_vec_shared_f32 gemm_vec.comp -DUSE_SUBGROUP=0 SHADER gemm_vec_shared_f16 gemm_vec.comp -DUSE_SUBGROUP=0 -DW_F16=1)
+vkf_add_op(gemm SHADER gemm_tiled_f32 gemm_tiled.comp SHADER gemm_tiled_f16 gemm_tiled.comp -DW_F16=1 SHADER gemm_texel_f32 gemm_tiled.comp -DTEXEL=1 SHADER gemm_texel_f16 gemm_tiled.comp -DTEXEL=1 -DW_F16=1 SHADER gemm_vec_subgroup_f32 gemm_vec.comp -DUSE_SUBGROUP=1 SHADER gemm_vec_subgroup_f16 gemm_vec.comp -DUSE_SUBGROUP=1 -DW_F16=1 SHADER gemm_vec_shared_f32 gemm_vec.comp -DUSE_SUBGROUP=0 SHADER gemm_vec_shared_f16 gemm_vec.comp -DUSE_SUBGROUP=0 -DW_F16=1)
 vkf_add_op(attention_scores SHADER attention_scores_f32 attention_scores.comp SHADER attention_scores_f16 attention_scores.comp -DW_F16=1)
 vkf_add_op(masked_softmax SHADER masked_softmax_subgroup masked_softmax.comp -DUSE_SUBGROUP=1 SHADER masked_softmax_shared masked_softmax.comp -DUSE_SUBGROUP=0)
 vkf_add_op(attention_values SHADER attention_values_f32 attention_values.comp SHADER attention_values_f16 attention_values.comp -DW_F16=1)

@@ -136,6 +136,15 @@ Capabilities query_capabilities(VkPhysicalDevice phys) {
   c.max_storage_buffer_range = l.maxStorageBufferRange;
   c.min_storage_buffer_offset_alignment = l.minStorageBufferOffsetAlignment;
   c.max_push_constants_size = l.maxPushConstantsSize;
+  c.max_texel_buffer_elements = l.maxTexelBufferElements;
+  c.min_texel_buffer_offset_alignment = l.minTexelBufferOffsetAlignment;
+  const auto texel = [&](VkFormat f) {
+    VkFormatProperties fp{};
+    vkGetPhysicalDeviceFormatProperties(phys, f, &fp);
+    return (fp.bufferFeatures & VK_FORMAT_FEATURE_UNIFORM_TEXEL_BUFFER_BIT) != 0;
+  };
+  c.texel_f32 = texel(VK_FORMAT_R32G32B32A32_SFLOAT) && texel(VK_FORMAT_R32_SFLOAT);
+  c.texel_f16 = texel(VK_FORMAT_R16G16B16A16_SFLOAT) && texel(VK_FORMAT_R16_SFLOAT);
   c.timestamp_period_ns = l.timestampPeriod;
 
   VkPhysicalDeviceVulkan11Features f11{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES};

@@ -9,6 +9,7 @@ namespace vkf {
 namespace {
 constexpr VkDeviceSize kBlockSize = 64ull << 20;
 constexpr VkBufferUsageFlags kUsage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT |
+                                      VK_BUFFER_USAGE_UNIFORM_TEXEL_BUFFER_BIT |
                                       VK_BUFFER_USAGE_TRANSFER_SRC_BIT |
                                       VK_BUFFER_USAGE_TRANSFER_DST_BIT;
 VkDeviceSize align_up(VkDeviceSize v, VkDeviceSize a) { return (v + a - 1) / a * a; }
@@ -49,7 +50,8 @@ MemoryPool::MemoryPool(VkPhysicalDevice phys, VkDevice device, const Capabilitie
                        bool force_staging, const VkAllocationCallbacks* alloc, uint64_t limit,
                        bool budget)
     : phys_(phys), device_(device), alloc_(alloc),
-      alignment_(std::max<VkDeviceSize>(caps.min_storage_buffer_offset_alignment, 64)),
+      alignment_(std::max<VkDeviceSize>({caps.min_storage_buffer_offset_alignment,
+                                         caps.min_texel_buffer_offset_alignment, 64})),
       block_size_(kBlockSize), heap_bytes_(caps.device_local_bytes), limit_(limit), budget_(budget) {
   vkGetPhysicalDeviceMemoryProperties(phys_, &props_);
   // Probe which memory types a storage buffer may live in.

@@ -189,11 +189,12 @@ const Pipeline& Pipelines::get(const std::string& requested, const std::vector<u
   auto p = std::make_unique<Pipeline>();
   check_limits(shader, spec, *p);
 
-  auto& lay = layouts_[{bindings, push_size}];
+  auto& lay = layouts_[{iface.texel, push_size}];
   if (!lay.first) {
     std::vector<VkDescriptorSetLayoutBinding> b(bindings);
     for (uint32_t i = 0; i < bindings; ++i)
-      b[i] = {i, VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 1, VK_SHADER_STAGE_COMPUTE_BIT, nullptr};
+      b[i] = {i, iface.texel[i] ? VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER : VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 1,
+              VK_SHADER_STAGE_COMPUTE_BIT, nullptr};
     VkDescriptorSetLayoutCreateInfo dci{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO};
     dci.bindingCount = bindings;
     dci.pBindings = b.data();
@@ -223,6 +224,7 @@ const Pipeline& Pipelines::get(const std::string& requested, const std::vector<u
   p->layout = lay.second;
   p->set_layout = lay.first;
   p->bindings = bindings;
+  p->texel = iface.texel;
   p->push_size = push_size;
   p->push_block = iface.push_block;
   p->name = shader;

@@ -20,7 +20,8 @@ struct Pipeline {
   VkPipeline pipeline = VK_NULL_HANDLE;
   VkPipelineLayout layout = VK_NULL_HANDLE;
   VkDescriptorSetLayout set_layout = VK_NULL_HANDLE;
-  uint32_t bindings = 0;   ///< storage buffers 0..n-1, read from the SPIR-V
+  uint32_t bindings = 0;   ///< resources 0..n-1, read from the SPIR-V
+  std::vector<bool> texel; ///< per binding: a uniform texel buffer, not a storage buffer
   uint32_t push_size = 0;  ///< bytes of push constants, read from the SPIR-V
   std::string push_block;  ///< the push block's name: its struct in shaders/push/
   std::string name;
@@ -69,7 +70,8 @@ class Pipelines {
   std::string cache_warning_;
   VkPipelineCache cache_ = VK_NULL_HANDLE;
   std::map<std::string, VkShaderModule> modules_;
-  std::map<std::pair<uint32_t, uint32_t>, std::pair<VkDescriptorSetLayout, VkPipelineLayout>> layouts_;
+  /// By (binding kinds, push-constant bytes).
+  std::map<std::pair<std::vector<bool>, uint32_t>, std::pair<VkDescriptorSetLayout, VkPipelineLayout>> layouts_;
   std::map<std::string, std::unique_ptr<Pipeline>> pipelines_;
   uint64_t created_ = 0;
 };

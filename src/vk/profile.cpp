@@ -65,7 +65,7 @@ void apply_profile(const std::string& profile, Capabilities& c) {
     size_t comma = profile.find(',', start);
     const std::string p = profile.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
     if (p == "no-fp16") {
-      c.storage_16bit = c.shader_float16 = c.f16_packed = false;
+      c.storage_16bit = c.shader_float16 = c.f16_packed = c.texel_f16 = false;
     } else if (p == "no-subgroup") {
       // The subgroup size stays: it is a property of the hardware that
       // workgroup sizes still round to; only subgroup operations are off.
@@ -83,6 +83,8 @@ void apply_profile(const std::string& profile, Capabilities& c) {
       }
       c.max_storage_buffer_range = std::min<uint64_t>(c.max_storage_buffer_range, 64ull << 20);
       c.min_storage_buffer_offset_alignment = std::max<uint64_t>(c.min_storage_buffer_offset_alignment, 256);
+      c.max_texel_buffer_elements = std::min<uint64_t>(c.max_texel_buffer_elements, 65536);
+      c.min_texel_buffer_offset_alignment = std::max<uint64_t>(c.min_texel_buffer_offset_alignment, 256);
     }
     if (comma == std::string::npos) break;
     start = comma + 1;

@@ -44,6 +44,7 @@ Recorder::Impl::~Impl() {
   if (pool_) vkDestroyCommandPool(ctx.device, pool_, ctx.alloc);  // frees cb with it
   for (auto p : pools_) vkDestroyDescriptorPool(ctx.device, p, ctx.alloc);
   for (auto q : query_pools_) vkDestroyQueryPool(ctx.device, q, ctx.alloc);
+  for (auto v : views_) vkDestroyBufferView(ctx.device, v, ctx.alloc);
 }
 
 const Pipeline& Recorder::Impl::pipeline(const std::string& shader, const std::vector<uint32_t>& spec) {
@@ -129,11 +130,12 @@ bool Recorder::Impl::overlaps(const std::vector<Range>& set, const Range& r) {
 VkDescriptorSet Recorder::Impl::allocate_set(VkDescriptorSetLayout layout) {
   for (;; ++pool_index_) {
     if (pool_index_ == pools_.size()) {
-      VkDescriptorPoolSize size{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, kSetsPerPool * 8};
+      const VkDescriptorPoolSize sizes[] = {{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, kSetsPerPool * 8},
+                                            {VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER, kSetsPerPool * 2}};
       VkDescriptorPoolCreateInfo ci{VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO};
       ci.maxSets = kSetsPerPool;
-      ci.poolSizeCount = 1;
-      ci.pPoolSizes = &size;
+      ci.poolSizeCount = 2;
+      ci.pPoolSizes = sizes;
       VkDescriptorPool p;
       VKF_CHECK(vkCreateDescriptorPool(ctx.device, &ci, ctx.alloc, &p));
       pools_.push_back(p);
@@ -148,6 +150,32 @@ VkDescriptorSet Recorder::Impl::allocate_set(VkDescriptorSetLayout layout) {
     if (r != VK_ERROR_OUT_OF_POOL_MEMORY && r != VK_ERROR_FRAGMENTED_POOL)
       vk_fail(r, "vkAllocateDescriptorSets");
   }
+}
+
+VkBufferView Recorder::Impl::texel_view(const Tensor& t, uint32_t width, VkBuffer buffer, VkDeviceSize offset,
+                                        VkDeviceSize range, const std::string& label) {
+  // Ops check texel_readable() (ops/op_util.hpp) before they pick a texel
+  // variant; these are the same rules, so a failure here is a bug.
+  const auto& caps = ctx.caps;
+  const bool f16 = t.dtype() == DType::F16;
+  const VkDeviceSize texel = (f16 ? 2 : 4) * width;
+  if ((t.dtype() != DType::F32 && !f16) || (width != 4 && width != 1) ||
+      !(f16 ? caps.texel_f16 : caps.texel_f32) || offset % texel ||
+      range % texel || offset % caps.min_texel_buffer_offset_alignment ||
+      range / texel > caps.max_texel_buffer_elements)
+    throw Error("internal: " + label + " binds tensor " + t.describe() + " as a texel buffer at byte " +
+                std::to_string(offset) + " (" + std::to_string(range) +
+                " bytes), which the device's texel-buffer limits do not allow (profile " + caps.profile + ")");
+  VkBufferViewCreateInfo ci{VK_STRUCTURE_TYPE_BUFFER_VIEW_CREATE_INFO};
+  ci.buffer = buffer;
+  ci.format = width == 1 ? (f16 ? VK_FORMAT_R16_SFLOAT : VK_FORMAT_R32_SFLOAT)
+                         : (f16 ? VK_FORMAT_R16G16B16A16_SFLOAT : VK_FORMAT_R32G32B32A32_SFLOAT);
+  ci.offset = offset;
+  ci.range = range;
+  VkBufferView v;
+  VKF_CHECK(vkCreateBufferView(ctx.device, &ci, ctx.alloc, &v));
+  views_.push_back(v);
+  return v;
 }
 
 Grid Recorder::Impl::fold(uint64_t total) const {
@@ -186,6 +214,7 @@ void Recorder::Impl::dispatch_bytes(const Pipeline& p, const std::vector<Use>& u
   }
 
   std::vector<VkDescriptorBufferInfo> infos(uses.size());
+  std::vector<VkBufferView> views(uses.size(), VK_NULL_HANDLE);
   std::vector<Range> ranges(uses.size());
   bool need_barrier = false;
   for (size_t i = 0; i < uses.size(); ++i) {
@@ -203,7 +232,10 @@ void Recorder::Impl::dispatch_bytes(const Pipeline& p, const std::vector<Use>& u
     // A packed-fp16 shader reads whole 32-bit words: an odd number of halves needs
     // the word's other half, which the pool's slot (4-byte granular) holds.
     if (!uses[i].write && e % 4 && (e + 3) / 4 * 4 <= a.reserved) e = (e + 3) / 4 * 4;
-    if ((a.offset + b) % caps.min_storage_buffer_offset_alignment)
+    if (p.texel[i]) {
+      if (uses[i].write) throw Error("internal: " + label + " writes through a texel buffer");
+      views[i] = texel_view(*t, uses[i].texel_width, a.buffer, a.offset + b, e - b, label);
+    } else if ((a.offset + b) % caps.min_storage_buffer_offset_alignment)
       throw Error("internal: " + label + " binds tensor " + t->describe() + " at byte " +
                   std::to_string(a.offset + b) + ", not a multiple of minStorageBufferOffsetAlignment (" +
                   std::to_string(caps.min_storage_buffer_offset_alignment) + ", profile " + caps.profile + ")");
@@ -235,8 +267,13 @@ void Recorder::Impl::dispatch_bytes(const Pipeline& p, const std::vector<Use>& u
     writes[i].dstSet = set;
     writes[i].dstBinding = uint32_t(i);
     writes[i].descriptorCount = 1;
-    writes[i].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
-    writes[i].pBufferInfo = &infos[i];
+    if (views[i]) {
+      writes[i].descriptorType = VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER;
+      writes[i].pTexelBufferView = &views[i];
+    } else {
+      writes[i].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
+      writes[i].pBufferInfo = &infos[i];
+    }
   }
   vkUpdateDescriptorSets(ctx.device, uint32_t(writes.size()), writes.data(), 0, nullptr);
 
@@ -333,6 +370,8 @@ void Recorder::Impl::reset() {
   pool_index_ = 0;
   for (auto q : query_pools_) vkDestroyQueryPool(ctx.device, q, ctx.alloc);
   query_pools_.clear();
+  for (auto v : views_) vkDestroyBufferView(ctx.device, v, ctx.alloc);
+  views_.clear();
   labels_.clear();
   written_.clear();
   read_.clear();

@@ -22,6 +22,9 @@ struct Use {
   const Tensor* tensor;
   bool write;
   uint64_t begin = 0, end = 0;
+  /// Bound to a samplerBuffer binding: elements per texel of its view, 4
+  /// (RGBA, a vec4 a fetch) or 1 (R: any length and alignment of rows).
+  uint32_t texel_width = 4;
 };
 
 struct Grid {
@@ -97,6 +100,11 @@ struct Recorder::Impl {
   size_t pool_index_ = 0;
   std::vector<VkQueryPool> query_pools_;
   std::vector<std::string> labels_;
+  /// Views of the uniform texel buffers bound so far: they live as long as the
+  /// descriptor sets that name them (until reset or destruction).
+  std::vector<VkBufferView> views_;
+  VkBufferView texel_view(const Tensor& t, uint32_t width, VkBuffer buffer, VkDeviceSize offset,
+                          VkDeviceSize range, const std::string& label);
 };
 
 }  // namespace vkf

@@ -12,7 +12,8 @@ enum : uint32_t {
   kName = 5, kDecorate = 71, kMemberDecorate = 72,
   kSpecId = 1, kBlock = 2, kBufferBlock = 3, kBinding = 33, kDescriptorSet = 34, kOffset = 35,
   kTypeBool = 20, kTypeInt = 21, kTypeFloat = 22, kTypeVector = 23, kTypeMatrix = 24,
-  kTypeArray = 28, kTypeStruct = 30, kTypePointer = 32,
+  kTypeImage = 25, kTypeSampledImage = 27, kTypeArray = 28, kTypeStruct = 30, kTypePointer = 32,
+  kDimBuffer = 5,
   kConstantTrue = 41, kConstantFalse = 42, kConstant = 43, kConstantComposite = 44,
   kSpecConstantTrue = 48, kSpecConstantFalse = 49, kSpecConstant = 50,
   kSpecConstantComposite = 51, kSpecConstantOp = 52, kVariable = 59,
@@ -90,6 +91,7 @@ ShaderInterface spirv_interface(const uint32_t* words, size_t count, const std::
   std::map<uint32_t, uint32_t> scalar_bits;                // int and float types
   std::map<uint32_t, std::vector<uint32_t>> members;       // struct types
   std::map<uint32_t, std::pair<uint32_t, uint32_t>> pointer;  // type -> (storage class, pointee)
+  std::set<uint32_t> texel_type;                           // sampled buffer images, and samplers of them
   std::vector<std::pair<uint32_t, uint32_t>> variables;    // (id, pointer type)
   for (size_t i = 5; i < count;) {
     const uint32_t n = words[i] >> 16, op = words[i] & 0xffff;
@@ -108,6 +110,8 @@ ShaderInterface spirv_interface(const uint32_t* words, size_t count, const std::
       case kTypeInt: case kTypeFloat: scalar_bits[w[1]] = w[2]; break;
       case kTypeStruct: members[w[1]].assign(w + 2, w + n); break;
       case kTypePointer: pointer[w[1]] = {w[2], w[3]}; break;
+      case kTypeImage: if (n >= 8 && w[3] == kDimBuffer && w[7] == 1) texel_type.insert(w[1]); break;
+      case kTypeSampledImage: if (n >= 3 && texel_type.count(w[2])) texel_type.insert(w[1]); break;
       case kVariable: variables.push_back({w[2], w[1]}); break;
       default: break;
     }
@@ -117,6 +121,7 @@ ShaderInterface spirv_interface(const uint32_t* words, size_t count, const std::
   ShaderInterface iface;
   bool have_push = false;
   std::set<uint32_t> used;
+  std::map<uint32_t, bool> texels;  // binding -> is a samplerBuffer
   for (const auto& [id, type] : variables) {
     const auto [storage, pointee] = pointer[type];
     if (storage == kPushConstant) {
@@ -141,13 +146,19 @@ ShaderInterface spirv_interface(const uint32_t* words, size_t count, const std::
     if (set.count(id) && set[id] != 0)
       throw Error(where + "binding " + std::to_string(b->second) + " is in descriptor set " +
                   std::to_string(set[id]) + "; pipelines have set 0 only");
-    if (storage != kStorageBuffer && !(storage == kUniform && buffer_block.count(pointee)))
+    const bool texel = storage == kUniformConstant && texel_type.count(pointee);
+    if (storage != kStorageBuffer && !(storage == kUniform && buffer_block.count(pointee)) && !texel)
       throw Error(where + "binding " + std::to_string(b->second) +
-                  " is not a storage buffer; pipelines bind storage buffers only");
+                  " is not a storage buffer or samplerBuffer; pipelines bind only those");
+    if (texels.count(b->second) && texels[b->second] != texel)
+      throw Error(where + "binding " + std::to_string(b->second) + " is both a samplerBuffer and a storage buffer");
+    texels[b->second] = texel;
     used.insert(b->second);
   }
   // Several blocks may alias one binding (X and X4): bindings are counted once.
   iface.bindings = used.empty() ? 0 : *used.rbegin() + 1;
+  iface.texel.assign(iface.bindings, false);
+  for (const auto& [k, t] : texels) iface.texel[k] = t;
   if (used.size() != iface.bindings)
     for (uint32_t k = 0; k < iface.bindings; ++k)
       if (!used.count(k))

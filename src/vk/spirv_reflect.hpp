@@ -15,14 +15,17 @@ namespace vkf {
 
 /// The resources a shader's pipeline layout holds.
 struct ShaderInterface {
-  uint32_t bindings = 0;   ///< storage buffers of set 0, bindings 0..n-1 (aliasing blocks count once)
+  uint32_t bindings = 0;   ///< resources of set 0, bindings 0..n-1 (aliasing blocks count once)
+  /// Per binding: true for a uniform texel buffer (samplerBuffer), false for
+  /// a storage buffer.
+  std::vector<bool> texel;
   uint32_t push_size = 0;  ///< bytes of the push-constant block, 0 without one
   std::string push_block;  ///< the block's type name (its C++ struct in shaders/push/), "" without one
 };
 
 /// Reads the interface. Throws vkf::Error("internal: <name>: ...") when the
-/// shader leaves the conventions the pipelines rely on: storage buffers in
-/// set 0 at bindings 0..n-1 with no gap, and a push block of 4-byte scalars
+/// shader leaves the conventions the pipelines rely on: storage buffers or
+/// samplerBuffers in set 0 at bindings 0..n-1 with no gap, and a push block of 4-byte scalars
 /// at offsets 0, 4, 8... (shaders/push/push.h), laid out as its C++ struct.
 ShaderInterface spirv_interface(const uint32_t* words, size_t count, const std::string& name);
 
