@@ -10,6 +10,11 @@
 // with zeros; with TPR = 1 every lane reads the same key (a broadcast).
 // The key loops are not unrolled (unrolling them made compiles take seconds);
 // the head-dim loops are, so the per-invocation arrays stay in registers.
+// TEXEL (-D, variant "texel"): K and V are uniform texel buffers, and each
+// invocation fetches its keys' rows itself: no tiles in shared memory, no
+// barriers. On lavapipe a texel fetch is a straight gather while a load from a
+// storage buffer or shared memory is a loop over the lanes. The sums are the
+// same, in the same order, as the staged kernel's.
 #extension GL_GOOGLE_include_directive : require
 #include "lib/types.glsl"
 #include "lib/grid.glsl"
@@ -21,23 +26,42 @@ layout(constant_id = 2) const uint BK = 32;     // keys per tile, a multiple of 
 layout(constant_id = 3) const uint TPR = 1;     // invocations per query row, divides WG
 layout(constant_id = 4) const uint SH4 = 1024;  // shared vec4s: max(2·BK·D4, WG·(D4+1) if TPR > 1)
 layout(constant_id = 5) const uint HAS_BIAS = 0;  // 1: add bias[h, i, j] to the scores (T5)
+layout(constant_id = 6) const bool VEC4 = false;  // TEXEL: K/V views of RGBA texels (rows start 4-aligned, D % 4 == 0)
 
 const uint WG = gl_WorkGroupSize.x;
 const uint BQ = WG / TPR;
 const uint KPT = BK / TPR;  // keys per invocation per tile
 
 layout(std430, binding = 0) readonly buffer Qb { float q[]; };
+#ifndef TEXEL
+#define TEXEL 0
+#endif
+#if TEXEL
+layout(binding = 1) uniform samplerBuffer kt;  // RGBA (VEC4) or R texels, 32- or 16-bit floats
+layout(binding = 2) uniform samplerBuffer vt;
+#else
 layout(std430, binding = 1) readonly buffer Kb { WTYPE k[]; };
 layout(std430, binding = 2) readonly buffer Vb { WTYPE v[]; };
+#endif
 layout(std430, binding = 3) readonly buffer Mb { int pad[]; };
 layout(std430, binding = 4) writeonly buffer Ob { float o[]; };
 layout(std430, binding = 5) readonly buffer Bb { float bias[]; };  // [heads, q_len, bias_rs]
 #include "push/flash_attention.h"
 
 LOAD4(load_q, q)
+STORE4(store_o, o)
+#if TEXEL
+vec4 fetch4(samplerBuffer s, uint base, uint c, uint n) {
+  if (VEC4) return texelFetch(s, int((base + c) / 4));
+  vec4 r = vec4(0.0);
+  [[unroll]] for (uint i = 0; i < 4; ++i)
+    if (c + i < n) r[i] = texelFetch(s, int(base + c + i)).x;
+  return r;
+}
+#else
 LOAD4_OF(load_k, k, W_F16)
 LOAD4_OF(load_v, v, W_F16)
-STORE4(store_o, o)
+#endif
 
 #define NEG_INF uintBitsToFloat(0xff800000u)
 
@@ -72,6 +96,9 @@ void main() {
   const uint kvis = p.causal != 0 ? min(kend, i + p.causal_offset + 1) : kend;
 
   for (uint j0 = 0; j0 < kend; j0 += BK) {
+#if TEXEL
+    if (!live) continue;
+#else
     barrier();  // the previous tile has been read
     for (uint e = t; e < BK * D4; e += WG) {
       const uint j = j0 + e / D4, c = (e % D4) * 4;
@@ -81,6 +108,7 @@ void main() {
     }
     barrier();
     if (!live) continue;
+#endif
 
     float sc[KPT];
     float tmax = NEG_INF;
@@ -88,7 +116,13 @@ void main() {
       const uint jj = lane + n * TPR, j = j0 + jj;
       const bool ok = j < kvis && (p.has_pad == 0 || pad[pbase + j] == 0);
       vec4 d = vec4(0.0);
+#if TEXEL
+      // A key past the end is masked (ok is false); read row 0 in its place.
+      const uint kr = kbase + (j < kend ? j : 0) * p.k_rs;
+      for (uint c4 = 0; c4 < D4; ++c4) d += qr[c4] * fetch4(kt, kr, c4 * 4, D);
+#else
       for (uint c4 = 0; c4 < D4; ++c4) d += qr[c4] * sh[jj * D4 + c4];
+#endif
       const float add = HAS_BIAS != 0 && ok ? bias[bbase + j] : 0.0;
       sc[n] = ok ? d.x + d.y + d.z + d.w + add : NEG_INF;
       tmax = max(tmax, sc[n]);
@@ -106,7 +140,14 @@ void main() {
       const float pj = sc[n] == NEG_INF ? 0.0 : exp(sc[n] - m);
       const uint jj = lane + n * TPR;
       l += pj;
+#if TEXEL
+      // Past the end the staged tile holds zeros: add pj·0 as it does.
+      const bool in_kv = j0 + jj < kend;
+      const uint vr = vbase + (in_kv ? j0 + jj : 0) * p.v_rs;
+      for (uint c4 = 0; c4 < D4; ++c4) acc[c4] += pj * (in_kv ? fetch4(vt, vr, c4 * 4, D) : vec4(0.0));
+#else
       for (uint c4 = 0; c4 < D4; ++c4) acc[c4] += pj * sh[(BK + jj) * D4 + c4];
+#endif
     }
   }
 

@@ -112,7 +112,11 @@ struct FlashAttentionArgs {
   AttentionMask mask;
   float scale = 1.0f;
   Tensor* out = nullptr;  ///< [batch, q_len, heads·head_dim] f32; head_dim ≤ 256
-  std::string variant;    ///< "online" or "" (the same)
+  /// "" (the tuning database, else the rule: texel on a CPU device when K and V
+  /// can be texel buffers, else online), "online" (K/V tiles staged in shared
+  /// memory), "texel" (K/V read through uniform texel buffers), or "untuned"
+  /// (the rule without the database). Both kernels sum in the same order.
+  std::string variant;
   /// Optional [heads, q_len, ≥ kv_len] f32 added to the scaled scores before the
   /// mask, the same for every batch: T5's relative-position bias (position_bias()).
   /// Its rows may be longer than kv_len (one buffer for every decode step).

@@ -14,7 +14,8 @@ OpInfo flash_attention(Recorder& rec, const FlashAttentionArgs& a) {
   const auto [r, caps, op] = start_op(rec, "flash_attention");
   const AttentionShape& s = a.shape;
   check_shape(s, op);
-  require(a.variant.empty() || a.variant == "online", op, "unknown variant \"" + a.variant + "\" (online)");
+  require(a.variant.empty() || a.variant == "online" || a.variant == "texel" || a.variant == "untuned", op,
+          "unknown variant \"" + a.variant + "\" (online, texel, untuned)");
   require(s.head_dim <= kFlashMaxHeadDim, op,
           "head_dim " + std::to_string(s.head_dim) + " is more than " + std::to_string(kFlashMaxHeadDim) +
               " (use attention_scores, masked_softmax and attention_values)");
@@ -40,6 +41,24 @@ OpInfo flash_attention(Recorder& rec, const FlashAttentionArgs& a) {
     require(!tensors_overlap(a.out, a.bias), op, "out must not alias bias");
   }
 
+  const std::string cls = "batch=" + std::to_string(size_class(s.batch)) + ",heads=" + std::to_string(s.heads) +
+                          ",head_dim=" + std::to_string(s.head_dim) + ",q_len=" + std::to_string(size_class(s.q_len)) +
+                          ",kv_len=" + std::to_string(size_class(s.kv_len)) + ",dtype=" + dtype_name(a.k.t->dtype());
+  const TunedConfig* tc = tuned(r, op, cls, a.variant);
+  // K/V through texel buffers: RGBA texels when every row starts 4-aligned.
+  const bool kv_vec4 = s.head_dim % 4 == 0 && (k.off | k.row | k.batch | v.off | v.row | v.batch) % 4 == 0;
+  const uint32_t texel_width = kv_vec4 ? 4 : 1;
+  const bool texel_ok = texel_readable(a.k.t, texel_width, caps) && texel_readable(a.v.t, texel_width, caps);
+  std::string variant = pick_variant(a.variant == "untuned" ? "" : a.variant, tc);
+  require(a.variant != "texel" || texel_ok, op,
+          "variant texel needs K and V readable as texel buffers (formats, maxTexelBufferElements, a host "
+          "buffer's usage); use online");
+  // The rule: texel reads on a CPU device, where they are gathers and staging
+  // is a loop over the lanes. Both kernels sum in the same order, so a tuned
+  // texel entry for tensors that cannot be texels runs staged, with its knobs.
+  if (variant.empty() || (variant == "texel" && !texel_ok))
+    variant = caps.device_type == "cpu" && texel_ok ? "texel" : "online";
+  const bool texel = variant == "texel";
   // Rows per workgroup: up to 64, fewer for short queries, the spare
   // invocations then share rows (TPR per row) and split the keys. Merging their
   // partial accumulators takes WG·(D4+1) shared vec4s, so a large head dim
@@ -47,6 +66,12 @@ OpInfo flash_attention(Recorder& rec, const FlashAttentionArgs& a) {
   // key per invocation of a row.
   const uint32_t d4 = ceil_div(s.head_dim, 4), vec4s = caps.max_shared_memory / 16;
   uint32_t wg = pow2_floor(workgroup_size(caps, 64));
+  // Texel reads on a CPU device: a short query (decoding) takes one
+  // subgroup's worth of lanes, not 64, since the partial rows' merge through
+  // shared memory is a loop over the lanes there (lavapipe decode, 12 heads ×
+  // 64, kv 128: 0.30 ms at 64 lanes, 0.13 at 8).
+  if (texel && caps.device_type == "cpu" && s.q_len < wg)
+    wg = std::min(wg, std::max(pow2_floor(std::max(1u, caps.subgroup_size)), pow2_ceil(s.q_len)));
   uint32_t tpr = wg / std::min(wg, pow2_ceil(s.q_len));
   uint32_t bk = 0;
   for (;; wg /= 2, tpr /= 2) {
@@ -54,10 +79,6 @@ OpInfo flash_attention(Recorder& rec, const FlashAttentionArgs& a) {
     const bool merge_fits = tpr == 1 || wg * (d4 + 1) <= vec4s;
     if ((merge_fits && 2 * bk * d4 <= vec4s) || tpr == 1) break;
   }
-  const std::string cls = "batch=" + std::to_string(size_class(s.batch)) + ",heads=" + std::to_string(s.heads) +
-                          ",head_dim=" + std::to_string(s.head_dim) + ",q_len=" + std::to_string(size_class(s.q_len)) +
-                          ",kv_len=" + std::to_string(size_class(s.kv_len)) + ",dtype=" + dtype_name(a.k.t->dtype());
-  const TunedConfig* tc = tuned(r, op, cls, a.variant);
   if (tc) {
     wg = tc->knob("WG", wg), tpr = tc->knob("TPR", tpr), bk = tc->knob("BK", bk);
     // The shader's own rules: TPR invocations share a row and split each K/V tile.
@@ -65,7 +86,8 @@ OpInfo flash_attention(Recorder& rec, const FlashAttentionArgs& a) {
                 wg % tpr == 0 && bk >= tpr && bk % tpr == 0,
             op, "the tuned configuration \"" + tc->text() + "\" does not fit this device");
   }
-  const uint32_t sh = std::max(2 * bk * d4, tpr > 1 ? wg * (d4 + 1) : 0u);
+  // Shared memory: the K/V tiles (staged only), then the partial rows' merge.
+  const uint32_t sh = std::max({texel ? 1u : 2 * bk * d4, tpr > 1 ? wg * (d4 + 1) : 0u});
   require(sh <= vec4s, op,
           "head_dim " + std::to_string(s.head_dim) + " needs more shared memory than the device's " +
               std::to_string(caps.max_shared_memory) + " bytes" + (tc ? " (tuned: " + tc->text() + ")" : ""));
@@ -77,17 +99,20 @@ OpInfo flash_attention(Recorder& rec, const FlashAttentionArgs& a) {
                                 k.batch, v.off, v.row, v.batch, pad_stride, a.mask.key_padding ? 1u : 0u,
                                 a.mask.causal ? 1u : 0u, a.mask.causal_offset, a.scale, q_blocks, uint32_t(total),
                                 a.bias ? uint32_t(a.bias->dim(-1)) : 0u};
-  const std::string shader = std::string(op) + kv_suffix(a.k.t);
+  const std::string shader = std::string(op) + (texel ? "_texel" : "") + kv_suffix(a.k.t);
   const uint32_t has_bias = a.bias ? 1 : 0;  // a constant: the path without bias does not read one
-  const Pipeline& p = r.pipeline(shader, {wg, d4, bk, tpr, sh, has_bias});
+  const uint32_t vec4 = texel && kv_vec4;
+  const Pipeline& p = r.pipeline(shader, {wg, d4, bk, tpr, sh, has_bias, vec4});
   const Tensor* pad = a.mask.key_padding ? a.mask.key_padding : a.q.t;
   const Tensor* bias = a.bias ? a.bias : a.q.t;
-  r.dispatch(p, {{a.q.t, false}, {a.k.t, false}, {a.v.t, false}, {pad, false}, {a.out, true}, {bias, false}},
-             push, r.fold(total), std::string(op) + "/online" + kv_suffix(a.k.t) + (a.bias ? "+bias" : ""));
+  r.dispatch(p,
+             {{a.q.t, false}, {a.k.t, false, 0, 0, texel_width}, {a.v.t, false, 0, 0, texel_width}, {pad, false},
+              {a.out, true}, {bias, false}},
+             push, r.fold(total), std::string(op) + "/" + variant + kv_suffix(a.k.t) + (a.bias ? "+bias" : ""));
 
   const double n_qk = double(s.batch) * s.heads * s.q_len * s.kv_len;
   const double width = double(s.heads) * s.head_dim;
-  return {op, "online", {{"WG", wg}, {"D4", d4}, {"BK", bk}, {"TPR", tpr}, {"SH4", sh}, {"BIAS", has_bias}},
+  return {op, variant, {{"WG", wg}, {"D4", d4}, {"BK", bk}, {"TPR", tpr}, {"SH4", sh}, {"BIAS", has_bias}, {"VEC4", vec4}},
           4 * n_qk * s.head_dim,
           double(s.batch) * width * (8.0 * s.q_len + 2.0 * dtype_size(a.k.t->dtype()) * s.kv_len) +
               (a.mask.key_padding ? 4.0 * s.batch * s.kv_len : 0.0) +
@@ -111,19 +136,25 @@ OpCase flash_attention_case(Context& ctx, const OpShape& o) {
                      cases::against(ctx, *a.out, [=] { return ref::attention(h.hq, h.hk, h.hv, h.shape, mask->hm, a.scale); }));
 }
 
-// What the tuner tries: workgroup sizes × invocations per query row (the
-// rest split the keys: q_len 1 is decoding) × keys per shared-memory tile.
+// What the tuner tries: staged or texel reads × workgroup sizes × invocations
+// per query row (the rest split the keys: q_len 1 is decoding) × keys per tile.
 std::vector<TunedConfig> flash_attention_candidates(const Capabilities& c, const OpShape& o) {
   std::vector<TunedConfig> out;
   const uint32_t d4 = ceil_div(o.head_dim, 4), vec4s = c.max_shared_memory / 16;
-  for (uint32_t wg : workgroup_candidates(c, 128))
-    for (uint32_t tpr = 1; tpr <= wg; tpr *= 2) {
-      if (wg / tpr > pow2_ceil(o.q_len)) continue;  // more rows than queries: idle invocations
-      for (uint32_t bk : {16u, 32u, 64u}) {
-        if (bk < tpr || bk % tpr || std::max(2 * bk * d4, tpr > 1 ? wg * (d4 + 1) : 0u) > vec4s) continue;
-        out.push_back({"online", {{"WG", wg}, {"TPR", tpr}, {"BK", bk}}});
+  const bool texel = o.dtype == DType::F16 ? c.texel_f16 : c.texel_f32;
+  for (const char* v : {"online", "texel"}) {
+    const bool staged = std::string(v) == "online";
+    if (!staged && !texel) continue;
+    for (uint32_t wg : workgroup_candidates(c, 128))
+      for (uint32_t tpr = 1; tpr <= wg; tpr *= 2) {
+        if (wg / tpr > pow2_ceil(o.q_len)) continue;  // more rows than queries: idle invocations
+        for (uint32_t bk : {16u, 32u, 64u}) {
+          if (bk < tpr || bk % tpr || std::max(staged ? 2 * bk * d4 : 0u, tpr > 1 ? wg * (d4 + 1) : 0u) > vec4s)
+            continue;
+          out.push_back({v, {{"WG", wg}, {"TPR", tpr}, {"BK", bk}}});
+        }
       }
-    }
+  }
   return out;
 }
 
@@ -131,7 +162,7 @@ std::vector<TunedConfig> flash_attention_candidates(const Capabilities& c, const
 
 VKF_OP_DESCRIPTOR(flash_attention) {
   return {"flash_attention", "softmax(scale·QKᵀ + bias + mask)·V in one pass with an online softmax (dtype: K, V)",
-          {"online"}, {"WG", "D4", "BK", "TPR", "SH4", "BIAS"}, {"batch", "heads", "head_dim", "q_len", "kv_len"},
+          {"online", "texel"}, {"WG", "D4", "BK", "TPR", "SH4", "BIAS", "VEC4"}, {"batch", "heads", "head_dim", "q_len", "kv_len"},
           {cases::attention_bench_shape(), cases::attention_bench_shape(DType::F16)}, flash_attention_case,
           cases::attention_label, false, flash_attention_candidates};
 }

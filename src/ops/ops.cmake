@@ -6,7 +6,7 @@ vkf_add_op(gemm SHADER gemm_tiled_f32 gemm_tiled.comp SHADER gemm_tiled_f16 gemm
 vkf_add_op(attention_scores SHADER attention_scores_f32 attention_scores.comp SHADER attention_scores_f16 attention_scores.comp -DW_F16=1)
 vkf_add_op(masked_softmax SHADER masked_softmax_subgroup masked_softmax.comp -DUSE_SUBGROUP=1 SHADER masked_softmax_shared masked_softmax.comp -DUSE_SUBGROUP=0)
 vkf_add_op(attention_values SHADER attention_values_f32 attention_values.comp SHADER attention_values_f16 attention_values.comp -DW_F16=1)
-vkf_add_op(flash_attention SHADER flash_attention_f32 flash_attention.comp SHADER flash_attention_f16 flash_attention.comp -DW_F16=1)
+vkf_add_op(flash_attention SHADER flash_attention_f32 flash_attention.comp SHADER flash_attention_f16 flash_attention.comp -DW_F16=1 SHADER flash_attention_texel_f32 flash_attention.comp -DTEXEL=1 SHADER flash_attention_texel_f16 flash_attention.comp -DTEXEL=1 -DW_F16=1)
 vkf_add_op(attention)
 vkf_add_op(layernorm SHADER layernorm_shared_f32 layernorm.comp SHADER layernorm_shared_f16 layernorm.comp -DW_F16=1 SHADER layernorm_subgroup_f32 layernorm.comp -DUSE_SUBGROUP=1 SHADER layernorm_subgroup_f16 layernorm.comp -DUSE_SUBGROUP=1 -DW_F16=1)
 vkf_add_op(rmsnorm SHADER rmsnorm_shared_f32 rmsnorm.comp SHADER rmsnorm_shared_f16 rmsnorm.comp -DW_F16=1 SHADER rmsnorm_subgroup_f32 rmsnorm.comp -DUSE_SUBGROUP=1 SHADER rmsnorm_subgroup_f16 rmsnorm.comp -DUSE_SUBGROUP=1 -DW_F16=1)

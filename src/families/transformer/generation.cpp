@@ -245,7 +245,7 @@ class TransformerSlots : public SlotSource {
     Shape& sh = shapes_[n];
     sh.act = Activations(ctx_, cfg_, n, 1);
     sh.act.gemm_variant = "gemv";
-    sh.act.attention_variant = "online";
+    sh.act.attention_variant = "untuned";
     sh.ids = ctx_.tensor({n, 1}, DType::I32);
     sh.positions = ctx_.tensor({n, 1}, DType::I32);
     sh.logits = ctx_.tensor({n, 1, int64_t(cfg_.out_vocab())});

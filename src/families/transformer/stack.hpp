@@ -24,7 +24,7 @@ struct Activations {
   /// decode batch (run/decode_batch.cpp) says "gemv", whose rows each sum as
   /// they do alone, whatever the batch size.
   std::string gemm_variant;
-  /// FlashAttentionArgs::variant: a decode batch says "online", which bypasses
+  /// FlashAttentionArgs::variant: a decode batch says "untuned", which bypasses
   /// the tuning database, whose entries are per batch size and cache length
   /// and could sum a row differently in a batch than alone.
   std::string attention_variant;
