@@ -13,10 +13,29 @@ layout(constant_id = 1) const uint ROWS = 1;  // rows of X per workgroup
 layout(constant_id = 2) const uint COLS = 4;  // rows of W (columns of Y) per workgroup
 layout(constant_id = 3) const bool VEC4 = true;  // K % 4 == 0: every row starts 16-byte aligned
 
+// TEXEL (-D): X and W are uniform texel buffers, RGBA texels when VEC4, else
+// R (gemm_tiled.comp says why: on lavapipe a fetch is a gather, a storage
+// load a loop over the lanes). The sums are the same either way.
+#ifndef TEXEL
+#define TEXEL 0
+#endif
+#if TEXEL
+layout(binding = 0) uniform samplerBuffer xt;
+layout(binding = 1) uniform samplerBuffer wt;
+#define X4_AT(i) texelFetch(xt, int(i))
+#define W4_AT(i) texelFetch(wt, int(i))
+#define X_AT(i) texelFetch(xt, int(i)).x
+#define W_AT(i) texelFetch(wt, int(i)).x
+#else
 layout(std430, binding = 0) readonly buffer X { float x[]; };
 layout(std430, binding = 0) readonly buffer X4 { vec4 x4[]; };
 layout(std430, binding = 1) readonly buffer W { WTYPE w[]; };
 layout(std430, binding = 1) readonly buffer W4 { WQUAD w4[]; };  // as_vec4() reads a quad
+#define X4_AT(i) x4[i]
+#define W4_AT(i) as_vec4(w4[i])
+#define X_AT(i) x[i]
+#define W_AT(i) AT(W_F16, w, i)
+#endif
 layout(std430, binding = 2) readonly buffer Bias { WTYPE bias[]; };
 layout(std430, binding = 3) readonly buffer R { float res[]; };
 layout(std430, binding = 4) writeonly buffer Y { float y[]; };
@@ -41,18 +60,18 @@ void main() {
   if (VEC4) {
     for (uint k = 4 * lid; k < p.K; k += 4 * wg) {
       vec4 xv[ROWS];
-      [[unroll]] for (uint r = 0; r < ROWS; ++r) xv[r] = x4[(xrow[r] + k) / 4];
+      [[unroll]] for (uint r = 0; r < ROWS; ++r) xv[r] = X4_AT((xrow[r] + k) / 4);
       [[unroll]] for (uint c = 0; c < COLS; ++c) {
-        vec4 wv = as_vec4(w4[(wrow[c] + k) / 4]);
+        vec4 wv = W4_AT((wrow[c] + k) / 4);
         [[unroll]] for (uint r = 0; r < ROWS; ++r) acc[r * COLS + c] += dot(xv[r], wv);
       }
     }
   } else {
     for (uint k = lid; k < p.K; k += wg) {
       float xv[ROWS];
-      [[unroll]] for (uint r = 0; r < ROWS; ++r) xv[r] = x[xrow[r] + k];
+      [[unroll]] for (uint r = 0; r < ROWS; ++r) xv[r] = X_AT(xrow[r] + k);
       [[unroll]] for (uint c = 0; c < COLS; ++c) {
-        float wv = AT(W_F16, w, wrow[c] + k);
+        float wv = W_AT(wrow[c] + k);
         [[unroll]] for (uint r = 0; r < ROWS; ++r) acc[r * COLS + c] = fma(xv[r], wv, acc[r * COLS + c]);
       }
     }

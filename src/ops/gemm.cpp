@@ -182,14 +182,18 @@ OpInfo gemm(Recorder& rec, const GemmArgs& a) {
     // One invocation per output at the end, so rows·cols ≤ wg. 8 columns
     // share each X load on lavapipe (M = 1: 6.3 GB/s of W vs 3.1 with 4).
     uint32_t cols = std::max(1u, std::min(8u, wg / rows));
-    if (tc) wg = tc->knob("WG", wg), cols = tc->knob("COLS", cols);
+    // TEXEL: X and W through texel buffers, as the texel variant reads them;
+    // the default on a CPU device (M = 1, 3072 × 768 on lavapipe: ~2× faster).
+    const bool texel_possible = texel_ok(d, a, caps);
+    uint32_t texel = is_cpu(caps) && texel_possible;
+    if (tc) wg = tc->knob("WG", wg), cols = tc->knob("COLS", cols), texel = tc->knob("TEXEL", texel) && texel_possible;
     require(wg >= 1 && cols >= 1 && wg <= std::min(caps.max_workgroup_invocations, caps.max_workgroup_size[0]) &&
                 rows * cols * wg * 4 <= caps.max_shared_memory && rows * cols <= wg,
             kOp, "gemv workgroup WG=" + std::to_string(wg) + " COLS=" + std::to_string(cols) +
                      " does not fit the device" + (tc ? " (tuned: " + tc->text() + ")" : ""));
-    shader = std::string("gemm_vec_") + (sg ? "subgroup" : "shared") + suffix;
+    shader = std::string("gemm_vec_") + (sg ? "subgroup" : "shared") + (texel ? "_texel" : "") + suffix;
     spec = {wg, rows, cols, vec4};
-    info.spec = {{"WG", wg}, {"ROWS", rows}, {"COLS", cols}, {"VEC4", vec4}};
+    info.spec = {{"WG", wg}, {"ROWS", rows}, {"COLS", cols}, {"VEC4", vec4}, {"TEXEL", texel}};
     tile_m = rows;
     tile_n = cols;
   } else {
@@ -268,31 +272,33 @@ OpCase gemm_case(Context& ctx, const OpShape& o) {
                      }));
 }
 
-// What the tuner tries: for a few rows the gemv variants over workgroup sizes
-// and columns per workgroup; for more, register blocks read from storage or
-// texel buffers, or staged through shared memory, up to 128 accumulators per invocation (lavapipe's compile time grows
-// with the block: 16×16 takes ~9 s).
+// What the tuner tries: for a few rows the gemv variants over workgroup sizes,
+// columns per workgroup and storage or texel reads; for more, register blocks
+// read from storage or texel buffers, or staged through shared memory, up to
+// 128 accumulators per invocation (lavapipe's compile time grows with the
+// block: 16×16 takes ~9 s).
 std::vector<TunedConfig> gemm_candidates(const Capabilities& c, const OpShape& s) {
   std::vector<TunedConfig> out;
+  // Texel reads when the device reads the formats (whether the tensors fit
+  // its view limit is checked when one is recorded).
+  const bool texel_formats = (s.dtype == DType::F16 ? c.texel_f16 : c.texel_f32) && c.texel_f32;
   if (s.m <= kGemvMaxRows) {
     const uint32_t rows = uint32_t(std::max<int64_t>(1, s.m));
     for (const char* v : {"gemv_subgroup", "gemv_shared"}) {
       if (!c.subgroup_arithmetic && std::string(v) == "gemv_subgroup") continue;
-      for (uint32_t wg : workgroup_candidates(c, 128))
-        for (uint32_t cols : {1u, 2u, 4u, 8u, 16u})
-          if (rows * cols <= wg && rows * cols * wg * 4 <= c.max_shared_memory)
-            out.push_back({v, {{"WG", wg}, {"COLS", cols}}});
+      for (uint32_t texel = 0; texel <= uint32_t(texel_formats); ++texel)
+        for (uint32_t wg : workgroup_candidates(c, 128))
+          for (uint32_t cols : {1u, 2u, 4u, 8u, 16u})
+            if (rows * cols <= wg && rows * cols * wg * 4 <= c.max_shared_memory)
+              out.push_back({v, {{"WG", wg}, {"COLS", cols}, {"TEXEL", texel}}});
     }
     return out;
   }
   const uint32_t limit = std::min(c.max_workgroup_invocations, c.max_workgroup_size[0]);
   const uint32_t blocked[][4] = {{64, 32, 16, 8}, {16, 64, 8, 8}, {32, 32, 8, 8}, {32, 64, 8, 8}, {64, 64, 16, 8},
                                  {64, 32, 8, 8},  {32, 32, 8, 4}, {64, 64, 8, 8}, {16, 32, 4, 8}, {128, 32, 16, 8}};
-  // The texel variant takes the same blocks when the device reads the format
-  // (whether the tensors fit its view limit is checked when one is recorded).
-  const bool texel = (s.dtype == DType::F16 ? c.texel_f16 : c.texel_f32) && c.texel_f32;
   for (const char* v : {"blocked", "texel"}) {
-    if (std::string(v) == "texel" && !texel) continue;
+    if (std::string(v) == "texel" && !texel_formats) continue;
     for (auto& b : blocked)
       if ((b[0] / b[2]) * (b[1] / b[3]) <= limit)
         out.push_back({v, {{"BM", b[0]}, {"BN", b[1]}, {"BK", 4}, {"TM", b[2]}, {"TN", b[3]}}});
@@ -317,7 +323,7 @@ OpShape gemm_shape(int64_t m, int64_t n, int64_t k, DType dt = DType::F32) {
 // and a one-token GEMV in fp32 and with fp16 weights.
 VKF_OP_DESCRIPTOR(gemm) {
   return {"gemm", "Y = act(X·Wᵀ + b) + R (dtype: W and b; act, bias, residual)", gemm_variants(),
-          {"WG", "BM", "BN", "BK", "TM", "TN", "VEC4", "STAGED", "ROWS", "COLS"}, {"m", "n", "k"},
+          {"WG", "BM", "BN", "BK", "TM", "TN", "VEC4", "STAGED", "ROWS", "COLS", "TEXEL"}, {"m", "n", "k"},
           {gemm_shape(128, 3072, 768), gemm_shape(512, 512, 512), gemm_shape(128, 768, 768),
            gemm_shape(1, 3072, 768), gemm_shape(1, 3072, 768, DType::F16)},
           gemm_case, nullptr, false, gemm_candidates};
