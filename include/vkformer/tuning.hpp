@@ -34,6 +34,11 @@ struct TunedConfig {
 /// lavapipe, the same LP_NATIVE_VECTOR_WIDTH, which changes its code).
 std::string tuning_device_key(const Capabilities& caps);
 
+/// lavapipe's LP_NATIVE_VECTOR_WIDTH when it is set and the device is
+/// llvmpipe, else "". Measured on 2 AVX-512 cores (docs/performance.md): 512
+/// is never faster than the default 256, and 3–4× slower on subgroup kernels.
+std::string lavapipe_vector_width(const Capabilities& caps);
+
 /// The tuning database of one device, read from a file.
 struct TuningTable {
   std::string path;     ///< the file read ("" when tuning is off)

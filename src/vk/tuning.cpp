@@ -81,9 +81,13 @@ std::string tuning_device_key(const Capabilities& c) {
   }
   // lavapipe's vector width changes the code it generates (and its subgroup
   // size) without changing its pipeline-cache UUID.
-  if (const char* w = std::getenv("LP_NATIVE_VECTOR_WIDTH"); w && *w && c.driver_name == "llvmpipe")
-    key += std::string(" lp_native_vector_width=") + w;
+  if (const std::string w = lavapipe_vector_width(c); !w.empty()) key += " lp_native_vector_width=" + w;
   return key;
+}
+
+std::string lavapipe_vector_width(const Capabilities& c) {
+  const char* w = std::getenv("LP_NATIVE_VECTOR_WIDTH");
+  return w && *w && c.driver_name == "llvmpipe" ? w : "";
 }
 
 size_t TuningTable::size() const {

@@ -9,6 +9,7 @@
 
 #include "ops/peak.hpp"
 #include "vkformer/recorder.hpp"
+#include "vkformer/tuning.hpp"
 
 namespace vkf::tools {
 namespace {
@@ -23,14 +24,16 @@ std::string today_utc() {
 }
 
 // The peak file sits next to the pipeline cache, with its key:
-// pipelines-UUID-DRIVER.bin → peak-UUID-DRIVER.json.
+// pipelines-UUID-DRIVER.bin → peak-UUID-DRIVER.json, and lavapipe's vector
+// width when set (it changes the code, not the UUID): peak-UUID-DRIVER-lpw512.json.
 std::string peak_file(Context& ctx) {
   std::string f = ctx.pipeline_cache_file();
   size_t slash = f.rfind('/'), bin = f.rfind(".bin");
   if (f.empty() || slash == std::string::npos || bin == std::string::npos) return "";
   std::string name = f.substr(slash + 1, bin - slash - 1);
   if (name.rfind("pipelines-", 0) == 0) name = name.substr(10);
-  return f.substr(0, slash + 1) + "peak-" + name + ".json";
+  const std::string width = lavapipe_vector_width(ctx.caps());
+  return f.substr(0, slash + 1) + "peak-" + name + (width.empty() ? "" : "-lpw" + width) + ".json";
 }
 
 bool is_cpu(const Capabilities& c) { return c.device_type == "cpu"; }
