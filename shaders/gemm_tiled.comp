@@ -14,6 +14,10 @@
 // On lavapipe a storage-buffer load is a loop over the lanes with a bounds
 // check and a branch in each, while a texel fetch is a straight gather: the
 // loads, which took ~60 % of the blocked kernel's time, get cheaper.
+// BCAST (-D, with TEXEL; variant "broadcast"): the lanes of a subgroup share
+// their rows of X (BN/TN is a multiple of the subgroup size SG), so each lane
+// fetches one of every SG rows and subgroupShuffle hands it to the others: a
+// register shuffle instead of TM gathers per K step on a CPU device.
 #extension GL_GOOGLE_include_directive : require
 #include "lib/types.glsl"
 #include "lib/grid.glsl"
@@ -28,9 +32,14 @@ layout(constant_id = 4) const uint TM = 8;
 layout(constant_id = 5) const uint TN = 8;
 layout(constant_id = 6) const bool VEC4 = true;  // K % 4 == 0: every row starts 16-byte aligned
 layout(constant_id = 7) const bool STAGED = true;
+layout(constant_id = 8) const uint SG = 8;  // subgroup size (BCAST only)
 
 #ifndef TEXEL
 #define TEXEL 0
+#endif
+#if BCAST
+#extension GL_KHR_shader_subgroup_basic : require
+#extension GL_KHR_shader_subgroup_shuffle : require
 #endif
 #if TEXEL
 layout(binding = 0) uniform samplerBuffer xt;  // R32G32B32A32_SFLOAT (VEC4) or R32_SFLOAT
@@ -84,7 +93,18 @@ void main() {
   const uint lid = gl_LocalInvocationID.x;
   // Invocation (tm, tn) owns rows tm + i·(BM/TM) and columns tn + j·(BN/TN):
   // neighbouring lanes write neighbouring columns of Y.
-  const uint tn = lid % (BN / TN), tm = lid / (BN / TN);
+  uint tn = lid % (BN / TN), tm = lid / (BN / TN);
+#if BCAST
+  // Lanes that share rows must be one subgroup: with subgroups of SG lanes
+  // the blocks follow the subgroup ids, whatever the driver's numbering; any
+  // other subgroup size takes the plain loads below.
+  const bool shared_rows = gl_SubgroupSize == SG && gl_NumSubgroups * SG == WG;
+  if (shared_rows) {
+    const uint nb = (BN / TN) / SG;  // subgroups across the tile
+    tn = (gl_SubgroupID % nb) * SG + gl_SubgroupInvocationID;
+    tm = gl_SubgroupID / nb;
+  }
+#endif
 
   [[unroll]] for (uint i = 0; i < TM; ++i)
     [[unroll]] for (uint j = 0; j < TN; ++j) acc[i][j] = 0.0;
@@ -113,6 +133,22 @@ void main() {
     uint xrow[TM], wrow[TN];
     [[unroll]] for (uint i = 0; i < TM; ++i) xrow[i] = p.x_off + min(m0 + tm + i * (BM / TM), p.M - 1) * p.K;
     [[unroll]] for (uint j = 0; j < TN; ++j) wrow[j] = p.w_off + min(n0 + tn + j * (BN / TN), p.N - 1) * p.K;
+#if BCAST
+    // Lane l fetches rows l, SG + l, ... of the TM; row i comes from lane i % SG.
+    const uint chunks = (TM + SG - 1) / SG;
+    uint xmine[chunks];
+    [[unroll]] for (uint c = 0; c < chunks; ++c)
+      xmine[c] = p.x_off + min(m0 + tm + min(c * SG + gl_SubgroupInvocationID, TM - 1) * (BM / TM), p.M - 1) * p.K;
+    if (shared_rows) {
+      for (uint k = 0; k < p.K; k += 4) {
+        vec4 xv[chunks];
+        [[unroll]] for (uint c = 0; c < chunks; ++c) xv[c] = load_x(xmine[c], k, p.K);
+        [[unroll]] for (uint i = 0; i < TM; ++i) a[i] = subgroupShuffle(xv[i / SG], i % SG);
+        [[unroll]] for (uint j = 0; j < TN; ++j) b[j] = load_w(wrow[j], k, p.K);
+        accumulate(a, b);
+      }
+    } else
+#endif
     for (uint k = 0; k < p.K; k += 4) {
       [[unroll]] for (uint i = 0; i < TM; ++i) a[i] = load_x(xrow[i], k, p.K);
       [[unroll]] for (uint j = 0; j < TN; ++j) b[j] = load_w(wrow[j], k, p.K);

@@ -21,6 +21,7 @@ struct Result {
   double err;     ///< against the reference on the weights as stored
   double err_f32; ///< against the reference on the unrounded fp32 weights
   OpInfo info;
+  std::vector<float> y;
 };
 
 Result run(Context& ctx, const Case& c, uint32_t seed = 1) {
@@ -38,7 +39,7 @@ Result run(Context& ctx, const Case& c, uint32_t seed = 1) {
   const auto ws = as_stored(w, c.dtype), bs = as_stored(b, c.dtype);
   auto want = ref::gemm(x, ws, c.bias ? &bs : nullptr, c.residual ? &r : nullptr, c.M, c.N, c.K, c.act);
   auto want_f32 = ref::gemm(x, w, c.bias ? &b : nullptr, c.residual ? &r : nullptr, c.M, c.N, c.K, c.act);
-  return {ref::max_rel_error(got, want), ref::max_rel_error(got, want_f32), info};
+  return {ref::max_rel_error(got, want), ref::max_rel_error(got, want_f32), info, got};
 }
 
 std::string describe(const Case& c) {
@@ -77,7 +78,8 @@ VKF_OP_SHAPES(gemm, gemm_shapes());
 // finite (max_rel_error treats NaN and inf as failures) and accurate.
 TEST_F(DeviceTest, GemmActivationsSurviveHugeInputs) {
   for (Activation act : {Activation::GeluErf, Activation::GeluTanh, Activation::SiLU, Activation::Tanh})
-    for (const char* variant : {"gemv", "tiled", "blocked", "texel"}) {
+    for (const char* variant : {"gemv", "tiled", "blocked", "texel", "broadcast"}) {
+      if (!device_runs(ctx().caps(), variant, {})) continue;
       Case c{5, 9, 8, DType::F32, act, false, false, variant, 400.f};
       EXPECT_LE(run(ctx(), c, 3).err, kF32Bound) << describe(c);
     }
@@ -87,9 +89,27 @@ TEST_F(DeviceTest, GemmAutoPicksByRows) {
   EXPECT_EQ(run(ctx(), {1, 64, 64}).info.variant.rfind("gemv", 0), 0u);
   const std::string many = run(ctx(), {130, 64, 64}).info.variant;
   // On a CPU, texel buffers when the device reads them (vectorized gathers),
-  // else plain storage-buffer loads.
+  // with X's rows shared by subgroup shuffles where it has them; else plain
+  // storage-buffer loads.
   const auto& c = ctx().caps();
-  EXPECT_EQ(many, c.device_type != "cpu" ? "tiled" : c.texel_f32 ? "texel" : "blocked");
+  EXPECT_EQ(many, c.device_type != "cpu" ? "tiled"
+                  : !c.texel_f32         ? "blocked"
+                  : c.subgroup_shuffle   ? "broadcast"
+                                         : "texel");
+}
+
+// broadcast, texel and blocked sum each output in the same order (K steps of
+// four, fma by fma): their results must be the same bits, whatever the tiles.
+TEST_F(DeviceTest, GemmBroadcastMatchesBlockedBitwise) {
+  if (!device_runs(ctx().caps(), "broadcast", {}) || !ctx().caps().texel_f32)
+    GTEST_SKIP() << "no subgroup shuffles or texel buffers";
+  for (const Case& base : {Case{37, 100, 64}, Case{130, 72, 30}, Case{66, 129, 768}}) {
+    Case b = base, t = base, k = base;
+    b.variant = "broadcast", t.variant = "texel", k.variant = "blocked";
+    const Result rb = run(ctx(), b), rt = run(ctx(), t), rk = run(ctx(), k);
+    EXPECT_EQ(rb.y, rt.y) << describe(b);
+    EXPECT_EQ(rb.y, rk.y) << describe(b);
+  }
 }
 
 // Leading dimensions of x and y flatten into M.
@@ -117,7 +137,8 @@ TEST_F(DeviceTest, GemmManyWorkgroups) {
 TEST_F(DeviceTest, GemmF16WeightsAgainstUnroundedF32) {
   if (!has_f16()) GTEST_SKIP() << "no 16-bit storage";
   constexpr double kF16StorageBound = 2e-3;
-  for (const char* variant : {"gemv", "tiled", "blocked", "texel"}) {
+  for (const char* variant : {"gemv", "tiled", "blocked", "texel", "broadcast"}) {
+    if (!device_runs(ctx().caps(), variant, {})) continue;
     Case c{17, 64, 768, DType::F16, Activation::GeluErf, true, false, variant};
     Result r = run(ctx(), c, 5);
     EXPECT_LE(r.err, kF16Bound) << describe(c);

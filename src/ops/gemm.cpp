@@ -53,6 +53,14 @@ Tiles blocked_tiles(uint32_t M) {
   return {16, 64, 4, 8, 8, false};
 }
 
+/// Broadcast: a subgroup spans BN/TN = SG column blocks and shares TM rows of
+/// X, fetched one per lane and shuffled. Many rows per invocation pay: on
+/// lavapipe, 128×3072×768 f32, TM=32 TN=4 beat TM=16 TN=8 and TM=8 TN=8.
+Tiles broadcast_tiles(uint32_t M, uint32_t sg) {
+  if (M >= 32) return {32, 4 * sg, 4, 32, 4, false};
+  return {16, 4 * sg, 4, 16, 4, false};
+}
+
 /// The texel variant reads X and W whole, as vec4 texels when K % 4 == 0.
 bool texel_ok(const Dims& d, const GemmArgs& a, const Capabilities& c);
 
@@ -128,7 +136,7 @@ bool texel_ok(const Dims& d, const GemmArgs& a, const Capabilities& c) {
 }  // namespace
 
 std::vector<std::string> gemm_variants() {
-  return {"gemv_subgroup", "gemv_shared", "tiled", "tiled_small", "blocked", "texel"};
+  return {"gemv_subgroup", "gemv_shared", "tiled", "tiled_small", "blocked", "texel", "broadcast"};
 }
 
 OpInfo gemm(Recorder& rec, const GemmArgs& a) {
@@ -145,16 +153,17 @@ OpInfo gemm(Recorder& rec, const GemmArgs& a) {
   if (variant.empty()) {
     // CPU: measured on lavapipe. GPU: the usual shapes, not yet measured.
     if (d.M <= kGemvMaxRows) variant = "gemv";
-    else if (is_cpu(caps)) variant = texel_ok(d, a, caps) ? "texel" : "blocked";
+    else if (is_cpu(caps)) variant = !texel_ok(d, a, caps) ? "blocked" : caps.subgroup_shuffle ? "broadcast" : "texel";
     else variant = d.M < 64 ? "tiled_small" : "tiled";
   }
   if (variant == "gemv" || variant == "gemv_subgroup" || variant == "gemv_shared") {
     std::string v = variant == "gemv" ? "" : variant.substr(5);
     variant = use_subgroups(caps, v, kOp) ? "gemv_subgroup" : "gemv_shared";
   } else {
-    require(variant == "tiled" || variant == "tiled_small" || variant == "blocked" || variant == "texel", kOp,
-            "unknown variant \"" + a.variant +
-                "\" (gemv, gemv_subgroup, gemv_shared, tiled, tiled_small, blocked, texel)");
+    require(variant == "tiled" || variant == "tiled_small" || variant == "blocked" || variant == "texel" ||
+                variant == "broadcast",
+            kOp, "unknown variant \"" + a.variant +
+                     "\" (gemv, gemv_subgroup, gemv_shared, tiled, tiled_small, blocked, texel, broadcast)");
   }
 
   // The epilogue is chosen by push constants, not specialization: one pipeline
@@ -197,12 +206,16 @@ OpInfo gemm(Recorder& rec, const GemmArgs& a) {
     tile_m = rows;
     tile_n = cols;
   } else {
-    const bool texel = variant == "texel";
+    const bool bcast = variant == "broadcast", texel = variant == "texel" || bcast;
     if (texel)
       require(texel_ok(d, a, caps), kOp,
-              "variant texel needs X and W readable as texel buffers (formats, maxTexelBufferElements, "
+              "variant " + variant + " needs X and W readable as texel buffers (formats, maxTexelBufferElements, "
               "a host buffer's usage, one binding each); use blocked");
-    Tiles t = variant == "blocked" || texel ? blocked_tiles(d.M) : staged_tiles(caps, variant == "tiled_small");
+    const uint32_t sg = std::max(1u, caps.subgroup_size);
+    if (bcast) require(caps.subgroup_shuffle, kOp, "variant broadcast needs subgroup shuffles; use texel");
+    Tiles t = bcast                          ? broadcast_tiles(d.M, sg)
+              : variant == "blocked" || texel ? blocked_tiles(d.M)
+                                              : staged_tiles(caps, variant == "tiled_small");
     if (tc) t = {tc->knob("BM", t.bm), tc->knob("BN", t.bn), tc->knob("BK", t.bk), tc->knob("TM", t.tm),
                  tc->knob("TN", t.tn), t.staged};
     require(t.tm >= 1 && t.tn >= 1 && t.bm % t.tm == 0 && t.bn % t.tn == 0 && t.bk >= 4 && t.bk % 4 == 0 &&
@@ -211,8 +224,12 @@ OpInfo gemm(Recorder& rec, const GemmArgs& a) {
             kOp, variant + " tiles BM=" + std::to_string(t.bm) + " BN=" + std::to_string(t.bn) + " BK=" +
                      std::to_string(t.bk) + " TM=" + std::to_string(t.tm) + " TN=" + std::to_string(t.tn) +
                      " do not fit the device" + (tc ? " (tuned: " + tc->text() + ")" : ""));
-    shader = std::string(texel ? "gemm_texel" : "gemm_tiled") + suffix;
-    spec = {t.wg(), t.bm, t.bn, t.bk, t.tm, t.tn, vec4, t.staged};
+    // The lanes of a subgroup must share their rows of X.
+    require(!bcast || (t.bn / t.tn) % sg == 0, kOp,
+            "broadcast tiles need BN/TN a multiple of the subgroup size " + std::to_string(sg) +
+                (tc ? " (tuned: " + tc->text() + ")" : ""));
+    shader = std::string(bcast ? "gemm_broadcast" : texel ? "gemm_texel" : "gemm_tiled") + suffix;
+    spec = {t.wg(), t.bm, t.bn, t.bk, t.tm, t.tn, vec4, t.staged, sg};
     info.spec = {{"WG", t.wg()}, {"BM", t.bm}, {"BN", t.bn},     {"BK", t.bk},
                  {"TM", t.tm},   {"TN", t.tn}, {"VEC4", vec4}, {"STAGED", t.staged}};
     tile_m = t.bm;
@@ -303,6 +320,14 @@ std::vector<TunedConfig> gemm_candidates(const Capabilities& c, const OpShape& s
       if ((b[0] / b[2]) * (b[1] / b[3]) <= limit)
         out.push_back({v, {{"BM", b[0]}, {"BN", b[1]}, {"BK", 4}, {"TM", b[2]}, {"TN", b[3]}}});
   }
+  // Broadcast: a subgroup spans SG column blocks and shares TM rows of X.
+  const uint32_t sg = std::max(1u, c.subgroup_size);
+  const uint32_t bcast[][2] = {{8, 4}, {8, 8}, {16, 4}, {16, 8}, {32, 2}, {32, 4}, {64, 2}};
+  if (texel_formats && c.subgroup_shuffle)
+    for (auto& b : bcast)
+      for (uint32_t rows : {1u, 2u})
+        if (rows * sg <= limit)
+          out.push_back({"broadcast", {{"BM", rows * b[0]}, {"BN", sg * b[1]}, {"BK", 4}, {"TM", b[0]}, {"TN", b[1]}}});
   const uint32_t staged[][5] = {{64, 64, 16, 4, 4}, {32, 32, 16, 2, 2}, {32, 32, 8, 4, 4}, {64, 64, 8, 8, 4},
                                 {64, 32, 16, 4, 4}, {128, 64, 8, 8, 8}, {16, 16, 4, 2, 2}};
   for (auto& t : staged)
