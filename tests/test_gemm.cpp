@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "op_test.hpp"
+#include "vk/tuning_hooks.hpp"
 
 namespace vkf::test {
 namespace {
@@ -110,6 +111,41 @@ TEST_F(DeviceTest, GemmBroadcastMatchesBlockedBitwise) {
     EXPECT_EQ(rb.y, rt.y) << describe(b);
     EXPECT_EQ(rb.y, rk.y) << describe(b);
   }
+}
+
+// gemv_subgroup at a required subgroup size (knob SGS, the device's smallest:
+// its only one on lavapipe and SwiftShader), from storage and texel buffers,
+// matches the reference; without size control, or on a variant without
+// subgroup operations, SGS is refused.
+TEST_F(DeviceTest, GemvRequiresTheTunedSubgroupSize) {
+  const Capabilities& c = ctx().caps();
+  const uint32_t sgs = c.min_subgroup_size;
+  auto refused = [&](TunedConfig cfg, Case k, const std::string& needle) {
+    ForcedTuning force(ctx(), "gemm", cfg);
+    expect_error([&] { run(ctx(), k); }, needle);
+  };
+  if (!c.subgroup_arithmetic || !c.subgroup_size_control) {
+    refused({"", {{"SGS", sgs}}}, {1, 64, 64},
+            c.subgroup_arithmetic ? "offers no subgroup size control" : "only variants with subgroup operations");
+    return;
+  }
+  for (uint32_t texel : {0u, 1u})
+    for (Case k : {Case{1, 64, 768, DType::F32, Activation::None, true, true}, Case{3, 33, 63},
+                   Case{4, 70, 128, DType::F16, Activation::GeluErf, true, false}}) {
+      if (k.dtype == DType::F16 && !has_f16()) continue;
+      SCOPED_TRACE(describe(k) + " TEXEL=" + std::to_string(texel));
+      ForcedTuning force(ctx(), "gemm", {"gemv_subgroup", {{"TEXEL", texel}, {"SGS", sgs}}});
+      const Result r = run(ctx(), k);
+      EXPECT_LE(r.err, kF32Bound);
+      EXPECT_EQ(r.info.variant, "gemv_subgroup");
+      EXPECT_EQ(r.info.spec.back(), (std::pair<std::string, uint32_t>{"SGS", sgs}));
+    }
+  const std::string only = "\" sets SGS, which only variants with subgroup operations take";
+  refused({"gemv_shared", {{"SGS", sgs}}}, {1, 64, 64},
+          "gemm: the tuned configuration \"gemv_shared SGS=" + std::to_string(sgs) + only);
+  refused({"blocked", {{"SGS", sgs}}}, {9, 64, 64}, "blocked SGS=" + std::to_string(sgs) + only);
+  refused({"gemv_subgroup", {{"SGS", c.max_subgroup_size * 2}}}, {1, 64, 64},
+          "is not a power of two within the device's " + std::to_string(c.min_subgroup_size) + "..");
 }
 
 // Leading dimensions of x and y flatten into M.

@@ -118,6 +118,9 @@ TEST(HostVulkan, RecordsIntoTheHostsCommandBuffer) {
     o.verbose = false;
     Context ctx(app.handles(), o);
     EXPECT_TRUE(ctx.adopted());
+    // Nothing says the host enabled subgroupSizeControl: no pipeline may require a size.
+    EXPECT_FALSE(ctx.caps().subgroup_size_control);
+    EXPECT_FALSE(ctx.caps().compute_full_subgroups);
     auto model = Model::load(ctx, model_dir("encdec_postln_relu"));
     Session s(model);
     size_t T = 0;

@@ -2,6 +2,7 @@
 #include <tuple>
 
 #include "op_test.hpp"
+#include "vk/tuning_hooks.hpp"
 
 namespace vkf::test {
 namespace {
@@ -121,6 +122,62 @@ TEST_F(DeviceTest, LayerNormReportsWhatItDispatched) {
   EXPECT_EQ(info.spec[0].first, "WG");
   EXPECT_GT(info.flops, 0);
   EXPECT_EQ(info.bytes, 4.0 * 768 * 4 * 3 + 768 * 4 * 2);
+}
+
+// A tuned configuration may require the subgroup size (knob SGS). At the
+// device's smallest (its only one on lavapipe and SwiftShader), the engine's
+// variant and sizes follow it and the result matches the reference. Without
+// size control (profiles min and no-subgroup) it is refused, saying why.
+TEST_F(DeviceTest, LayerNormRequiresTheTunedSubgroupSize) {
+  const Capabilities& c = ctx().caps();
+  const uint32_t sgs = c.min_subgroup_size;
+  ForcedTuning force(ctx(), "layernorm", {"", {{"SGS", sgs}}});
+  if (!c.subgroup_arithmetic || !c.subgroup_size_control) {
+    expect_error([&] { run_layernorm(ctx(), {5, 768, true, DType::F32, ""}); },
+                 c.subgroup_arithmetic ? "offers no subgroup size control" : "only variants with subgroup operations");
+    return;
+  }
+  for (int64_t d : {3, 127, 768, 1000}) {
+    SCOPED_TRACE("d " + std::to_string(d));
+    OpInfo info;
+    EXPECT_LE(run_layernorm(ctx(), {37, d, true, DType::F32, ""}, &info), kF32Bound);
+    EXPECT_EQ(info.variant, "subgroup");
+    EXPECT_TRUE(info.tuned);
+    ASSERT_EQ(info.spec.size(), 5u);
+    EXPECT_EQ(info.spec[4], (std::pair<std::string, uint32_t>{"SGS", sgs}));
+    EXPECT_EQ(info.spec[0].second % sgs, 0u) << "WG rounds to the required subgroup size";
+  }
+  if (has_f16()) EXPECT_LE(run_layernorm(ctx(), {4, 768, false, DType::F16, ""}), kF32Bound);
+}
+
+// SGS outside the device's range, not a power of two, on the shared variant, or
+// more subgroups than maxComputeWorkgroupSubgroups: refused before anything is
+// recorded. The last three on capabilities faked to a range of 8..32.
+TEST_F(DeviceTest, LayerNormRefusesBadSubgroupSizes) {
+  Recorder rec(ctx());
+  Tensor x = ctx().tensor({4, 64}), y = ctx().tensor({4, 64}), g = ctx().tensor({64}), b = ctx().tensor({64});
+  const LayerNormArgs a{&x, nullptr, &g, &b, &y};
+  auto refused = [&](TunedConfig cfg, const std::string& needle) {
+    ForcedTuning force(ctx(), "layernorm", cfg);
+    expect_error([&] { layernorm(rec, a); }, "layernorm: the tuned configuration \"" + cfg.text() + "\"" + needle);
+  };
+  const Capabilities& c = ctx().caps();
+  const std::string range = std::to_string(c.min_subgroup_size) + ".." + std::to_string(c.max_subgroup_size);
+  for (uint32_t bad : {c.max_subgroup_size * 2, c.min_subgroup_size / 2})
+    if (bad && c.subgroup_arithmetic)  // without arithmetic (no-subgroup) the variant is refused first
+      refused({"subgroup", {{"SGS", bad}}},
+              c.subgroup_size_control
+                  ? ": subgroup size " + std::to_string(bad) + " is not a power of two within the device's " + range
+                  : ": subgroup size " + std::to_string(bad) + " was required, but the device (profile " + c.profile +
+                        ") offers no subgroup size control");
+  ScopedCaps caps(ctx());
+  caps->subgroup_arithmetic = caps->subgroup_size_control = true;
+  caps->min_subgroup_size = 8, caps->max_subgroup_size = 32, caps->max_workgroup_subgroups = 4;
+  refused({"subgroup", {{"SGS", 12}}}, ": subgroup size 12 is not a power of two within the device's 8..32");
+  refused({"shared", {{"SGS", 8}}}, " sets SGS, which only variants with subgroup operations take");
+  refused({"subgroup", {{"WG", 64}, {"SGS", 8}}},
+          ": a workgroup of 64 invocations needs more subgroups of 8 than maxComputeWorkgroupSubgroups (4)");
+  EXPECT_EQ(rec.dispatches(), 0u);
 }
 
 TEST_F(DeviceTest, LayerNormRejectsBadArguments) {

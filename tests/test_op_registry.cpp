@@ -4,6 +4,7 @@
 // docs/kernels.md lists exactly the registered ops.
 #include <fstream>
 #include <set>
+#include <tuple>
 
 #include "op_test.hpp"
 #include "vk/shader_registry.hpp"
@@ -84,6 +85,45 @@ TEST(OpRegistry, ShapesParseAndRefuseClearly) {
   expect_error([] { parse_op_shape("dtype=f8"); }, "dtype must be f32 or f16, got \"f8\"");
   expect_error([] { parse_op_shape("4x"); }, "is not a positive integer");
   EXPECT_EQ(grid({{"m=1", "m=2"}, {"n=3"}}), (std::vector<std::string>{"m=1,n=3", "m=2,n=3"}));
+}
+
+// The tuner's SGS candidates, on capabilities faked to a device with subgroup
+// sizes 8..32: each configuration of a subgroup variant comes again, after the
+// others, with each size up to its WG. With one size (lavapipe 8..8,
+// SwiftShader 4..4) or without size control the lists are what they were, so
+// the search takes no longer there.
+TEST(OpRegistry, SubgroupSizeCandidates) {
+  Capabilities c;
+  c.subgroup_arithmetic = c.texel_f32 = true;
+  c.subgroup_size = 8;
+  c.max_workgroup_invocations = 1024;
+  c.max_workgroup_size[0] = 1024;
+  c.max_shared_memory = 32768;
+  c.subgroup_size_control = true;
+  c.min_subgroup_size = 8, c.max_subgroup_size = 32, c.max_workgroup_subgroups = 32;
+  Capabilities one = c, off = c;
+  one.max_subgroup_size = 8;
+  off.subgroup_size_control = false;
+  // (op, shape, added configurations): 4 ROWS × WG 8, 16, 32, 64, 128 with 1, 2, 3, 3, 3 sizes;
+  // gemv_subgroup: WG 8..128 × COLS 1..16 (COLS ≤ WG) × TEXEL 0, 1 likewise; no gemv at 128 rows.
+  for (const auto& [name, shape, added] : std::vector<std::tuple<std::string, std::string, size_t>>{
+           {"layernorm", "m=64,n=768", 48}, {"rmsnorm", "m=64,n=768", 48}, {"gemm", "m=1,n=768,k=768", 2 * 59},
+           {"gemm", "m=128,n=768,k=768", 0}, {"flash_attention", "q_len=1,kv_len=128", 0}}) {
+    SCOPED_TRACE(name + " " + shape);
+    const OpDescriptor& d = op(name);
+    const OpShape s = parse_op_shape(shape);
+    const auto with = d.candidates(c, s), without = d.candidates(off, s);
+    EXPECT_EQ(d.candidates(one, s).size(), without.size());
+    ASSERT_EQ(with.size(), without.size() + added);
+    for (size_t i = 0; i < without.size(); ++i) EXPECT_EQ(with[i].text(), without[i].text());
+    for (size_t i = without.size(); i < with.size(); ++i) {
+      const uint32_t sgs = with[i].knob("SGS", 0), wg = with[i].knob("WG", 0);
+      EXPECT_NE(with[i].variant.find("subgroup"), std::string::npos) << with[i].text();
+      EXPECT_TRUE(sgs == 8 || sgs == 16 || sgs == 32) << with[i].text();
+      EXPECT_LE(sgs, wg) << with[i].text();
+    }
+    if (added) EXPECT_NE(std::find(d.knobs.begin(), d.knobs.end(), "SGS"), d.knobs.end()) << "SGS is not a listed knob";
+  }
 }
 
 }  // namespace vkf::test

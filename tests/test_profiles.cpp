@@ -111,6 +111,10 @@ TEST_F(Profiles, ClampedCapabilities) {
   EXPECT_EQ(f.subgroup_arithmetic, dev.subgroup_arithmetic);
   EXPECT_EQ(f.max_shared_memory, dev.max_shared_memory);
   EXPECT_EQ(f.max_storage_buffer_range, dev.max_storage_buffer_range);
+  EXPECT_EQ(f.subgroup_size_control, dev.subgroup_size_control);
+  EXPECT_EQ(f.compute_full_subgroups, dev.compute_full_subgroups);
+  EXPECT_LE(dev.min_subgroup_size, dev.subgroup_size);
+  EXPECT_GE(dev.max_subgroup_size, dev.subgroup_size);
 
   auto no16 = make("no-fp16");
   EXPECT_FALSE(no16->caps().storage_16bit);
@@ -122,6 +126,9 @@ TEST_F(Profiles, ClampedCapabilities) {
   EXPECT_FALSE(nosg->caps().subgroup_shuffle);
   EXPECT_EQ(nosg->caps().subgroup_size, dev.subgroup_size);  // hardware, not a feature
   EXPECT_EQ(nosg->caps().storage_16bit, dev.storage_16bit);
+  EXPECT_FALSE(nosg->caps().subgroup_size_control);  // without subgroup operations, no size to choose
+  EXPECT_FALSE(nosg->caps().compute_full_subgroups);
+  EXPECT_EQ(nosg->caps().max_subgroup_size, dev.max_subgroup_size);
 
   auto min = make("min");
   const Capabilities& m = min->caps();
@@ -134,6 +141,8 @@ TEST_F(Profiles, ClampedCapabilities) {
   EXPECT_EQ(m.max_storage_buffer_range, std::min<uint64_t>(dev.max_storage_buffer_range, 64ull << 20));
   EXPECT_EQ(m.min_storage_buffer_offset_alignment, std::max<uint64_t>(dev.min_storage_buffer_offset_alignment, 256));
   EXPECT_EQ(m.storage_16bit, dev.storage_16bit);
+  EXPECT_FALSE(m.subgroup_size_control);  // optional in Vulkan 1.2
+  EXPECT_EQ(m.min_subgroup_size, dev.min_subgroup_size);
   for (auto* c : {full.get(), no16.get(), nosg.get(), min.get()}) expect_clean(*c);
 }
 
@@ -186,8 +195,29 @@ TEST_F(Profiles, PipelinesStayWithinTheProfile) {
                  "internal: add: t pushes 8 bytes of constants, the shader's block AddPush has 4");
     EXPECT_EQ(rec.dispatches(), 0u);
   }
+  // A required subgroup size is a pipeline of its own, asking for full
+  // subgroups when the workgroup is made of them; a size the device cannot
+  // require is refused by name.
+  const Capabilities& fc = full->caps();
+  if (fc.subgroup_arithmetic && fc.subgroup_size_control) {
+    const uint32_t sg = fc.min_subgroup_size;
+    const Pipeline& req = fp.get("layernorm_subgroup_f32", {2 * sg, 1, 1, 1}, sg);
+    EXPECT_EQ(req.subgroup_size, sg);
+    EXPECT_EQ(req.full_subgroups, fc.compute_full_subgroups);
+    EXPECT_NE(&req, &fp.get("layernorm_subgroup_f32", {2 * sg, 1, 1, 1}));
+    EXPECT_EQ(fp.get("layernorm_subgroup_f32", {2 * sg, 1, 1, 1}).subgroup_size, 0u);
+    EXPECT_FALSE(fp.get("layernorm_subgroup_f32", {sg + 1, 1, 1, 1}, sg).full_subgroups);
+    const uint32_t bad = fc.max_subgroup_size * 2;
+    expect_error([&] { fp.get("layernorm_subgroup_f32", {sg, 1, 1, 1}, bad); },
+                 "internal: shader layernorm_subgroup_f32 under profile full: subgroup size " + std::to_string(bad) +
+                     " is not a power of two within the device's " + std::to_string(fc.min_subgroup_size) + ".." +
+                     std::to_string(fc.max_subgroup_size));
+  }
   auto min = make("min,no-subgroup,no-fp16");
   auto& mp = *internals(*min).pipelines;
+  expect_error([&] { mp.get("layernorm_shared_f32", {32, 1, 1, 1}, min->caps().min_subgroup_size); },
+               "under profile min,no-fp16,no-subgroup: subgroup size " + std::to_string(min->caps().min_subgroup_size) +
+                   " was required, but the device (profile min,no-fp16,no-subgroup) offers no subgroup size control");
   expect_error([&] { mp.get("gemm_tiled_f32", {64, 64, 64, 64, 8, 8, 1, 1}); },
                "declares 32768 bytes of shared memory, more than 16384");
   expect_error([&] { mp.get("add", {256, 4}); }, "workgroup size 256 is outside 1..128");

@@ -30,6 +30,22 @@ struct Capabilities {
   uint32_t subgroup_size = 1;              ///< default subgroup size in compute shaders
   bool subgroup_arithmetic = false;        ///< subgroupAdd/Max... usable in compute
   bool subgroup_shuffle = false;
+  /// The subgroup sizes a compute pipeline may require (VK_EXT_subgroup_size_control,
+  /// core in Vulkan 1.3); both equal subgroup_size when the device cannot say.
+  uint32_t min_subgroup_size = 1;
+  uint32_t max_subgroup_size = 1;
+  /// maxComputeWorkgroupSubgroups: a workgroup holds at most this many subgroups
+  /// of a required size (0 when the device cannot say).
+  uint32_t max_workgroup_subgroups = 0;
+  /// Compute pipelines may require a subgroup size (the tuning knob SGS,
+  /// docs/tuning.md): subgroupSizeControl is enabled on the device and compute
+  /// is in requiredSubgroupSizeStages. Off on a host application's device
+  /// (vkformer cannot know what the host enabled) and under the min and
+  /// no-subgroup profiles.
+  bool subgroup_size_control = false;
+  /// computeFullSubgroups is enabled: a pipeline requiring a subgroup size that
+  /// divides its workgroup size also asks for full subgroups.
+  bool compute_full_subgroups = false;
   uint32_t max_shared_memory = 16384;      ///< maxComputeSharedMemorySize, bytes
   uint32_t max_workgroup_invocations = 128;
   uint32_t max_workgroup_size[3] = {128, 128, 64};

@@ -22,7 +22,9 @@ namespace vkf {
 struct OpInfo {
   std::string op;
   std::string variant;
-  std::vector<std::pair<std::string, uint32_t>> spec;  ///< specialization constants
+  /// Specialization constants, then "SGS" (the subgroup size the pipeline
+  /// requires) when a tuned configuration set one.
+  std::vector<std::pair<std::string, uint32_t>> spec;
   double flops = 0;  ///< useful floating-point operations
   double bytes = 0;  ///< minimum bytes read + written
   /// The shape class it looked up in the tuning database ("" for an op that is

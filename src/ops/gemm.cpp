@@ -181,12 +181,13 @@ OpInfo gemm(Recorder& rec, const GemmArgs& a) {
 
   std::string shader;
   std::vector<uint32_t> spec;
-  uint32_t tile_m = 0, tile_n = 0;
+  uint32_t tile_m = 0, tile_n = 0, sgs = 0;  // sgs: the subgroup size required (knob SGS), 0: the driver's
   if (variant.rfind("gemv", 0) == 0) {
     const bool sg = variant == "gemv_subgroup";
     // On a CPU one subgroup per workgroup skips the cross-subgroup step; a GPU
-    // wants more lanes along K.
-    uint32_t wg = is_cpu(caps) ? std::max(1u, caps.subgroup_size) : workgroup_size(caps, 64);
+    // wants more lanes along K. Either at the subgroup size a tuned SGS requires.
+    const uint32_t sgs_asked = tc ? tc->knob("SGS", 0) : 0;
+    uint32_t wg = is_cpu(caps) ? subgroup_size(caps, sgs_asked) : workgroup_size(caps, 64, sgs_asked);
     const uint32_t rows = std::min(d.M, kGemvMaxRows);
     // One invocation per output at the end, so rows·cols ≤ wg. 8 columns
     // share each X load on lavapipe (M = 1: 6.3 GB/s of W vs 3.1 with 4).
@@ -196,6 +197,7 @@ OpInfo gemm(Recorder& rec, const GemmArgs& a) {
     const bool texel_possible = texel_ok(d, a, caps);
     uint32_t texel = is_cpu(caps) && texel_possible;
     if (tc) wg = tc->knob("WG", wg), cols = tc->knob("COLS", cols), texel = tc->knob("TEXEL", texel) && texel_possible;
+    sgs = tuned_subgroup_size(caps, tc, sg, wg, kOp);
     require(wg >= 1 && cols >= 1 && wg <= std::min(caps.max_workgroup_invocations, caps.max_workgroup_size[0]) &&
                 rows * cols * wg * 4 <= caps.max_shared_memory && rows * cols <= wg,
             kOp, "gemv workgroup WG=" + std::to_string(wg) + " COLS=" + std::to_string(cols) +
@@ -203,6 +205,7 @@ OpInfo gemm(Recorder& rec, const GemmArgs& a) {
     shader = std::string("gemm_vec_") + (sg ? "subgroup" : "shared") + (texel ? "_texel" : "") + suffix;
     spec = {wg, rows, cols, vec4};
     info.spec = {{"WG", wg}, {"ROWS", rows}, {"COLS", cols}, {"VEC4", vec4}, {"TEXEL", texel}};
+    if (sgs) info.spec.emplace_back("SGS", sgs);
     tile_m = rows;
     tile_n = cols;
   } else {
@@ -218,6 +221,7 @@ OpInfo gemm(Recorder& rec, const GemmArgs& a) {
                                               : staged_tiles(caps, variant == "tiled_small");
     if (tc) t = {tc->knob("BM", t.bm), tc->knob("BN", t.bn), tc->knob("BK", t.bk), tc->knob("TM", t.tm),
                  tc->knob("TN", t.tn), t.staged};
+    tuned_subgroup_size(caps, tc, false, t.wg(), kOp);  // refuses an SGS: these have no subgroup operations
     require(t.tm >= 1 && t.tn >= 1 && t.bm % t.tm == 0 && t.bn % t.tn == 0 && t.bk >= 4 && t.bk % 4 == 0 &&
                 t.wg() >= 1 && t.wg() <= std::min(caps.max_workgroup_invocations, caps.max_workgroup_size[0]) &&
                 t.shared_bytes() <= caps.max_shared_memory,
@@ -235,7 +239,7 @@ OpInfo gemm(Recorder& rec, const GemmArgs& a) {
     tile_m = t.bm;
     tile_n = t.bn;
   }
-  const Pipeline& p = r.pipeline(shader, spec);
+  const Pipeline& p = r.pipeline(shader, spec, sgs);
   const uint32_t texel_width = vec4 ? 4 : 1;  // read by the texel variant only
   for (const Piece& pc : plan_pieces(d, a, caps)) {
     const uint64_t K = d.K, N = d.N;
@@ -290,7 +294,8 @@ OpCase gemm_case(Context& ctx, const OpShape& o) {
 }
 
 // What the tuner tries: for a few rows the gemv variants over workgroup sizes,
-// columns per workgroup and storage or texel reads; for more, register blocks
+// columns per workgroup and storage or texel reads (and gemv_subgroup over the
+// subgroup sizes the device can require); for more, register blocks
 // read from storage or texel buffers, or staged through shared memory, up to
 // 128 accumulators per invocation (lavapipe's compile time grows with the
 // block: 16×16 takes ~9 s).
@@ -309,6 +314,7 @@ std::vector<TunedConfig> gemm_candidates(const Capabilities& c, const OpShape& s
             if (rows * cols <= wg && rows * cols * wg * 4 <= c.max_shared_memory)
               out.push_back({v, {{"WG", wg}, {"COLS", cols}, {"TEXEL", texel}}});
     }
+    add_subgroup_sizes(c, out);
     return out;
   }
   const uint32_t limit = std::min(c.max_workgroup_invocations, c.max_workgroup_size[0]);
@@ -348,7 +354,7 @@ OpShape gemm_shape(int64_t m, int64_t n, int64_t k, DType dt = DType::F32) {
 // and a one-token GEMV in fp32 and with fp16 weights.
 VKF_OP_DESCRIPTOR(gemm) {
   return {"gemm", "Y = act(X·Wᵀ + b) + R (dtype: W and b; act, bias, residual)", gemm_variants(),
-          {"WG", "BM", "BN", "BK", "TM", "TN", "VEC4", "STAGED", "ROWS", "COLS", "TEXEL"}, {"m", "n", "k"},
+          {"WG", "BM", "BN", "BK", "TM", "TN", "VEC4", "STAGED", "ROWS", "COLS", "TEXEL", "SGS"}, {"m", "n", "k"},
           {gemm_shape(128, 3072, 768), gemm_shape(512, 512, 512), gemm_shape(128, 768, 768),
            gemm_shape(1, 3072, 768), gemm_shape(1, 3072, 768, DType::F16)},
           gemm_case, nullptr, false, gemm_candidates};

@@ -26,9 +26,9 @@ OpInfo layernorm(Recorder& rec, const LayerNormArgs& a) {
   const bool sub = use_subgroups(caps, pick_variant(a.variant, tc), op);
   const bool f16 = a.gamma->dtype() == DType::F16;
 
-  const RowTiling t = tuned_row_tiling(caps, d, rows, tc, op);
+  const RowTiling t = tuned_row_tiling(caps, d, rows, tc, op, sub);
   const std::string name = std::string("layernorm_") + (sub ? "subgroup" : "shared") + (f16 ? "_f16" : "_f32");
-  const Pipeline& p = r.pipeline(name, {t.wg, t.items, t.aligned, t.rows});
+  const Pipeline& p = r.pipeline(name, {t.wg, t.items, t.aligned, t.rows}, t.sgs);
   const LayernormPush push{uint32_t(rows), uint32_t(d), t.d4, a.eps, a.residual ? 1u : 0u};
   const Tensor* res = a.residual ? a.residual : a.x;  // unread when absent
   const std::string variant = sub ? "subgroup" : "shared";
@@ -37,7 +37,7 @@ OpInfo layernorm(Recorder& rec, const LayerNormArgs& a) {
   const double wbytes = double(dtype_size(a.gamma->dtype())) * 2 * double(d);
   return {op,
           variant,
-          {{"WG", t.wg}, {"ITEMS", t.items}, {"ALIGNED", t.aligned}, {"ROWS", t.rows}},
+          row_tiling_spec(t),
           double(n) * (a.residual ? 8 : 7),
           double(n) * 4 * (a.residual ? 3 : 2) + wbytes,
           cls,
@@ -68,7 +68,7 @@ OpCase layernorm_case(Context& ctx, const OpShape& o) {
 
 VKF_OP_DESCRIPTOR(layernorm) {
   return {"layernorm", "y = LayerNorm(x + residual)·gamma + beta over rows (dtype: gamma, beta; residual)",
-          {"subgroup", "shared"}, {"WG", "ITEMS", "ALIGNED", "ROWS"}, {"m", "n"}, {cases::rows_shape(128, 768)},
+          {"subgroup", "shared"}, {"WG", "ITEMS", "ALIGNED", "ROWS", "SGS"}, {"m", "n"}, {cases::rows_shape(128, 768)},
           layernorm_case, nullptr, false, row_tiling_candidates};
 }
 

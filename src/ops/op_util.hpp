@@ -48,11 +48,17 @@ inline void require_weight(const Tensor* t, const char* op, const char* name, co
 
 inline uint32_t ceil_div(uint64_t a, uint64_t b) { return uint32_t((a + b - 1) / b); }
 
-/// A workgroup size near `want`, a multiple of the subgroup size, within the limits.
-inline uint32_t workgroup_size(const Capabilities& c, uint32_t want) {
+/// The subgroup size shaders will run with: the one a pipeline requires
+/// (`required`, the knob SGS), else the device's default.
+inline uint32_t subgroup_size(const Capabilities& c, uint32_t required = 0) {
+  return std::max(1u, required ? required : c.subgroup_size);
+}
+
+/// A workgroup size near `want`, a multiple of the subgroup size (subgroup_size()), within the limits.
+inline uint32_t workgroup_size(const Capabilities& c, uint32_t want, uint32_t required_subgroup = 0) {
   uint32_t limit = std::min(c.max_workgroup_invocations, c.max_workgroup_size[0]);
   uint32_t wg = std::min(want, limit);
-  uint32_t sg = std::max(1u, c.subgroup_size);
+  uint32_t sg = subgroup_size(c, required_subgroup);
   if (wg >= sg) wg = wg / sg * sg;
   return std::max(1u, wg);
 }
@@ -60,24 +66,27 @@ inline uint32_t workgroup_size(const Capabilities& c, uint32_t want) {
 /// How a row-wise normalization (layernorm, rmsnorm) covers its rows: `wg`
 /// invocations hold `items` vec4 each of a row in registers (items 1 and a
 /// row longer than wg vec4: the shader streams it instead), a workgroup takes
-/// `rows` rows in turn.
+/// `rows` rows in turn; `sgs` is the subgroup size its pipeline requires (0:
+/// the driver's choice).
 /// vec4 units one invocation of a row-wise op keeps in registers at most; longer rows stream.
 constexpr uint32_t kRowMaxItems = 32;
 
 struct RowTiling {
   uint32_t wg, items, aligned, rows, d4;
+  uint32_t sgs = 0;
 };
-inline RowTiling row_tiling(const Capabilities& caps, uint64_t d, uint64_t rows) {
+/// `required_subgroup`: sizes round to it instead of the device's default subgroup.
+inline RowTiling row_tiling(const Capabilities& caps, uint64_t d, uint64_t rows, uint32_t required_subgroup = 0) {
   // Lavapipe runs a workgroup on one core and pays per barrier and per
   // invocation switch: few invocations with many elements each. GPUs want
   // wide workgroups with a couple of vec4 per invocation.
   const uint64_t d4 = (d + 3) / 4;
   const bool cpu = caps.device_type == "cpu";
   const uint32_t target = cpu ? 24 : 2;
-  const uint32_t sg = std::max(1u, caps.subgroup_size);
+  const uint32_t sg = subgroup_size(caps, required_subgroup);
   const uint32_t want = ceil_div(ceil_div(d4, target), sg) * sg;
   RowTiling t;
-  t.wg = workgroup_size(caps, std::max(sg, std::min(want, cpu ? 64u : 256u)));
+  t.wg = workgroup_size(caps, std::max(sg, std::min(want, cpu ? 64u : 256u)), required_subgroup);
   t.items = ceil_div(d4, t.wg);
   if (t.items > kRowMaxItems) t.items = 1;  // streaming: the shader re-reads x in each pass
   t.aligned = d % 4 == 0;

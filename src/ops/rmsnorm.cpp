@@ -18,14 +18,15 @@ OpInfo rmsnorm(Recorder& rec, const RmsNormArgs& a) {
   const std::string variant = sub ? "subgroup" : "shared";
   const bool f16 = a.gamma->dtype() == DType::F16;
 
-  const RowTiling t = tuned_row_tiling(caps, d, rows, tc, op);
-  const Pipeline& p = r.pipeline("rmsnorm_" + variant + (f16 ? "_f16" : "_f32"), {t.wg, t.items, t.aligned, t.rows});
+  const RowTiling t = tuned_row_tiling(caps, d, rows, tc, op, sub);
+  const Pipeline& p =
+      r.pipeline("rmsnorm_" + variant + (f16 ? "_f16" : "_f32"), {t.wg, t.items, t.aligned, t.rows}, t.sgs);
   const RmsnormPush push{uint32_t(rows), uint32_t(d), uint32_t(t.d4), a.eps};
   r.dispatch(p, {{a.x, false}, {a.gamma, false}, {a.y, true}}, push, r.fold(ceil_div(rows, t.rows)),
              "rmsnorm/" + variant);
   return {op,
           variant,
-          {{"WG", t.wg}, {"ITEMS", t.items}, {"ALIGNED", t.aligned}, {"ROWS", t.rows}},
+          row_tiling_spec(t),
           double(n) * 4,
           double(n) * 4 * 2 + double(dtype_size(a.gamma->dtype())) * double(d),
           cls,
@@ -51,7 +52,7 @@ OpCase rmsnorm_case(Context& ctx, const OpShape& o) {
 
 VKF_OP_DESCRIPTOR(rmsnorm) {
   return {"rmsnorm", "y = x / sqrt(mean(x²) + eps)·gamma over rows, as T5 (dtype: gamma)", {"subgroup", "shared"},
-          {"WG", "ITEMS", "ALIGNED", "ROWS"}, {"m", "n"}, {cases::rows_shape(128, 768)}, rmsnorm_case,
+          {"WG", "ITEMS", "ALIGNED", "ROWS", "SGS"}, {"m", "n"}, {cases::rows_shape(128, 768)}, rmsnorm_case,
           nullptr, false, row_tiling_candidates};
 }
 

@@ -51,11 +51,35 @@ inline std::string rows_class(uint64_t rows, uint64_t d, DType weights) {
   return "m=" + std::to_string(size_class(rows)) + ",n=" + std::to_string(d) + ",dtype=" + dtype_name(weights);
 }
 
-/// row_tiling() with a tuned configuration's WG, ITEMS and ROWS over it.
+/// The subgroup size a tuned configuration requires (knob SGS), 0 when it sets
+/// none: the driver chooses. Only variants with subgroup operations take it.
+/// @throws vkf::Error naming the op and the configuration when the variant
+/// has no subgroup operations or the device cannot require that size for a
+/// workgroup of `wg` (subgroup_size_problem()).
+uint32_t tuned_subgroup_size(const Capabilities& caps, const TunedConfig* t, bool subgroup_variant, uint32_t wg,
+                             const char* op);
+/// Appends to `cands`, after them, a copy of each configuration of a subgroup
+/// variant (its name says "subgroup") with each subgroup size worth requiring
+/// at its WG: powers of two in [min, max] up to WG (a larger subgroup leaves
+/// lanes idle) that fit maxComputeWorkgroupSubgroups. None when the device has
+/// no size control or a single size (lavapipe 8, SwiftShader 4): then the
+/// driver's size is the only one, and the search stays as long as before.
+void add_subgroup_sizes(const Capabilities& caps, std::vector<TunedConfig>& cands);
+
+/// row_tiling() with a tuned configuration's WG, ITEMS, ROWS and, for the
+/// subgroup variant, SGS over it.
 /// @throws vkf::Error naming the op when they do not fit the row or the device.
-RowTiling tuned_row_tiling(const Capabilities& caps, uint64_t d, uint64_t rows, const TunedConfig* t, const char* op);
+RowTiling tuned_row_tiling(const Capabilities& caps, uint64_t d, uint64_t rows, const TunedConfig* t, const char* op,
+                           bool subgroup_variant);
+/// What a row-wise op reports dispatching (OpInfo::spec): WG ITEMS ALIGNED ROWS, and SGS when required.
+inline std::vector<std::pair<std::string, uint32_t>> row_tiling_spec(const RowTiling& t) {
+  std::vector<std::pair<std::string, uint32_t>> s = {{"WG", t.wg}, {"ITEMS", t.items}, {"ALIGNED", t.aligned},
+                                                     {"ROWS", t.rows}};
+  if (t.sgs) s.emplace_back("SGS", t.sgs);
+  return s;
+}
 /// What the tuner tries for layernorm and rmsnorm: both variants × workgroup
-/// sizes × rows per workgroup.
+/// sizes × rows per workgroup (× subgroup sizes, add_subgroup_sizes()).
 std::vector<TunedConfig> row_tiling_candidates(const Capabilities& caps, const OpShape& s);
 
 }  // namespace vkf

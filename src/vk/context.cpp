@@ -44,17 +44,6 @@ uint64_t memory_limit(const ContextOptions& o) {
   return v;
 }
 
-bool has_device_extension(VkPhysicalDevice phys, const char* name) {
-  uint32_t n = 0;
-  if (vkEnumerateDeviceExtensionProperties(phys, nullptr, &n, nullptr) != VK_SUCCESS) return false;
-  std::vector<VkExtensionProperties> e(n);
-  // VK_INCOMPLETE only if the list grew in between: what was read is still valid.
-  if (vkEnumerateDeviceExtensionProperties(phys, nullptr, &n, e.data()) < 0) return false;
-  for (uint32_t i = 0; i < n; ++i)
-    if (std::strcmp(e[i].extensionName, name) == 0) return true;
-  return false;
-}
-
 uint32_t compute_queue_family(VkPhysicalDevice phys) {
   uint32_t n = 0;
   vkGetPhysicalDeviceQueueFamilyProperties(phys, &n, nullptr);
@@ -86,7 +75,7 @@ std::vector<DeviceDescription> list_devices() {
   try {
     auto devs = devices_in_preference_order(h.instance);
     for (uint32_t i = 0; i < devs.size(); ++i) {
-      Capabilities c = query_capabilities(devs[i]);
+      Capabilities c = query_capabilities(devs[i], h.api_version);
       out.push_back({i, c.device_name, c.device_type, c.driver_name, c});
     }
   } catch (...) {
@@ -111,14 +100,19 @@ Context::Context(const ContextOptions& options) : impl_(std::make_unique<Impl>()
   try {
     uint32_t index = 0;
     s.phys = select_device(s.inst.instance, selector, &index);
-    s.caps = query_capabilities(s.phys);
+    s.caps = query_capabilities(s.phys, s.inst.api_version);
     apply_profile(profile, s.caps);
     s.queue_family = compute_queue_family(s.phys);
 
     // Enable only what the kernels use and the profile allows: 16-bit storage
-    // for fp16 tensors (so the validation layer flags an fp16 shader under no-fp16).
+    // for fp16 tensors (so the validation layer flags an fp16 shader under no-fp16),
+    // subgroup size control for the SGS knob (the extension below Vulkan 1.3).
     VkPhysicalDeviceVulkan11Features f11{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES};
     f11.storageBuffer16BitAccess = s.caps.storage_16bit;
+    VkPhysicalDeviceSubgroupSizeControlFeatures fsc{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_FEATURES};
+    fsc.subgroupSizeControl = s.caps.subgroup_size_control;
+    fsc.computeFullSubgroups = s.caps.compute_full_subgroups;
+    if (s.caps.subgroup_size_control) f11.pNext = &fsc;
     VkPhysicalDeviceFeatures2 f2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
     f2.pNext = &f11;
     float prio = 1.0f;
@@ -130,6 +124,8 @@ Context::Context(const ContextOptions& options) : impl_(std::make_unique<Impl>()
     std::vector<const char*> exts;
     s.memory_budget = has_device_extension(s.phys, VK_EXT_MEMORY_BUDGET_EXTENSION_NAME);
     if (s.memory_budget) exts.push_back(VK_EXT_MEMORY_BUDGET_EXTENSION_NAME);
+    if (s.caps.subgroup_size_control && !core_1_3(s.inst.api_version, s.caps.api_version))
+      exts.push_back(VK_EXT_SUBGROUP_SIZE_CONTROL_EXTENSION_NAME);
     VkDeviceCreateInfo dci{VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO};
     dci.pNext = &f2;
     dci.queueCreateInfoCount = 1;
@@ -187,9 +183,11 @@ Context::Context(const HostVulkan& host, const ContextOptions& options)
   s.device = host.device;
   s.queue = host.queue;
   s.queue_family = host.queue_family_index;
-  s.caps = query_capabilities(s.phys);
-  // Only what the host enabled may be used.
+  s.caps = query_capabilities(s.phys, VK_API_VERSION_1_2);  // the host's instance may be 1.2
+  // Only what the host enabled may be used. Nothing says whether it enabled
+  // subgroupSizeControl, so pipelines never require a subgroup size there.
   s.caps.storage_16bit = s.caps.storage_16bit && host.storage_buffer_16bit_access;
+  s.caps.subgroup_size_control = s.caps.compute_full_subgroups = false;
   apply_profile(profile, s.caps);
   s.caps.timestamps = s.caps.timestamps && q[s.queue_family].timestampValidBits > 0;
   s.memory_budget = std::find(host.device_extensions.begin(), host.device_extensions.end(),

@@ -3,6 +3,7 @@
 
 #include <vulkan/vulkan.h>
 
+#include <algorithm>
 #include <atomic>
 #include <memory>
 #include <map>
@@ -25,6 +26,7 @@ struct InstanceHandles {
   VkInstance instance = VK_NULL_HANDLE;
   VkDebugUtilsMessengerEXT messenger = VK_NULL_HANDLE;
   bool validation = false;
+  uint32_t api_version = VK_API_VERSION_1_2;  ///< VkApplicationInfo::apiVersion
 };
 /// Counts and logs what the validation layer says.
 struct ValidationLog {
@@ -38,7 +40,15 @@ void destroy_instance(InstanceHandles& h);
 /// Device choice and capabilities (device.cpp).
 std::vector<VkPhysicalDevice> devices_in_preference_order(VkInstance instance);
 VkPhysicalDevice select_device(VkInstance instance, const std::string& selector, uint32_t* index);
-Capabilities query_capabilities(VkPhysicalDevice phys);
+/// `instance_api`: the instance's apiVersion; Vulkan 1.3 structures are core
+/// when both it and the device's version reach 1.3, else they need the extension.
+Capabilities query_capabilities(VkPhysicalDevice phys, uint32_t instance_api = VK_API_VERSION_1_2);
+/// Whether the device offers the extension `name`.
+bool has_device_extension(VkPhysicalDevice phys, const char* name);
+/// Whether a device at `device_api` on an instance at `instance_api` has Vulkan 1.3 as core.
+inline bool core_1_3(uint32_t instance_api, uint32_t device_api) {
+  return std::min(instance_api, device_api) >= VK_API_VERSION_1_3;
+}
 std::string device_type_name(VkPhysicalDeviceType t);
 
 /// Capability profiles (profile.cpp): the effective profile of the options

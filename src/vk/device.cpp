@@ -37,6 +37,17 @@ bool has_compute_queue(VkPhysicalDevice d) {
 
 }  // namespace
 
+bool has_device_extension(VkPhysicalDevice phys, const char* name) {
+  uint32_t n = 0;
+  if (vkEnumerateDeviceExtensionProperties(phys, nullptr, &n, nullptr) != VK_SUCCESS) return false;
+  std::vector<VkExtensionProperties> e(n);
+  // VK_INCOMPLETE only if the list grew in between: what was read is still valid.
+  if (vkEnumerateDeviceExtensionProperties(phys, nullptr, &n, e.data()) < 0) return false;
+  for (uint32_t i = 0; i < n; ++i)
+    if (std::strcmp(e[i].extensionName, name) == 0) return true;
+  return false;
+}
+
 std::string device_type_name(VkPhysicalDeviceType t) {
   switch (t) {
     case VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU: return "discrete";
@@ -102,11 +113,19 @@ VkPhysicalDevice select_device(VkInstance instance, const std::string& selector,
   throw Error("no device name contains \"" + selector + "\"; devices are " + names);
 }
 
-Capabilities query_capabilities(VkPhysicalDevice phys) {
+Capabilities query_capabilities(VkPhysicalDevice phys, uint32_t instance_api) {
   Capabilities c;
+  VkPhysicalDeviceProperties basic;
+  vkGetPhysicalDeviceProperties(phys, &basic);
+  // Subgroup size control: core in 1.3 (same structures), else the extension;
+  // its structures may only be chained when one of the two applies.
+  const bool size_control = core_1_3(instance_api, basic.apiVersion) ||
+                            has_device_extension(phys, VK_EXT_SUBGROUP_SIZE_CONTROL_EXTENSION_NAME);
+  VkPhysicalDeviceSubgroupSizeControlProperties ssc{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_PROPERTIES};
   VkPhysicalDeviceSubgroupProperties sub{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES};
   VkPhysicalDeviceDriverProperties drv{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_DRIVER_PROPERTIES};
   sub.pNext = &drv;
+  if (size_control) drv.pNext = &ssc;
   VkPhysicalDeviceProperties2 p2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2};
   p2.pNext = &sub;
   vkGetPhysicalDeviceProperties2(phys, &p2);
@@ -127,6 +146,9 @@ Capabilities query_capabilities(VkPhysicalDevice phys) {
   bool compute = sub.supportedStages & VK_SHADER_STAGE_COMPUTE_BIT;
   c.subgroup_arithmetic = compute && (sub.supportedOperations & VK_SUBGROUP_FEATURE_ARITHMETIC_BIT);
   c.subgroup_shuffle = compute && (sub.supportedOperations & VK_SUBGROUP_FEATURE_SHUFFLE_BIT);
+  c.min_subgroup_size = size_control ? std::max(1u, ssc.minSubgroupSize) : c.subgroup_size;
+  c.max_subgroup_size = size_control ? std::max(c.min_subgroup_size, ssc.maxSubgroupSize) : c.subgroup_size;
+  c.max_workgroup_subgroups = size_control ? ssc.maxComputeWorkgroupSubgroups : 0;
   c.max_shared_memory = l.maxComputeSharedMemorySize;
   c.max_workgroup_invocations = l.maxComputeWorkGroupInvocations;
   for (int i = 0; i < 3; ++i) {
@@ -150,10 +172,15 @@ Capabilities query_capabilities(VkPhysicalDevice phys) {
   VkPhysicalDeviceVulkan11Features f11{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES};
   VkPhysicalDeviceVulkan12Features f12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
   f11.pNext = &f12;
+  VkPhysicalDeviceSubgroupSizeControlFeatures fsc{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_FEATURES};
+  if (size_control) f12.pNext = &fsc;
   VkPhysicalDeviceFeatures2 f2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
   f2.pNext = &f11;
   vkGetPhysicalDeviceFeatures2(phys, &f2);
   c.storage_16bit = f11.storageBuffer16BitAccess;
+  c.subgroup_size_control = size_control && fsc.subgroupSizeControl &&
+                            (ssc.requiredSubgroupSizeStages & VK_SHADER_STAGE_COMPUTE_BIT) && c.max_workgroup_subgroups > 0;
+  c.compute_full_subgroups = c.subgroup_size_control && fsc.computeFullSubgroups;
   c.shader_float16 = f12.shaderFloat16;
   c.f16_packed = true;  // unpackHalf2x16 is core SPIR-V (GLSL.std.450)
 

@@ -1,4 +1,4 @@
-// Instance creation: Vulkan 1.2, and with validation on, the Khronos layer with
+// Instance creation: Vulkan 1.3 when the loader has it (else 1.2), and with validation on, the Khronos layer with
 // synchronization validation plus a messenger that logs and counts messages.
 #include <cstdio>
 #include <cstring>
@@ -52,7 +52,13 @@ InstanceHandles create_instance(bool validation, ValidationLog* log) {
   VkApplicationInfo app{VK_STRUCTURE_TYPE_APPLICATION_INFO};
   app.pApplicationName = "vkformer";
   app.pEngineName = "vkformer";
-  app.apiVersion = VK_API_VERSION_1_2;
+  // 1.3 where the loader allows it, so that a 1.3 device's core features
+  // (subgroup size control) are usable; devices are still required to have 1.2
+  // only, and each is used at min(this, its own version).
+  uint32_t loader = VK_API_VERSION_1_0;
+  if (vkEnumerateInstanceVersion(&loader) != VK_SUCCESS) loader = VK_API_VERSION_1_0;
+  app.apiVersion = loader >= VK_API_VERSION_1_3 ? VK_API_VERSION_1_3 : VK_API_VERSION_1_2;
+  h.api_version = app.apiVersion;
 
   std::vector<const char*> layers, exts;
   if (validation) {

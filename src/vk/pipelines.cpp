@@ -46,6 +46,21 @@ bool header_matches(const std::vector<char>& data, const Capabilities& caps) {
 
 }  // namespace
 
+std::string subgroup_size_problem(const Capabilities& c, uint32_t size, uint32_t workgroup) {
+  const std::string range = std::to_string(c.min_subgroup_size) + ".." + std::to_string(c.max_subgroup_size);
+  if (!c.subgroup_size_control)
+    return "subgroup size " + std::to_string(size) + " was required, but the device (profile " + c.profile +
+           ") offers no subgroup size control for compute (VK_EXT_subgroup_size_control or Vulkan 1.3; never on a "
+           "host application's device); its subgroups are " + range;
+  if (size < c.min_subgroup_size || size > c.max_subgroup_size || (size & (size - 1)) != 0)
+    return "subgroup size " + std::to_string(size) + " is not a power of two within the device's " + range;
+  if (uint64_t(workgroup) > uint64_t(size) * c.max_workgroup_subgroups)
+    return "a workgroup of " + std::to_string(workgroup) + " invocations needs more subgroups of " +
+           std::to_string(size) + " than maxComputeWorkgroupSubgroups (" + std::to_string(c.max_workgroup_subgroups) +
+           ")";
+  return "";
+}
+
 Pipelines::Pipelines(VkDevice device, const Capabilities& caps, const std::string& cache_dir,
                      const VkAllocationCallbacks* alloc)
     : device_(device), alloc_(alloc), caps_(caps) {
@@ -145,7 +160,8 @@ VkShaderModule Pipelines::module(const std::string& shader) {
   return modules_[shader] = m;
 }
 
-void Pipelines::check_limits(const std::string& shader, const std::vector<uint32_t>& spec, Pipeline& p) {
+void Pipelines::check_limits(const std::string& shader, const std::vector<uint32_t>& spec, uint32_t subgroup_size,
+                             Pipeline& p) {
   const std::string where = "internal: shader " + shader + " under profile " + caps_.profile + ": ";
   // Variants are named for what they use (see src/ops/ops.cmake).
   if (!caps_.subgroup_arithmetic && shader.find("subgroup") != std::string::npos)
@@ -158,6 +174,12 @@ void Pipelines::check_limits(const std::string& shader, const std::vector<uint32
   if (p.workgroup_size == 0 || p.workgroup_size > wg_limit)
     throw Error(where + "workgroup size " + std::to_string(p.workgroup_size) + " is outside 1.." +
                 std::to_string(wg_limit));
+  if (subgroup_size) {
+    const std::string problem = subgroup_size_problem(caps_, subgroup_size, p.workgroup_size);
+    if (!problem.empty()) throw Error(where + problem);
+    p.subgroup_size = subgroup_size;
+    p.full_subgroups = caps_.compute_full_subgroups && p.workgroup_size % subgroup_size == 0;
+  }
   const SpirvBlob& b = blob(shader);
   p.shared_bytes = spirv_shared_bytes(b.words, b.count, spec);
   if (p.shared_bytes && *p.shared_bytes > caps_.max_shared_memory)
@@ -165,7 +187,8 @@ void Pipelines::check_limits(const std::string& shader, const std::vector<uint32
                 std::to_string(caps_.max_shared_memory));
 }
 
-const Pipeline& Pipelines::get(const std::string& requested, const std::vector<uint32_t>& spec) {
+const Pipeline& Pipelines::get(const std::string& requested, const std::vector<uint32_t>& spec,
+                               uint32_t subgroup_size) {
   // Without 16-bit storage an f16 variant runs as its *_packed twin (cmake/ops.cmake),
   // which reads the same fp16 bytes as 32-bit words: ops name the f16 variant only.
   const bool packed = !caps_.storage_16bit && caps_.f16_packed && requested.find("f16") != std::string::npos &&
@@ -174,6 +197,7 @@ const Pipeline& Pipelines::get(const std::string& requested, const std::vector<u
   std::lock_guard<std::mutex> lock(mu_);
   std::string key = shader;
   for (uint32_t v : spec) key += "|" + std::to_string(v);
+  if (subgroup_size) key += "|sgs=" + std::to_string(subgroup_size);
   auto found = pipelines_.find(key);
   if (found != pipelines_.end()) return *found->second;
 
@@ -187,7 +211,7 @@ const Pipeline& Pipelines::get(const std::string& requested, const std::vector<u
                 std::to_string(caps_.max_push_constants_size));
 
   auto p = std::make_unique<Pipeline>();
-  check_limits(shader, spec, *p);
+  check_limits(shader, spec, subgroup_size, *p);
 
   auto& lay = layouts_[{iface.texel, push_size}];
   if (!lay.first) {
@@ -218,6 +242,11 @@ const Pipeline& Pipelines::get(const std::string& requested, const std::vector<u
   ci.stage.module = module(shader);
   ci.stage.pName = "main";
   ci.stage.pSpecializationInfo = spec.empty() ? nullptr : &si;
+  VkPipelineShaderStageRequiredSubgroupSizeCreateInfo required{
+      VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_REQUIRED_SUBGROUP_SIZE_CREATE_INFO};
+  required.requiredSubgroupSize = p->subgroup_size;
+  if (p->subgroup_size) ci.stage.pNext = &required;
+  if (p->full_subgroups) ci.stage.flags |= VK_PIPELINE_SHADER_STAGE_CREATE_REQUIRE_FULL_SUBGROUPS_BIT;
   ci.layout = lay.second;
 
   VKF_CHECK(vkCreateComputePipelines(device_, cache_, 1, &ci, alloc_, &p->pipeline));

@@ -27,8 +27,16 @@ struct Pipeline {
   std::string name;
   uint32_t workgroup_size = 0;  ///< specialization constant 0 (local_size_x_id)
   std::optional<uint64_t> shared_bytes;  ///< declared Workgroup memory, when it could be read
-
+  uint32_t subgroup_size = 0;  ///< the subgroup size it requires; 0: the driver's choice
+  bool full_subgroups = false; ///< created with REQUIRE_FULL_SUBGROUPS
 };
+
+/// Why a compute pipeline of `workgroup` invocations cannot require subgroups
+/// of `size` on a device with `caps`, or "" when it can: subgroup size control,
+/// a power of two within [min_subgroup_size, max_subgroup_size], at most
+/// max_workgroup_subgroups subgroups. Ops check tuned sizes with it, and
+/// Pipelines::get checks every pipeline.
+std::string subgroup_size_problem(const Capabilities& caps, uint32_t size, uint32_t workgroup);
 
 class Pipelines {
  public:
@@ -39,8 +47,10 @@ class Pipelines {
   /// The pipeline of shader `shader` with specialization constants 0..n-1 set
   /// to `spec`. Its layout (storage buffers, push constants) is the one the
   /// shader declares (spirv_interface()). An f16 shader runs as its *_packed
-  /// twin on a device without 16-bit storage.
-  const Pipeline& get(const std::string& shader, const std::vector<uint32_t>& spec);
+  /// twin on a device without 16-bit storage. `subgroup_size` non-zero: the
+  /// pipeline requires that subgroup size (VK_EXT_subgroup_size_control), and
+  /// full subgroups when the device can and it divides the workgroup size.
+  const Pipeline& get(const std::string& shader, const std::vector<uint32_t>& spec, uint32_t subgroup_size = 0);
   void save();
   uint64_t created() const { return created_; }
   /// The on-disk cache file (keyed by pipeline-cache UUID and driver version);
@@ -55,7 +65,8 @@ class Pipelines {
   /// The embedded SPIR-V of a shader; throws when there is none.
   static const SpirvBlob& blob(const std::string& shader);
   /// Throws unless the variant stays within the (profile-clamped) capabilities.
-  void check_limits(const std::string& shader, const std::vector<uint32_t>& spec, Pipeline& p);
+  void check_limits(const std::string& shader, const std::vector<uint32_t>& spec, uint32_t subgroup_size,
+                    Pipeline& p);
   /// The cache file's data when it is this device's; on a file that cannot be
   /// read, sets cache_warning_ and turns the cache off.
   std::vector<char> read_cache(const std::string& file, const Capabilities& caps);

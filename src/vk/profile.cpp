@@ -68,8 +68,10 @@ void apply_profile(const std::string& profile, Capabilities& c) {
       c.storage_16bit = c.shader_float16 = c.f16_packed = c.texel_f16 = false;
     } else if (p == "no-subgroup") {
       // The subgroup size stays: it is a property of the hardware that
-      // workgroup sizes still round to; only subgroup operations are off.
+      // workgroup sizes still round to; only subgroup operations are off, and
+      // with them the choice of their size.
       c.subgroup_arithmetic = c.subgroup_shuffle = false;
+      c.subgroup_size_control = c.compute_full_subgroups = false;
     } else if (p == "min") {
       // Vulkan's required minimums for compute (and the alignment's maximum),
       // except maxStorageBufferRange (2^27 required) lowered to 64 MiB so that
@@ -85,6 +87,8 @@ void apply_profile(const std::string& profile, Capabilities& c) {
       c.min_storage_buffer_offset_alignment = std::max<uint64_t>(c.min_storage_buffer_offset_alignment, 256);
       c.max_texel_buffer_elements = std::min<uint64_t>(c.max_texel_buffer_elements, 65536);
       c.min_texel_buffer_offset_alignment = std::max<uint64_t>(c.min_texel_buffer_offset_alignment, 256);
+      // Subgroup size control is optional in Vulkan 1.2, the version vkformer requires.
+      c.subgroup_size_control = c.compute_full_subgroups = false;
     }
     if (comma == std::string::npos) break;
     start = comma + 1;

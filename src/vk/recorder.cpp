@@ -47,13 +47,15 @@ Recorder::Impl::~Impl() {
   for (auto v : views_) vkDestroyBufferView(ctx.device, v, ctx.alloc);
 }
 
-const Pipeline& Recorder::Impl::pipeline(const std::string& shader, const std::vector<uint32_t>& spec) {
+const Pipeline& Recorder::Impl::pipeline(const std::string& shader, const std::vector<uint32_t>& spec,
+                                         uint32_t subgroup_size) {
   ctx.alive("pipeline " + shader);
   try {
-    return ctx.pipelines->get(shader, spec);
+    return ctx.pipelines->get(shader, spec, subgroup_size);
   } catch (const VulkanError& e) {
     std::string what = "creating the pipeline " + shader + " (specialization";
     for (uint32_t v : spec) what += " " + std::to_string(v);
+    if (subgroup_size) what += ", subgroup size " + std::to_string(subgroup_size);
     rethrow_with_context(e, what + ")");
   }
 }

@@ -40,8 +40,9 @@ struct Recorder::Impl {
 
   /// The pipeline for a shader variant (created on first use, then cached).
   /// Its bindings and push-constant size are the shader's own, read from its
-  /// SPIR-V (spirv_interface()).
-  const Pipeline& pipeline(const std::string& shader, const std::vector<uint32_t>& spec);
+  /// SPIR-V (spirv_interface()). `subgroup_size`: the one it requires (the
+  /// tuning knob SGS), 0 for the driver's choice.
+  const Pipeline& pipeline(const std::string& shader, const std::vector<uint32_t>& spec, uint32_t subgroup_size = 0);
   /// Records one dispatch: `uses` bound in order to bindings 0..n-1, `push`
   /// (the shader's struct from shaders/push/) as its push constants. Throws
   /// when their number or size is not what the shader declares. A barrier

@@ -88,6 +88,14 @@ int run_forward(const ContextOptions& ctx_opts, const ModelRunOptions& o) {
 
 namespace {
 
+// "subgroup 8 (sizes 8..8, size control yes, arithmetic yes)": the default size,
+// the range a pipeline may require, and whether it may (the tuning knob SGS).
+std::string subgroup_text(const Capabilities& c) {
+  return "subgroup " + std::to_string(c.subgroup_size) + " (sizes " + std::to_string(c.min_subgroup_size) + ".." +
+         std::to_string(c.max_subgroup_size) + ", size control " + (c.subgroup_size_control ? "yes" : "no") +
+         ", arithmetic " + (c.subgroup_arithmetic ? "yes" : "no") + ")";
+}
+
 // Whether a tuning database applies to the picked device, and what it holds.
 std::string tuning_line(const Context& ctx) {
   const TuningTable& t = tuning_table(ctx);
@@ -115,6 +123,8 @@ int run_devices(const ContextOptions& ctx_opts, bool json) {
       return nlohmann::json{
           {"subgroup_size", c.subgroup_size},
           {"subgroup_arithmetic", c.subgroup_arithmetic},
+          {"subgroup_size_range", {c.min_subgroup_size, c.max_subgroup_size}},
+          {"subgroup_size_control", c.subgroup_size_control},
           {"max_shared_memory", c.max_shared_memory},
           {"max_workgroup_invocations", c.max_workgroup_invocations},
           {"max_workgroup_count", {c.max_workgroup_count[0], c.max_workgroup_count[1], c.max_workgroup_count[2]}},
@@ -155,22 +165,18 @@ int run_devices(const ContextOptions& ctx_opts, bool json) {
     std::printf("%u: %s (%s, driver %s, Vulkan %u.%u)%s\n", d.index, d.name.c_str(), d.type.c_str(),
                 d.driver.c_str(), c.api_version >> 22, (c.api_version >> 12) & 0x3ff,
                 is_picked(d) ? "  <- picked" : "");
-    std::printf("   subgroup %u (arithmetic %s), shared memory %u KiB, max invocations %u, "
-                "max workgroups %u x %u x %u\n",
-                c.subgroup_size, c.subgroup_arithmetic ? "yes" : "no", c.max_shared_memory / 1024,
-                c.max_workgroup_invocations, c.max_workgroup_count[0], c.max_workgroup_count[1],
-                c.max_workgroup_count[2]);
+    std::printf("   %s, shared memory %u KiB, max invocations %u, max workgroups %u x %u x %u\n",
+                subgroup_text(c).c_str(), c.max_shared_memory / 1024, c.max_workgroup_invocations,
+                c.max_workgroup_count[0], c.max_workgroup_count[1], c.max_workgroup_count[2]);
     std::printf("   maxStorageBufferRange %llu MiB, fp16 storage %s, timestamps %s, "
                 "device-local memory %llu MiB\n",
                 (unsigned long long)(c.max_storage_buffer_range >> 20), c.f16_storage(),
                 c.timestamps ? "yes" : "no", (unsigned long long)(c.device_local_bytes >> 20));
   }
   std::printf("profile %s: the picked device as the engine uses it\n", c.profile.c_str());
-  std::printf("   subgroup %u (arithmetic %s), shared memory %u KiB, max invocations %u, "
-              "max workgroups %u x %u x %u\n",
-              c.subgroup_size, c.subgroup_arithmetic ? "yes" : "no", c.max_shared_memory / 1024,
-              c.max_workgroup_invocations, c.max_workgroup_count[0], c.max_workgroup_count[1],
-              c.max_workgroup_count[2]);
+  std::printf("   %s, shared memory %u KiB, max invocations %u, max workgroups %u x %u x %u\n",
+              subgroup_text(c).c_str(), c.max_shared_memory / 1024, c.max_workgroup_invocations,
+              c.max_workgroup_count[0], c.max_workgroup_count[1], c.max_workgroup_count[2]);
   std::printf("   maxStorageBufferRange %llu MiB, minStorageBufferOffsetAlignment %llu, fp16 storage %s\n",
               (unsigned long long)(c.max_storage_buffer_range >> 20),
               (unsigned long long)c.min_storage_buffer_offset_alignment, c.f16_storage());

@@ -38,12 +38,14 @@ struct Trial {
   OpInfo info;  ///< what the op dispatched: its variant and knobs
 };
 
-/// Whether `cand` is the configuration the engine picked anyway.
+/// Whether `cand` is the configuration the engine picked anyway. A knob the
+/// pick does not report (SGS, reported only when required) differs from it.
 bool same_as(const TunedConfig& cand, const OpInfo& picked) {
   if (!cand.variant.empty() && cand.variant != picked.variant) return false;
-  for (const auto& [name, value] : cand.knobs)
-    for (const auto& [n, v] : picked.spec)
-      if (n == name && v != value) return false;
+  for (const auto& [name, value] : cand.knobs) {
+    auto it = std::find_if(picked.spec.begin(), picked.spec.end(), [&](const auto& kv) { return kv.first == name; });
+    if (it == picked.spec.end() || it->second != value) return false;
+  }
   return true;
 }
 
