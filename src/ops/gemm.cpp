@@ -214,14 +214,18 @@ OpInfo gemm(Recorder& rec, const GemmArgs& a) {
       require(texel_ok(d, a, caps), kOp,
               "variant " + variant + " needs X and W readable as texel buffers (formats, maxTexelBufferElements, "
               "a host buffer's usage, one binding each); use blocked");
-    const uint32_t sg = std::max(1u, caps.subgroup_size);
+    const uint32_t sg = subgroup_size(caps, tc ? tc->knob("SGS", 0) : 0);
     if (bcast) require(caps.subgroup_shuffle, kOp, "variant broadcast needs subgroup shuffles; use texel");
     Tiles t = bcast                          ? broadcast_tiles(d.M, sg)
               : variant == "blocked" || texel ? blocked_tiles(d.M)
                                               : staged_tiles(caps, variant == "tiled_small");
     if (tc) t = {tc->knob("BM", t.bm), tc->knob("BN", t.bn), tc->knob("BK", t.bk), tc->knob("TM", t.tm),
                  tc->knob("TN", t.tn), t.staged};
-    tuned_subgroup_size(caps, tc, false, t.wg(), kOp);  // refuses an SGS: these have no subgroup operations
+    // Only broadcast has subgroup operations, so only it takes an SGS. Where the
+    // device can require a size, it runs with full subgroups of the size its
+    // rows are shared by (SG); elsewhere the shader checks gl_SubgroupSize.
+    sgs = tuned_subgroup_size(caps, tc, bcast, t.wg(), kOp);
+    if (bcast && !sgs && caps.subgroup_size_control && subgroup_size_problem(caps, sg, t.wg()).empty()) sgs = sg;
     require(t.tm >= 1 && t.tn >= 1 && t.bm % t.tm == 0 && t.bn % t.tn == 0 && t.bk >= 4 && t.bk % 4 == 0 &&
                 t.wg() >= 1 && t.wg() <= std::min(caps.max_workgroup_invocations, caps.max_workgroup_size[0]) &&
                 t.shared_bytes() <= caps.max_shared_memory,
@@ -236,6 +240,7 @@ OpInfo gemm(Recorder& rec, const GemmArgs& a) {
     spec = {t.wg(), t.bm, t.bn, t.bk, t.tm, t.tn, vec4, t.staged, sg};
     info.spec = {{"WG", t.wg()}, {"BM", t.bm}, {"BN", t.bn},     {"BK", t.bk},
                  {"TM", t.tm},   {"TN", t.tn}, {"VEC4", vec4}, {"STAGED", t.staged}};
+    if (sgs) info.spec.emplace_back("SGS", sgs);
     tile_m = t.bm;
     tile_n = t.bn;
   }
