@@ -7,6 +7,8 @@
 
 #ifdef VKF_HAVE_OPENBLAS
 #include <cblas.h>
+// OpenBLAS's own: stops its worker threads (the next call starts them again).
+extern "C" int blas_thread_shutdown_(void);
 #endif
 
 #include "usage_error.hpp"
@@ -56,6 +58,10 @@ double openblas_ms(const KernelOptions& o) {
     auto t1 = std::chrono::steady_clock::now();
     if (i >= o.warmup) t.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
   }
+  // After a call OpenBLAS's workers spin, waiting for the next one, and hold a
+  // core for a while: on 2 cores the Vulkan kernel timed next then ran at half
+  // speed, now and then (the "two levels" of issue 15). Stop them.
+  blas_thread_shutdown_();
   return median(t);
 #else
   (void)o;
