@@ -130,7 +130,7 @@ build-asan: deps $(ASAN_BUILD)/CMakeCache.txt
 # the SwiftShader leg (the same host code again, with other limits; the normal suite runs them).
 test-asan: build-asan hf-test-models
 	cd $(ASAN_BUILD) && $(ASAN_ENV) VKF_HF_MODELS=$(abspath $(HF_TEST_MODELS)) VKFORMER_VALIDATION=1 \
-	  ctest --output-on-failure -j $(JOBS) --timeout 900 -E '^package_consumer$$' -LE 'profiles|swiftshader'
+	  ctest --output-on-failure -j $(JOBS) --timeout 1500 -E '^package_consumer$$' -LE 'profiles|swiftshader'
 
 # libFuzzer targets (tests/fuzz/fuzz_*.cpp), FUZZ_SECONDS each; a crash fails and
 # leaves its reproducer in $(FUZZ_BUILD)/artifacts/<name>/.

@@ -79,6 +79,13 @@ with tempfile.TemporaryDirectory() as tmp:
     assert [x["tuning"] for x in rows] == ["default", "tuned", "default", "no entry"], [x["tuning"] for x in rows]
     assert rows[1]["spec"]["BM"] == 32 and rows[1]["speedup_vs_default"] > 0 and rows[0]["spec"] != rows[1]["spec"]
     assert all(x["passed"] for x in rows), rows
+    # compare reads the database VKFORMER_TUNING names, as every other command does.
+    named = os.path.join(tmp, "named.json")
+    os.replace(auto_db, named)
+    out = run(["bench", "ops", "--op", "gemm", "--shape", "64x48x64", "--tuning", "compare", "--repeat", "2"],
+              {**env, "VKFORMER_TUNING": named}).stdout
+    assert f"tuning database: {named} (1 entries" in out and "(tuned)" in out, out
+    os.replace(named, auto_db)
 
     # 3. An entry that cannot run is an error naming it, not a silent fallback.
     entry["knobs"]["BM"] = 30  # not a multiple of TM

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <random>
 
 #ifdef VKF_HAVE_OPENBLAS
@@ -142,7 +143,12 @@ int run_bench_ops(const ContextOptions& ctx_opts, const BenchOpsOptions& o) {
   if (o.compare_tuning && !o.base.variant.empty())
     throw UsageError("--tuning compare times the engine's own pick: leave out --variant");
   ContextOptions opts = ctx_opts;
-  if (o.compare_tuning) opts.tuning = "auto";
+  // compare: the database VKFORMER_TUNING names, else the cache directory's.
+  if (o.compare_tuning) {
+    const char* env = std::getenv("VKFORMER_TUNING");
+    const std::string e = env ? env : "";
+    opts.tuning = e.empty() || e == "off" || e == "compare" ? "auto" : e;
+  }
   Context ctx(opts);
   if (o.compare_tuning)
     std::printf("tuning database: %s (%zu entries for this device)\n", tuning_table(ctx).path.c_str(),
