@@ -12,6 +12,7 @@
 
 #include "io/read_file.hpp"
 #include "vk/context_impl.hpp"
+#include "vk/tuning_hooks.hpp"
 
 namespace vkf {
 namespace {
@@ -174,14 +175,13 @@ void store_tuning(const std::string& path, const Capabilities& caps, const Tunin
 
 // ---- the context's side ----
 
-namespace {
-
-// ContextOptions::tuning, else VKFORMER_TUNING, else "auto".
-std::string tuning_choice(const ContextOptions& o) {
-  if (!o.tuning.empty()) return o.tuning;
+std::string tuning_choice(const std::string& given) {
+  if (!given.empty()) return given;
   if (const char* e = std::getenv("VKFORMER_TUNING"); e && *e) return e;
   return "auto";
 }
+
+namespace {
 
 // "auto" is the user's own results, beside the pipeline cache; "off" is none.
 std::string file_for(const std::string& choice, const std::string& cache_file) {
@@ -198,7 +198,7 @@ std::string tuning_file(const Context& ctx, const std::string& choice) {
 }
 
 void Context::Impl::load_tuning_table() {
-  const std::string path = file_for(tuning_choice(options), pipelines->cache_file());
+  const std::string path = file_for(tuning_choice(options.tuning), pipelines->cache_file());
   if (path.empty()) return;
   tuning = load_tuning(path, caps);
   if (!tuning.warning.empty())

@@ -11,6 +11,10 @@
 
 namespace vkf {
 
+/// The tuning choice in force: `given` (ContextOptions::tuning, --tuning),
+/// else VKFORMER_TUNING, else "auto" (src/vk/tuning.cpp).
+std::string tuning_choice(const std::string& given);
+
 /// While alive, `op` runs with `config` instead of the database's entry; an
 /// empty config means the engine's own rules. Not thread-safe: tools only.
 class ForcedTuning {

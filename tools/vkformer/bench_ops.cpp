@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <cstdlib>
 #include <random>
 
 #ifdef VKF_HAVE_OPENBLAS
@@ -145,9 +144,8 @@ int run_bench_ops(const ContextOptions& ctx_opts, const BenchOpsOptions& o) {
   ContextOptions opts = ctx_opts;
   // compare: the database VKFORMER_TUNING names, else the cache directory's.
   if (o.compare_tuning) {
-    const char* env = std::getenv("VKFORMER_TUNING");
-    const std::string e = env ? env : "";
-    opts.tuning = e.empty() || e == "off" || e == "compare" ? "auto" : e;
+    const std::string env = tuning_choice("");
+    opts.tuning = env == "off" || env == "compare" ? "auto" : env;
   }
   Context ctx(opts);
   if (o.compare_tuning)

@@ -190,8 +190,7 @@ int run_tune(const ContextOptions& ctx_opts, const TuneOptions& o) {
   if (!(o.budget_s > 0)) throw UsageError("--budget-s must be a positive number of seconds");
   // The search compares candidates with the engine's own rules, not with an earlier database.
   ContextOptions opts = ctx_opts;
-  const char* env = std::getenv("VKFORMER_TUNING");
-  std::string choice = !ctx_opts.tuning.empty() ? ctx_opts.tuning : env && *env ? env : "auto";
+  std::string choice = tuning_choice(ctx_opts.tuning);
   if (choice == "off") choice = "auto";  // off only means the search starts from the engine's rules
   opts.tuning = "off";
   auto ctx = std::make_unique<Context>(opts);
