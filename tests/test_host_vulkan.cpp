@@ -2,9 +2,11 @@
 // and queue; recording into the host's command buffer (way b) or submitting
 // with a fence the host waits on (way a); the host's buffers as tensors; and
 // two threads running two sessions on one context.
+#include <cstdio>
 #include <thread>
 
 #include "model_util.hpp"
+#include "vkformer/tuning.hpp"
 
 namespace vkf::test {
 namespace {
@@ -198,6 +200,32 @@ TEST(HostVulkan, NamesWhatTheHostLacks) {
                "the buffer has 1024");
   vkDestroyBuffer(app.device, buf, nullptr);
   vkFreeMemory(app.device, mem, nullptr);
+  EXPECT_EQ(app.log.count.load(), 0u) << app.log.last;
+}
+
+// The same GPU, tuned with subgroup size control, shares its tuning key with a
+// host application's device without it: entries that require a subgroup size
+// are left out there (the op would refuse them), the others still apply.
+TEST(HostVulkan, LeavesOutTunedSubgroupSizes) {
+  HostApp app;
+  const std::string path = ::testing::TempDir() + "host_tuning.json";
+  std::remove(path.c_str());
+  ContextOptions o;
+  o.verbose = false;
+  o.tuning = path;
+  {
+    Context probe(app.handles(), o);
+    TuningTable t;
+    t.best["layernorm"]["m=8,n=64,dtype=f32"] = {"subgroup", {{"WG", 8}, {"SGS", probe.caps().min_subgroup_size}}};
+    t.best["layernorm"]["m=16,n=64,dtype=f32"] = {"subgroup", {{"WG", 16}}};
+    store_tuning(path, probe.caps(), t);
+  }
+  Context ctx(app.handles(), o);
+  const TuningTable& t = tuning_table(ctx);
+  EXPECT_EQ(t.skipped_sgs, 1u);
+  EXPECT_EQ(t.find("layernorm", "m=8,n=64,dtype=f32"), nullptr);
+  ASSERT_NE(t.find("layernorm", "m=16,n=64,dtype=f32"), nullptr);
+  std::remove(path.c_str());
   EXPECT_EQ(app.log.count.load(), 0u) << app.log.last;
 }
 

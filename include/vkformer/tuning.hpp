@@ -44,6 +44,10 @@ std::string lavapipe_vector_width(const Capabilities& caps);
 struct TuningTable {
   std::string path;     ///< the file read ("" when tuning is off)
   std::string warning;  ///< why a file that exists was ignored ("" when it was read)
+  /// Entries left out because they require a subgroup size (knob SGS) this
+  /// device cannot require: the same GPU created without subgroup size
+  /// control (a host application's device) shares the tuned one's key.
+  size_t skipped_sgs = 0;
   /// op → shape class → best configuration.
   std::map<std::string, std::map<std::string, TunedConfig>> best;
   /// op → shape class → configurations that failed (wrong output, device lost).

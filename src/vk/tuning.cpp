@@ -12,6 +12,7 @@
 
 #include "io/read_file.hpp"
 #include "vk/context_impl.hpp"
+#include "vk/pipelines.hpp"
 #include "vk/tuning_hooks.hpp"
 
 namespace vkf {
@@ -116,7 +117,13 @@ TuningTable load_tuning(const std::string& path, const Capabilities& caps) {
         for (auto& [cls, e] : shapes.items()) {
           TunedConfig c = config_from(e);
           // An empty configuration records that the engine's own choice won: no entry to use.
-          if (!c.variant.empty() || !c.knobs.empty()) t.best[op][cls] = c;
+          if (c.variant.empty() && c.knobs.empty()) continue;
+          const uint32_t sgs = c.knob("SGS", 0);
+          if (sgs && !subgroup_size_problem(caps, sgs, c.knob("WG", sgs)).empty()) {
+            ++t.skipped_sgs;  // the op would refuse it; its own rules apply instead
+            continue;
+          }
+          t.best[op][cls] = c;
         }
     if (dev.contains("unusable"))
       for (auto& [op, shapes] : dev.at("unusable").items())
@@ -124,6 +131,7 @@ TuningTable load_tuning(const std::string& path, const Capabilities& caps) {
   } catch (const std::exception& e) {  // nlohmann's errors and ours: the file is not used
     t.best.clear();
     t.unusable.clear();
+    t.skipped_sgs = 0;
     t.warning = std::string(e.what()).substr(0, 300);
   }
   return t;
@@ -204,6 +212,11 @@ void Context::Impl::load_tuning_table() {
   if (!tuning.warning.empty())
     std::fprintf(stderr, "vkformer: warning: ignoring the tuning database %s: %s\n", path.c_str(),
                  tuning.warning.c_str());
+  if (tuning.skipped_sgs)
+    std::fprintf(stderr,
+                 "vkformer: warning: %s: %zu tuned entries require a subgroup size this device cannot require "
+                 "(no subgroup size control); the engine's own choice is used for them\n",
+                 path.c_str(), tuning.skipped_sgs);
 }
 
 const TunedConfig* Context::Impl::tuned(const std::string& op, const std::string& shape_class) {
