@@ -169,15 +169,19 @@ int run_bench_ops(const ContextOptions& ctx_opts, const BenchOpsOptions& o) {
     double blas = -1;
     check_shape(ctx, k.resolved());  // before OpenBLAS allocates its copy
     if (k.op == "gemm" && have_openblas) blas = openblas_ms(k);
-    // --tuning compare: the engine's rules first (forced), then whatever the database says.
+    // --tuning compare: the engine's rules (forced) and whatever the database
+    // says, their runs interleaved.
     std::vector<std::pair<std::string, KernelResult>> results;
     if (o.compare_tuning) {
-      {
-        ForcedTuning rules(ctx, k.op, {});
-        results.emplace_back("default", run_kernel(ctx, k).at(0));
-      }
-      const KernelResult t = run_kernel(ctx, k).at(0);
-      results.emplace_back(t.tuned ? "tuned" : "no entry", t);
+      const auto both = run_kernel_side_by_side(
+          ctx, k,
+          {[&](Recorder& r, const OpCase& c) {
+             ForcedTuning rules(ctx, k.op, {});
+             return c.record(r, "");
+           },
+           [](Recorder& r, const OpCase& c) { return c.record(r, ""); }});
+      results.emplace_back("default", both.at(0));
+      results.emplace_back(both.at(1).tuned ? "tuned" : "no entry", both.at(1));
     } else {
       for (const auto& r : run_kernel(ctx, k)) results.emplace_back("", r);
     }

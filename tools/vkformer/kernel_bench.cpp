@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <memory>
 #include <unistd.h>
 
 #include "progress.hpp"
@@ -58,70 +59,110 @@ OpShape KernelOptions::resolved() const {
   return s;
 }
 
-std::vector<KernelResult> run_kernel(Context& ctx, const KernelOptions& o) {
+namespace {
+
+// One recorded configuration of a case and its timings.
+struct Timed {
+  std::unique_ptr<Recorder> rec;
+  OpInfo info;
+  std::vector<double> dev, wall;
+};
+
+// Warm-up, then timed runs of each configuration, alternating between them run
+// by run, so a slow spell of the machine falls on all of them alike.
+void time_runs(Context& ctx, std::vector<Timed>& ts, const KernelOptions& o) {
+  for (int i = 0; i < o.warmup + o.repeat; ++i)
+    for (Timed& t : ts) {
+      auto t0 = std::chrono::steady_clock::now();
+      ctx.submit(*t.rec);
+      auto t1 = std::chrono::steady_clock::now();
+      if (i < o.warmup) continue;
+      double ms = 0;
+      for (auto& tm : t.rec->timings()) ms += tm.ms;
+      t.dev.push_back(ms);
+      t.wall.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
+    }
+}
+
+// The result of a timed configuration, checked against the CPU reference
+// (the case's output is that of its last submission: `resubmit` when another
+// configuration ran after it).
+KernelResult result_of(Context& ctx, const OpCase& c, const std::string& op, Timed& t, const std::string& picked,
+                       const KernelOptions& o, bool resubmit) {
+  KernelResult r;
+  r.op = op;
+  r.variant = t.info.variant;
+  r.shape = c.shape;
+  r.spec_values = t.info.spec;
+  r.flops = t.info.flops;
+  r.bytes = t.info.bytes;
+  for (auto& [name, val] : t.info.spec) r.spec += (r.spec.empty() ? "" : " ") + name + "=" + std::to_string(val);
+  r.median_ms = median(t.dev);
+  r.min_ms = *std::min_element(t.dev.begin(), t.dev.end());
+  r.max_ms = *std::max_element(t.dev.begin(), t.dev.end());
+  r.wall_ms = median(t.wall);
+  r.gflops = t.info.flops / (r.median_ms * 1e6);
+  r.gbps = t.info.bytes / (r.median_ms * 1e6);
+  r.picked = t.info.variant == picked;
+  r.tuned = t.info.tuned;
+  if (o.check) {
+    if (resubmit) ctx.submit(*t.rec);
+    r.max_error = c.error();
+    r.checked = true;
+    r.passed = r.max_error <= c.bound;
+  }
+  return r;
+}
+
+// The case of `o`, after its checks, and the variant the engine picks for it.
+std::pair<OpCase, std::string> make_case(Context& ctx, const KernelOptions& o) {
   check_runs(o);
   if (!ctx.caps().timestamps) throw Error("the device has no timestamp queries on its compute queue");
-  const OpDescriptor& d = op(o.op);
   check_shape(ctx, o.resolved());
-  const OpCase c = d.make_case(ctx, o.resolved());
-  const std::string& op = o.op;
+  OpCase c = op(o.op).make_case(ctx, o.resolved());
+  Recorder probe(ctx);
+  std::string picked = c.record(probe, "").variant;
+  return {std::move(c), picked};
+}
 
-  std::string picked;
-  {
-    Recorder probe(ctx);
-    picked = c.record(probe, "").variant;
-  }
+}  // namespace
+
+std::vector<KernelResult> run_kernel(Context& ctx, const KernelOptions& o) {
+  const auto [c, picked] = make_case(ctx, o);
   std::vector<std::string> variants;
-  if (o.variant == "all") variants = d.variants;
+  if (o.variant == "all") variants = op(o.op).variants;
   else variants = {o.variant};
 
   std::vector<KernelResult> out;
-  Progress progress("kernel " + op, variants.size(), "variants");
+  Progress progress("kernel " + o.op, variants.size(), "variants");
   for (const auto& v : variants) {
     progress.update(out.size());
-    Recorder rec(ctx, true);
-    OpInfo info;
+    std::vector<Timed> t(1);
+    t[0].rec = std::make_unique<Recorder>(ctx, true);
     try {
-      info = c.record(rec, v);
+      t[0].info = c.record(*t[0].rec, v);
     } catch (const Error& e) {
       if (o.variant != "all") throw;
       std::fprintf(stderr, "vkformer: skipping variant %s: %s\n", v.c_str(), e.what());
       continue;
     }
-    std::vector<double> dev, wall;
-    for (int i = 0; i < o.warmup + o.repeat; ++i) {
-      auto t0 = std::chrono::steady_clock::now();
-      ctx.submit(rec);
-      auto t1 = std::chrono::steady_clock::now();
-      if (i < o.warmup) continue;
-      double ms = 0;
-      for (auto& t : rec.timings()) ms += t.ms;
-      dev.push_back(ms);
-      wall.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
-    }
-    KernelResult r;
-    r.op = op;
-    r.variant = info.variant;
-    r.shape = c.shape;
-    r.spec_values = info.spec;
-    r.flops = info.flops;
-    r.bytes = info.bytes;
-    for (auto& [name, val] : info.spec) r.spec += (r.spec.empty() ? "" : " ") + name + "=" + std::to_string(val);
-    r.median_ms = median(dev);
-    r.min_ms = *std::min_element(dev.begin(), dev.end());
-    r.max_ms = *std::max_element(dev.begin(), dev.end());
-    r.wall_ms = median(wall);
-    r.gflops = info.flops / (r.median_ms * 1e6);
-    r.gbps = info.bytes / (r.median_ms * 1e6);
-    r.picked = info.variant == picked;
-    r.tuned = info.tuned;
-    if (o.check) {
-      r.max_error = c.error();
-      r.checked = true;
-      r.passed = r.max_error <= c.bound;
-    }
-    out.push_back(r);
+    time_runs(ctx, t, o);
+    out.push_back(result_of(ctx, c, o.op, t[0], picked, o, false));
   }
+  return out;
+}
+
+std::vector<KernelResult> run_kernel_side_by_side(Context& ctx, const KernelOptions& o,
+                                                  const std::vector<std::function<OpInfo(Recorder&, const OpCase&)>>& configs) {
+  const auto [c, picked] = make_case(ctx, o);
+  std::vector<Timed> ts(configs.size());
+  for (size_t i = 0; i < configs.size(); ++i) {
+    ts[i].rec = std::make_unique<Recorder>(ctx, true);
+    ts[i].info = configs[i](*ts[i].rec, c);
+  }
+  time_runs(ctx, ts, o);
+  std::vector<KernelResult> out;
+  for (Timed& t : ts) out.push_back(result_of(ctx, c, o.op, t, picked, o, ts.size() > 1));
   return out;
 }
 

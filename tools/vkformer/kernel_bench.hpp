@@ -3,6 +3,7 @@
 // queries. The seed of `vkformer bench ops` and `vkformer pipelines`.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -47,6 +48,12 @@ void check_shape(const Context& ctx, const OpShape& s);
 void check_runs(const KernelOptions& o);
 
 std::vector<KernelResult> run_kernel(Context& ctx, const KernelOptions& o);
+/// Times configurations of one case side by side, one result each: `configs[i]`
+/// records configuration i (the caller may force a tuning around its call);
+/// the timed runs alternate between them, so a slow spell of the machine (on 2
+/// cores, another process holding one) falls on all alike.
+std::vector<KernelResult> run_kernel_side_by_side(
+    Context& ctx, const KernelOptions& o, const std::vector<std::function<OpInfo(Recorder&, const OpCase&)>>& configs);
 /// Prints results as a table.
 void print_results(const std::vector<KernelResult>& r);
 /// Creates the pipelines of every registered op's variants and runs each once

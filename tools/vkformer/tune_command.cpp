@@ -124,7 +124,8 @@ std::vector<Item> op_items(const TuneOptions& o) {
 }
 
 /// Tunes one item within `deadline`: the best candidate that beats the
-/// engine's choice by more than noise (3%, on an interleaved re-measurement).
+/// engine's choice by more than noise (3% in the median, and in each of three
+/// interleaved re-measurement rounds).
 void tune_item(std::unique_ptr<Context>& ctx, const ContextOptions& opts, const Item& it, const TuneOptions& o,
                Clock::time_point deadline, TuningTable& out, size_t index, size_t count) {
   const std::string& name = it.op->name;
@@ -176,7 +177,11 @@ void tune_item(std::unique_ptr<Context>& ctx, const ContextOptions& opts, const 
   }
   best.default_ms = median(d);
   best.ms = median(b);
-  const bool wins = best.ms > 0 && best.ms < 0.97 * best.default_ms;
+  // It must win every round, not only in the median: on a noisy driver
+  // (SwiftShader at a few runs) one slow round of the default made false winners.
+  bool every_round = true;
+  for (int round = 0; round < 3; ++round) every_round = every_round && b[round] > 0 && b[round] < d[round];
+  const bool wins = every_round && best.ms < 0.97 * best.default_ms;
   std::fprintf(stderr, "  best %s: %.3f ms vs default %.3f ms (%.2fx)%s\n", best.text().c_str(), best.ms,
                best.default_ms, best.default_ms / best.ms, wins ? "" : ": within noise, kept the default");
   out.best[name][base.info.shape_class] = wins ? best : keep;
