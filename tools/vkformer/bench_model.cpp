@@ -13,6 +13,7 @@
 
 #include "kernel_bench.hpp"  // median
 #include "model_commands.hpp"
+#include "revision.hpp"
 #include "usage_error.hpp"
 #include "output_file.hpp"
 #include "svg.hpp"
@@ -317,11 +318,7 @@ int run_bench_model(const ContextOptions& ctx_opts, const BenchModelOptions& o) 
   const WallFigures f = measure_wall(session, w, o.repeat);
   const Profiled p = measure_profiled(session, w, o.repeat);
 
-#ifdef VKF_GIT_REVISION
-  const std::string revision = VKF_GIT_REVISION;
-#else
-  const std::string revision = "unknown";
-#endif
+  const std::string revision = vkf_git_revision();
   const Capabilities& caps = ctx.caps();
   const std::string driver = caps.driver_name.empty() ? "unknown" : caps.driver_name;
   std::printf("device %s (driver %s), vkformer %s (revision %s)\n", caps.device_name.c_str(),

@@ -5,13 +5,11 @@
 
 #include "bench_ops.hpp"
 #include "output_file.hpp"
+#include "revision.hpp"
 #include "svg.hpp"
 
 #ifndef VKF_VERSION
 #define VKF_VERSION "unknown"
-#endif
-#ifndef VKF_GIT_REVISION
-#define VKF_GIT_REVISION "unknown"
 #endif
 
 namespace vkf::tools {
@@ -61,7 +59,7 @@ void write_bench_json(const std::string& path, const Context& ctx, const DeviceP
   }
   nlohmann::json doc = {
       {"vkformer_version", VKF_VERSION},
-      {"git_revision", VKF_GIT_REVISION},
+      {"git_revision", vkf_git_revision()},
       {"date", now_utc("%Y-%m-%dT%H:%M:%SZ")},
       {"device",
        {{"name", c.device_name}, {"type", c.device_type}, {"driver", c.driver_name},

@@ -11,6 +11,7 @@
 #include "kernel_bench.hpp"
 #include "generate_command.hpp"
 #include "model_commands.hpp"
+#include "revision.hpp"
 #include "tokenize_command.hpp"
 #include "embed_command.hpp"
 #include "head_commands.hpp"
@@ -77,7 +78,7 @@ int run(int argc, char** argv) {
   CLI::App app{"vkformer: Transformer inference in Vulkan compute shaders"};
   app.require_subcommand(1);
   app.option_defaults()->always_capture_default();  // --help shows every default
-  app.set_version_flag("--version", std::string("vkformer ") + VKF_VERSION + " (" + VKF_GIT_REVISION + ")");
+  app.set_version_flag("--version", std::string("vkformer ") + VKF_VERSION + " (" + vkf_git_revision() + ")");
   app.fallthrough();  // --device and the other context options work after the subcommand too
   vkf::ContextOptions ctx_opts;
   app.add_option("--device", ctx_opts.device,
