@@ -98,6 +98,7 @@ KernelResult result_of(Context& ctx, const OpCase& c, const std::string& op, Tim
   r.bytes = t.info.bytes;
   for (auto& [name, val] : t.info.spec) r.spec += (r.spec.empty() ? "" : " ") + name + "=" + std::to_string(val);
   r.median_ms = median(t.dev);
+  r.runs_ms = t.dev;
   r.min_ms = *std::min_element(t.dev.begin(), t.dev.end());
   r.max_ms = *std::max_element(t.dev.begin(), t.dev.end());
   r.wall_ms = median(t.wall);
@@ -152,9 +153,9 @@ std::vector<KernelResult> run_kernel(Context& ctx, const KernelOptions& o) {
   return out;
 }
 
-std::vector<KernelResult> run_kernel_side_by_side(Context& ctx, const KernelOptions& o,
+std::vector<KernelResult> run_kernel_side_by_side(Context& ctx, const OpCase& c, const KernelOptions& o,
                                                   const std::vector<std::function<OpInfo(Recorder&, const OpCase&)>>& configs) {
-  const auto [c, picked] = make_case(ctx, o);
+  check_runs(o);
   std::vector<Timed> ts(configs.size());
   for (size_t i = 0; i < configs.size(); ++i) {
     ts[i].rec = std::make_unique<Recorder>(ctx, true);
@@ -162,7 +163,15 @@ std::vector<KernelResult> run_kernel_side_by_side(Context& ctx, const KernelOpti
   }
   time_runs(ctx, ts, o);
   std::vector<KernelResult> out;
-  for (Timed& t : ts) out.push_back(result_of(ctx, c, o.op, t, picked, o, ts.size() > 1));
+  for (Timed& t : ts) out.push_back(result_of(ctx, c, o.op, t, ts[0].info.variant, o, ts.size() > 1));
+  return out;
+}
+
+std::vector<KernelResult> run_kernel_side_by_side(Context& ctx, const KernelOptions& o,
+                                                  const std::vector<std::function<OpInfo(Recorder&, const OpCase&)>>& configs) {
+  const auto [c, picked] = make_case(ctx, o);
+  std::vector<KernelResult> out = run_kernel_side_by_side(ctx, c, o, configs);
+  for (KernelResult& r : out) r.picked = r.variant == picked;
   return out;
 }
 

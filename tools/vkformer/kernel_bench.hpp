@@ -29,6 +29,7 @@ struct KernelResult {
   std::vector<std::pair<std::string, uint32_t>> spec_values;  ///< spec, as (name, value)
   double flops = 0, bytes = 0;  ///< per run, as the op counts them
   double median_ms = 0, min_ms = 0, max_ms = 0, wall_ms = 0;
+  std::vector<double> runs_ms;  ///< each timed run's device time, in order
   double gflops = 0, gbps = 0;
   double max_error = -1;  ///< vs the CPU reference; -1 when not checked
   bool checked = false, passed = true, picked = false;
@@ -54,6 +55,10 @@ std::vector<KernelResult> run_kernel(Context& ctx, const KernelOptions& o);
 /// cores, another process holding one) falls on all alike.
 std::vector<KernelResult> run_kernel_side_by_side(
     Context& ctx, const KernelOptions& o, const std::vector<std::function<OpInfo(Recorder&, const OpCase&)>>& configs);
+/// The same on a case the caller made (o.op names its op; o.shape is not used).
+std::vector<KernelResult> run_kernel_side_by_side(
+    Context& ctx, const OpCase& c, const KernelOptions& o,
+    const std::vector<std::function<OpInfo(Recorder&, const OpCase&)>>& configs);
 /// Prints results as a table.
 void print_results(const std::vector<KernelResult>& r);
 /// Creates the pipelines of every registered op's variants and runs each once
