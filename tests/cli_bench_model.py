@@ -1,5 +1,6 @@
 """`vkformer bench model` on two test models: the JSON has its keys, one
-submission per forward pass and per decode step, and the SVG charts parse.
+submission per forward pass and per decode step, and the SVG charts parse;
+`--tuning compare` gives both columns.
 Timings are printed by the command, never asserted.
 usage: cli_bench_model.py VKFORMER MODELS_DIR"""
 import json
@@ -48,6 +49,25 @@ with tempfile.TemporaryDirectory() as tmp:
                 check(root.tag.endswith("svg"), f"{f}: root is <svg>")
             except Exception as e:  # missing or malformed
                 check(False, f"{f}: {e}")
+
+    # --tuning compare: both columns, the database VKFORMER_TUNING names; no SVG.
+    js, db = os.path.join(tmp, "compare.json"), os.path.join(tmp, "tuning.json")
+    base = [exe, "bench", "model", "--model", os.path.join(models, "encdec_postln_relu"), "--src-len", "7",
+            "--tgt-len", "5", "--repeat", "1", "--tuning", "compare"]
+    env = dict(os.environ, VKFORMER_TUNING=db)
+    r = subprocess.run(base + ["--json", js], capture_output=True, text=True, env=env)
+    print(r.stdout + r.stderr)
+    check(r.returncode == 0, f"compare: exit code {r.returncode}")
+    if r.returncode == 0:
+        j = json.load(open(js))
+        check(j.get("tuning_database") == db, f"compare: database {j.get('tuning_database')}")
+        for p in ("forward", "decode_step"):
+            d = j.get(p) or {}
+            check(d.get("default_ms", 0) > 0 and d.get("tuned_ms", 0) > 0 and d.get("speedup", 0) > 0,
+                  f"compare: {p} has default_ms, tuned_ms, speedup")
+    svg = os.path.join(tmp, "compare.svg")
+    r = subprocess.run(base + ["--svg", svg], capture_output=True, text=True, env=env)
+    check(r.returncode == 2 and "--svg" in r.stderr and not os.path.exists(svg), "compare: --svg refused")
 
 print("FAILED" if failures else "OK")
 sys.exit(1 if failures else 0)

@@ -159,16 +159,6 @@ Profiled measure_profiled(Session& s, const Workload& w, unsigned repeat) {
   return p;
 }
 
-std::string shape_text(const ProfileOptions& o, const Workload& w) {
-  return "batch " + std::to_string(o.batch) + ", src " + std::to_string(o.src_len) +
-         (w.encdec ? ", tgt " + std::to_string(o.tgt_len) : std::string());
-}
-
-void print_model(const ModelConfig& c, const ProfileOptions& o) {
-  std::printf("model %s: %u+%u layers, d_model %u, %u heads, d_ff %u, %s weights\n", o.model_dir.c_str(),
-              c.encoder_layers, c.decoder_layers, c.d_model, c.n_heads, c.d_ff, o.precision.c_str());
-}
-
 /// "bench.svg" -> "bench-step.svg"
 std::string step_path(const std::string& path) {
   const size_t slash = path.find_last_of('/');
@@ -234,6 +224,17 @@ std::vector<std::pair<std::string, double>> chart_bars(const Breakdown& b) {
 }
 
 }  // namespace
+
+std::string shape_text(const ProfileOptions& o, const Workload& w) {
+  return "batch " + std::to_string(o.batch) + ", src " + std::to_string(o.src_len) +
+         (w.encdec ? ", tgt " + std::to_string(o.tgt_len) : std::string());
+}
+
+void print_model(const ModelConfig& c, const ProfileOptions& o) {
+  std::printf("model %s: %u+%u layers, d_model %u, %u heads, d_ff %u, %s weights\n", o.model_dir.c_str(),
+              c.encoder_layers, c.decoder_layers, c.d_model, c.n_heads, c.d_ff, o.precision.c_str());
+}
+
 
 Workload make_workload(const ModelConfig& c, bool has_generator, const ProfileOptions& o) {
   if (o.batch < 1 || o.src_len < 1 || o.repeat < 1)
@@ -309,6 +310,7 @@ int run_profile(const ContextOptions& ctx_opts, const ProfileOptions& o) {
 }
 
 int run_bench_model(const ContextOptions& ctx_opts, const BenchModelOptions& o) {
+  if (ctx_opts.tuning == "compare") return run_bench_model_compare(ctx_opts, o);
   Context ctx(ctx_opts);
   auto model = load_model(ctx, o.model_dir, o.precision);
   const ModelConfig& c = model->config();

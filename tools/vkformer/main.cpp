@@ -96,7 +96,7 @@ int run(int argc, char** argv) {
 
   app.add_option("--tuning", ctx_opts.tuning,
                  "tuned kernel configurations: off, auto (the cache directory's database) or a database file; "
-                 "bench ops also takes compare (default: VKFORMER_TUNING, else auto)");
+                 "bench ops and bench model also take compare (default: VKFORMER_TUNING, else auto)");
 
   bool devices_json = false;
   auto* devices = app.add_subcommand("devices", "list Vulkan devices, their limits, and which one is picked");

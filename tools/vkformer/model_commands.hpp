@@ -66,6 +66,13 @@ struct BenchModelOptions : ProfileOptions {
 /// and per op kind (timestamp queries) for a forward pass and a decode step,
 /// as a table, JSON and SVG bar charts.
 int run_bench_model(const ContextOptions& ctx_opts, const BenchModelOptions& o);
+/// `bench model --tuning compare`: the forward pass and the decode step with the
+/// engine's rules and with the tuning database, alternating in one process.
+int run_bench_model_compare(const ContextOptions& ctx_opts, const BenchModelOptions& o);
+/// "batch 1, src 64, tgt 64".
+std::string shape_text(const ProfileOptions& o, const Workload& w);
+/// "model DIR: 6+6 layers, d_model 512, ...".
+void print_model(const ModelConfig& c, const ProfileOptions& o);
 
 /// `vkformer devices [--json]`.
 int run_devices(const ContextOptions& ctx_opts, bool json);
