@@ -130,8 +130,8 @@ std::vector<Item> op_items(const TuneOptions& o) {
 
 /// Tunes one item within `deadline`: the best candidate that beats the
 /// engine's choice by more than noise: re-measured side by side, run by run,
-/// its median speed-up over the default is at least kMinGain and it is faster
-/// in at least two runs of three.
+/// both the median of the run-by-run speed-ups and the speed-up of the medians
+/// are at least kMinGain, and it is faster in at least two runs of three.
 void tune_item(std::unique_ptr<Context>& ctx, const ContextOptions& opts, const Item& it, const TuneOptions& o,
                Clock::time_point deadline, TuningTable& out, size_t index, size_t count) {
   const std::string& name = it.op->name;
@@ -200,7 +200,8 @@ void tune_item(std::unique_ptr<Context>& ctx, const ContextOptions& opts, const 
       ratio.push_back(both[0].runs_ms[i] / both[1].runs_ms[i]);
       faster += ratio.back() > 1;
     }
-    wins = both[1].passed && median(ratio) >= kMinGain && 3 * faster >= 2 * ratio.size();
+    wins = both[1].passed && median(ratio) >= kMinGain && best.default_ms >= kMinGain * best.ms &&
+           3 * faster >= 2 * ratio.size();
   } catch (const Error& e) {
     std::fprintf(stderr, "  re-measuring %s failed: %s\n", best.text().c_str(), e.what());
     if (ctx->device_lost()) ctx = std::make_unique<Context>(opts);
