@@ -147,17 +147,21 @@ void tune_item(std::unique_ptr<Context>& ctx, const ContextOptions& opts, const 
   std::fprintf(stderr, ", %zu candidates\n", cands.size());
   TunedConfig best;
   best.ms = base.ms;
-  size_t tried = 0, failed = 0;
+  size_t tried = 0, failed = 0, refused = 0;
   for (const TunedConfig& cand : cands) {
     if (Clock::now() > deadline) break;
     ++tried;
     if (same_as(cand, base.info)) continue;  // measured already, as the default
     const Trial t = trial(*ctx, *c, name, cand, o.repeat);
+    if (!t.fits) {  // refused by the op for this device or shape (a texel view too long, say): not a fault
+      if (!refused++) std::fprintf(stderr, "  does not fit: %s: %s\n", cand.text().c_str(), t.failure.c_str());
+      continue;
+    }
     if (!t.failure.empty()) {
       ++failed;
       std::fprintf(stderr, "  unusable: %s: %s\n", cand.text().c_str(), t.failure.c_str());
       // A candidate that crashes the driver is never used: remember it, and go on on a new device.
-      if (t.fits) out.unusable[name][base.info.shape_class].push_back(cand.text());
+      out.unusable[name][base.info.shape_class].push_back(cand.text());
       if (t.lost) {
         c.reset();
         ctx = std::make_unique<Context>(opts);
@@ -167,6 +171,7 @@ void tune_item(std::unique_ptr<Context>& ctx, const ContextOptions& opts, const 
     }
     if (t.ms < best.ms) best = cand, best.ms = t.ms;
   }
+  if (refused > 1) std::fprintf(stderr, "  ... %zu candidates in all do not fit\n", refused);
   if (tried < cands.size()) std::fprintf(stderr, "  budget: %zu of %zu candidates tried\n", tried, cands.size());
   // An entry saying the default won replaces an older, now stale winner.
   const TunedConfig keep{"", {}, base.ms, base.ms};
