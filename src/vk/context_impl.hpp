@@ -83,6 +83,7 @@ struct Context::Impl {
   /// While set, every (op, shape class) an op looks up is added: how the tuner
   /// learns the shapes a model runs.
   std::set<std::pair<std::string, std::string>>* tuning_capture = nullptr;
+  bool tuning_suspended = false;  ///< TuningSuspended: every op runs the engine's own rules
 
   /// The configuration to use for `op` at `shape_class`, or nullptr for the
   /// engine's own rules: the tuner's candidate, else the database's entry.

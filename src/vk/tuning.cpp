@@ -224,7 +224,7 @@ const TunedConfig* Context::Impl::tuned(const std::string& op, const std::string
   auto f = tuning_forced.find(op);
   if (f != tuning_forced.end())  // an empty configuration forces the engine's own rules
     return f->second.variant.empty() && f->second.knobs.empty() ? nullptr : &f->second;
-  return tuning.find(op, shape_class);
+  return tuning_suspended ? nullptr : tuning.find(op, shape_class);
 }
 
 const TuningTable& tuning_table(const Context& ctx) {

@@ -1,5 +1,6 @@
-// What the tuner and `bench ops --tuning compare` do to a context's tuning:
-// force one configuration of an op, or record the shape classes ops look up.
+// What the tuner and `bench ops|model --tuning compare` do to a context's
+// tuning: force one configuration of an op, suspend the database, or record the
+// shape classes ops look up.
 // Internal (tools only): applications choose tuning with ContextOptions::tuning.
 #pragma once
 
@@ -29,6 +30,19 @@ class ForcedTuning {
  private:
   Context::Impl& impl_;
   std::string op_;
+};
+
+/// While alive, no op uses the database: all run the engine's own rules (bench
+/// model --tuning compare records one session so, beside one with the database).
+class TuningSuspended {
+ public:
+  explicit TuningSuspended(Context& ctx) : impl_(internals(ctx)) { impl_.tuning_suspended = true; }
+  ~TuningSuspended() { impl_.tuning_suspended = false; }
+  TuningSuspended(const TuningSuspended&) = delete;
+  TuningSuspended& operator=(const TuningSuspended&) = delete;
+
+ private:
+  Context::Impl& impl_;
 };
 
 /// While alive, every (op, shape class) the context's ops look up is added to `seen`.
