@@ -2,6 +2,7 @@
 // embedded shader belongs to a registered op, every op is whole (a case
 // factory, variants, standard shapes), and the kernel table in
 // docs/kernels.md lists exactly the registered ops.
+#include <algorithm>
 #include <fstream>
 #include <set>
 #include <tuple>
@@ -87,6 +88,30 @@ TEST(OpRegistry, ShapesParseAndRefuseClearly) {
   EXPECT_EQ(grid({{"m=1", "m=2"}, {"n=3"}}), (std::vector<std::string>{"m=1,n=3", "m=2,n=3"}));
 }
 
+// GEMM candidates that read through texel views are not offered when X or W
+// is longer than one view can be (SwiftShader: 65536 texels, W of 768 × 768 is
+// 147456 vec4s): the op would refuse each of them.
+TEST(OpRegistry, GemmCandidatesFitTexelViews) {
+  Capabilities c;
+  c.subgroup_arithmetic = c.subgroup_shuffle = c.texel_f32 = true;
+  c.subgroup_size = 4;
+  c.max_workgroup_invocations = c.max_workgroup_size[0] = 256;
+  c.max_shared_memory = 32768;
+  const OpDescriptor& d = op("gemm");
+  for (const char* shape : {"m=1,n=768,k=768", "m=128,n=768,k=768"}) {
+    SCOPED_TRACE(shape);
+    auto texel = [](const std::vector<TunedConfig>& v) {
+      return std::count_if(v.begin(), v.end(), [](const TunedConfig& t) {
+        return t.variant == "texel" || t.variant == "broadcast" || t.knob("TEXEL", 0) == 1;
+      });
+    };
+    c.max_texel_buffer_elements = 65536;
+    EXPECT_EQ(texel(d.candidates(c, parse_op_shape(shape))), 0);
+    c.max_texel_buffer_elements = 1u << 27;
+    EXPECT_GT(texel(d.candidates(c, parse_op_shape(shape))), 0);
+  }
+}
+
 // The tuner's SGS candidates, on capabilities faked to a device with subgroup
 // sizes 8..32: each configuration of a subgroup variant comes again, after the
 // others, with each size up to its WG. With one size (lavapipe 8..8,
@@ -99,6 +124,7 @@ TEST(OpRegistry, SubgroupSizeCandidates) {
   c.max_workgroup_invocations = 1024;
   c.max_workgroup_size[0] = 1024;
   c.max_shared_memory = 32768;
+  c.max_texel_buffer_elements = 1u << 27;  // lavapipe's; W of 768 × 768 fits one view
   c.subgroup_size_control = true;
   c.min_subgroup_size = 8, c.max_subgroup_size = 32, c.max_workgroup_subgroups = 32;
   Capabilities one = c, off = c;

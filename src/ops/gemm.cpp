@@ -308,7 +308,11 @@ std::vector<TunedConfig> gemm_candidates(const Capabilities& c, const OpShape& s
   std::vector<TunedConfig> out;
   // Texel reads when the device reads the formats (whether the tensors fit
   // its view limit is checked when one is recorded).
-  const bool texel_formats = (s.dtype == DType::F16 ? c.texel_f16 : c.texel_f32) && c.texel_f32;
+  // Nor when X or W is longer than one texel view can be (SwiftShader: 65536
+  // texels): those candidates would only be refused, one by one.
+  const uint64_t width = s.k % 4 == 0 ? 4 : 1;
+  const bool texel_fits = uint64_t(std::max<int64_t>(s.m, s.n)) * uint64_t(s.k) / width <= c.max_texel_buffer_elements;
+  const bool texel_formats = (s.dtype == DType::F16 ? c.texel_f16 : c.texel_f32) && c.texel_f32 && texel_fits;
   if (s.m <= kGemvMaxRows) {
     const uint32_t rows = uint32_t(std::max<int64_t>(1, s.m));
     for (const char* v : {"gemv_subgroup", "gemv_shared"}) {
