@@ -194,7 +194,9 @@ namespace {
 // "auto" is the user's own results, beside the pipeline cache; "off" is none.
 std::string file_for(const std::string& choice, const std::string& cache_file) {
   if (choice == "off") return "";
-  if (choice == "compare") throw Error("tuning \"compare\" is only for `vkformer bench ops` (off, auto or a file)");
+  if (choice == "compare")
+    throw Error("tuning \"compare\" is only for `vkformer bench ops` and `vkformer bench model` (elsewhere: off, "
+                "auto or a file)");
   if (choice != "auto") return choice;
   return cache_file.empty() ? "" : cache_file.substr(0, cache_file.rfind('/')) + "/tuning.json";
 }
