@@ -306,10 +306,9 @@ OpCase gemm_case(Context& ctx, const OpShape& o) {
 // block: 16×16 takes ~9 s).
 std::vector<TunedConfig> gemm_candidates(const Capabilities& c, const OpShape& s) {
   std::vector<TunedConfig> out;
-  // Texel reads when the device reads the formats (whether the tensors fit
-  // its view limit is checked when one is recorded).
-  // Nor when X or W is longer than one texel view can be (SwiftShader: 65536
-  // texels): those candidates would only be refused, one by one.
+  // Texel reads when the device reads the formats and X and W fit one texel
+  // view each (SwiftShader: 65536 texels); otherwise the op would refuse every
+  // such candidate, one by one. Recording checks the actual buffers again.
   const uint64_t width = s.k % 4 == 0 ? 4 : 1;
   const bool texel_fits = uint64_t(std::max<int64_t>(s.m, s.n)) * uint64_t(s.k) / width <= c.max_texel_buffer_elements;
   const bool texel_formats = (s.dtype == DType::F16 ? c.texel_f16 : c.texel_f32) && c.texel_f32 && texel_fits;
