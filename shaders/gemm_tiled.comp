@@ -22,7 +22,6 @@
 #include "lib/types.glsl"
 #include "lib/grid.glsl"
 #include "lib/vec.glsl"
-#include "lib/activation.glsl"
 
 layout(local_size_x_id = 0) in;  // must be (BM/TM)·(BN/TN)
 layout(constant_id = 1) const uint BM = 64;
@@ -33,6 +32,7 @@ layout(constant_id = 5) const uint TN = 8;
 layout(constant_id = 6) const bool VEC4 = true;  // K % 4 == 0: every row starts 16-byte aligned
 layout(constant_id = 7) const bool STAGED = true;
 layout(constant_id = 8) const uint SG = 8;  // subgroup size (BCAST only)
+#define EPILOGUE_ID 9
 
 #ifndef TEXEL
 #define TEXEL 0
@@ -51,10 +51,7 @@ layout(std430, binding = 0) readonly buffer X4 { vec4 x4[]; };
 layout(std430, binding = 1) readonly buffer W { WTYPE w[]; };
 layout(std430, binding = 1) readonly buffer W4 { WQUAD w4[]; };  // as_vec4() reads a quad
 #endif
-layout(std430, binding = 2) readonly buffer Bias { WTYPE bias[]; };
-layout(std430, binding = 3) readonly buffer R { float res[]; };
-layout(std430, binding = 4) writeonly buffer Y { float y[]; };
-#include "push/gemm.h"
+#include "lib/gemm_epilogue.glsl"
 
 const uint WG = (BM / TM) * (BN / TN);
 const uint KQ = BK / 4;  // vec4s per tile row
@@ -156,16 +153,14 @@ void main() {
     }
   }
 
+  // The bias once per column, not once per output.
+  float col_bias[TN];
+  [[unroll]] for (uint j = 0; j < TN; ++j) col_bias[j] = bias_at(min(n0 + tn + j * (BN / TN), p.N - 1));
   [[unroll]] for (uint i = 0; i < TM; ++i) {
     const uint m = m0 + tm + i * (BM / TM);
     [[unroll]] for (uint j = 0; j < TN; ++j) {
       const uint n = n0 + tn + j * (BN / TN);
-      if (m >= p.M || n >= p.N) continue;
-      float v = acc[i][j];
-      if ((p.flags & 1u) != 0) v += AT(W_F16, bias, p.n0 + n);
-      v = activate(v, p.act);
-      if ((p.flags & 2u) != 0) v += res[p.r_off + m * p.ldy + n];
-      y[p.y_off + m * p.ldy + n] = v;
+      if (m < p.M && n < p.N) store_output(acc[i][j] + col_bias[j], m, n);
     }
   }
 }

@@ -6,12 +6,12 @@
 #extension GL_GOOGLE_include_directive : require
 #include "lib/types.glsl"
 #include "lib/grid.glsl"
-#include "lib/activation.glsl"
 
 layout(local_size_x_id = 0) in;
 layout(constant_id = 1) const uint ROWS = 1;  // rows of X per workgroup
 layout(constant_id = 2) const uint COLS = 4;  // rows of W (columns of Y) per workgroup
 layout(constant_id = 3) const bool VEC4 = true;  // K % 4 == 0: every row starts 16-byte aligned
+#define EPILOGUE_ID 4
 
 // TEXEL (-D): X and W are uniform texel buffers, RGBA texels when VEC4, else
 // R (gemm_tiled.comp says why: on lavapipe a fetch is a gather, a storage
@@ -36,10 +36,7 @@ layout(std430, binding = 1) readonly buffer W4 { WQUAD w4[]; };  // as_vec4() re
 #define X_AT(i) x[i]
 #define W_AT(i) AT(W_F16, w, i)
 #endif
-layout(std430, binding = 2) readonly buffer Bias { WTYPE bias[]; };
-layout(std430, binding = 3) readonly buffer R { float res[]; };
-layout(std430, binding = 4) writeonly buffer Y { float y[]; };
-#include "push/gemm.h"
+#include "lib/gemm_epilogue.glsl"
 
 const uint OUTS = ROWS * COLS;
 shared float partial[OUTS * gl_WorkGroupSize.x];
@@ -105,9 +102,6 @@ void main() {
       v = 0.0;
       for (uint s = 0; s < parts; ++s) v += partial[o * wg + s];
     }
-    if ((p.flags & 1u) != 0) v += AT(W_F16, bias, p.n0 + n);
-    v = activate(v, p.act);
-    if ((p.flags & 2u) != 0) v += res[p.r_off + m * p.ldy + n];
-    y[p.y_off + m * p.ldy + n] = v;
+    store_output(v + bias_at(n), m, n);
   }
 }

@@ -166,14 +166,15 @@ OpInfo gemm(Recorder& rec, const GemmArgs& a) {
                      "\" (gemv, gemv_subgroup, gemv_shared, tiled, tiled_small, blocked, texel, broadcast)");
   }
 
-  // The epilogue is chosen by push constants, not specialization: one pipeline
-  // serves every layer of a shape class, and its branches are uniform.
+  // The epilogue is specialized (shaders/lib/gemm_epilogue.glsl says why): the
+  // last specialization constant of either shader.
   const bool has_bias = a.bias != nullptr, has_res = a.residual != nullptr;
+  static_assert(int(Activation::Tanh) < 8, "EPILOGUE keeps the activation in 3 bits");
+  const uint32_t epilogue = uint32_t(a.act) | uint32_t(has_bias) << 3 | uint32_t(has_res) << 4;
   const uint32_t vec4 = d.K % 4 == 0;
   // M, N: this piece's; ldy: Y's (and R's) row length; n0: the piece's first
   // column (bias index); *_off: where the piece starts in its binding.
-  GemmPush push{d.M, d.N, d.K, 0, 0, uint32_t(a.act), uint32_t(has_bias) | uint32_t(has_res) << 1,
-                d.N, 0,   0,   0, 0, 0};
+  GemmPush push{d.M, d.N, d.K, 0, 0, d.N, 0, 0, 0, 0, 0};
   OpInfo info{kOp, variant, {}, 2.0 * d.M * d.N * d.K, 0, cls, tc != nullptr};
   const double wbytes = double(dtype_size(a.w->dtype()));
   info.bytes = 4.0 * d.M * d.K + wbytes * d.N * d.K + (has_bias ? wbytes * d.N : 0) +
@@ -203,7 +204,7 @@ OpInfo gemm(Recorder& rec, const GemmArgs& a) {
             kOp, "gemv workgroup WG=" + std::to_string(wg) + " COLS=" + std::to_string(cols) +
                      " does not fit the device" + (tc ? " (tuned: " + tc->text() + ")" : ""));
     shader = std::string("gemm_vec_") + (sg ? "subgroup" : "shared") + (texel ? "_texel" : "") + suffix;
-    spec = {wg, rows, cols, vec4};
+    spec = {wg, rows, cols, vec4, epilogue};
     info.spec = {{"WG", wg}, {"ROWS", rows}, {"COLS", cols}, {"VEC4", vec4}, {"TEXEL", texel}};
     if (sgs) info.spec.emplace_back("SGS", sgs);
     tile_m = rows;
@@ -237,7 +238,7 @@ OpInfo gemm(Recorder& rec, const GemmArgs& a) {
             "broadcast tiles need BN/TN a multiple of the subgroup size " + std::to_string(sg) +
                 (tc ? " (tuned: " + tc->text() + ")" : ""));
     shader = std::string(bcast ? "gemm_broadcast" : texel ? "gemm_texel" : "gemm_tiled") + suffix;
-    spec = {t.wg(), t.bm, t.bn, t.bk, t.tm, t.tn, vec4, t.staged, sg};
+    spec = {t.wg(), t.bm, t.bn, t.bk, t.tm, t.tn, vec4, t.staged, sg, epilogue};
     info.spec = {{"WG", t.wg()}, {"BM", t.bm}, {"BN", t.bn},     {"BK", t.bk},
                  {"TM", t.tm},   {"TN", t.tn}, {"VEC4", vec4}, {"STAGED", t.staged}};
     if (sgs) info.spec.emplace_back("SGS", sgs);

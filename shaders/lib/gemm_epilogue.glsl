@@ -1,0 +1,35 @@
+// The fused epilogue of gemm_tiled.comp and gemm_vec.comp: Y = act(acc + b) + R,
+// with the bindings and push constants they share.
+//
+// One specialization constant picks it, EPILOGUE = act | bias << 3 | residual << 4
+// (src/ops/gemm.cpp), so the unused parts compile away. Push constants made one
+// pipeline serve every layer of a shape, but lavapipe runs both sides of even a
+// uniform branch under a lane mask: each output paid for all five activations,
+// ~10 % of a 128 × 3072 × 768 GEMM's time.
+// The includer defines EPILOGUE_ID, its first free constant_id.
+#ifndef VKF_GEMM_EPILOGUE_GLSL
+#define VKF_GEMM_EPILOGUE_GLSL
+#include "lib/activation.glsl"
+
+layout(std430, binding = 2) readonly buffer Bias { WTYPE bias[]; };
+layout(std430, binding = 3) readonly buffer R { float res[]; };
+layout(std430, binding = 4) writeonly buffer Y { float y[]; };
+#include "push/gemm.h"
+
+layout(constant_id = EPILOGUE_ID) const uint EPILOGUE = 0;
+const uint ACT = EPILOGUE & 7u;
+const bool HAS_BIAS = (EPILOGUE & 8u) != 0u;
+const bool HAS_RESIDUAL = (EPILOGUE & 16u) != 0u;
+
+// The bias of this piece's column n (< p.N). Without one, -0.0: adding it
+// changes no value, not even the sign of a zero, and compiles away.
+float bias_at(uint n) { return HAS_BIAS ? float(AT(W_F16, bias, p.n0 + n)) : -0.0; }
+
+// Y[m, n] of this piece = act(v) + R[m, n], where v already holds the bias.
+void store_output(float v, uint m, uint n) {
+  v = activate(v, ACT);
+  if (HAS_RESIDUAL) v += res[p.r_off + m * p.ldy + n];
+  y[p.y_off + m * p.ldy + n] = v;
+}
+
+#endif
