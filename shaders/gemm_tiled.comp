@@ -32,7 +32,8 @@ layout(constant_id = 5) const uint TN = 8;
 layout(constant_id = 6) const bool VEC4 = true;  // K % 4 == 0: every row starts 16-byte aligned
 layout(constant_id = 7) const bool STAGED = true;
 layout(constant_id = 8) const uint SG = 8;  // subgroup size (BCAST only)
-#define EPILOGUE_ID 9
+layout(constant_id = 9) const uint KU = 1;  // vec4 K steps per loop iteration (BCAST only)
+#define ACT_ID 10
 
 #ifndef TEXEL
 #define TEXEL 0
@@ -83,6 +84,20 @@ void accumulate(vec4 a[TM], vec4 b[TN]) {
       acc[i][j] = fma(a[i].w, b[j].w, fma(a[i].z, b[j].z, fma(a[i].y, b[j].y, fma(a[i].x, b[j].x, acc[i][j]))));
 }
 
+#if BCAST
+const uint CHUNKS = (TM + SG - 1) / SG;  // rows of X each lane fetches for the subgroup
+
+// One vec4 step along K: each lane fetches its CHUNKS rows of X, the subgroup
+// shares them by shuffles, and each lane fetches its TN rows of W.
+void broadcast_step(uint k, uint xmine[CHUNKS], uint wrow[TN]) {
+  vec4 xv[CHUNKS], a[TM], b[TN];
+  [[unroll]] for (uint c = 0; c < CHUNKS; ++c) xv[c] = load_x(xmine[c], k, p.K);
+  [[unroll]] for (uint i = 0; i < TM; ++i) a[i] = subgroupShuffle(xv[i / SG], i % SG);
+  [[unroll]] for (uint j = 0; j < TN; ++j) b[j] = load_w(wrow[j], k, p.K);
+  accumulate(a, b);
+}
+#endif
+
 void main() {
   const uint g = linear_group_id();
   if (g >= p.total) return;
@@ -132,18 +147,16 @@ void main() {
     [[unroll]] for (uint j = 0; j < TN; ++j) wrow[j] = p.w_off + min(n0 + tn + j * (BN / TN), p.N - 1) * p.K;
 #if BCAST
     // Lane l fetches rows l, SG + l, ... of the TM; row i comes from lane i % SG.
-    const uint chunks = (TM + SG - 1) / SG;
-    uint xmine[chunks];
-    [[unroll]] for (uint c = 0; c < chunks; ++c)
+    uint xmine[CHUNKS];
+    [[unroll]] for (uint c = 0; c < CHUNKS; ++c)
       xmine[c] = p.x_off + min(m0 + tm + min(c * SG + gl_SubgroupInvocationID, TM - 1) * (BM / TM), p.M - 1) * p.K;
     if (shared_rows) {
-      for (uint k = 0; k < p.K; k += 4) {
-        vec4 xv[chunks];
-        [[unroll]] for (uint c = 0; c < chunks; ++c) xv[c] = load_x(xmine[c], k, p.K);
-        [[unroll]] for (uint i = 0; i < TM; ++i) a[i] = subgroupShuffle(xv[i / SG], i % SG);
-        [[unroll]] for (uint j = 0; j < TN; ++j) b[j] = load_w(wrow[j], k, p.K);
-        accumulate(a, b);
-      }
+      // KU steps a loop iteration, then the rest one by one: fewer loop-carried
+      // updates, each of which lavapipe turns into a masked blend of every accumulator.
+      uint k = 0;
+      for (; k + 4 * (KU - 1) < p.K; k += 4 * KU)
+        [[unroll]] for (uint u = 0; u < KU; ++u) broadcast_step(k + 4 * u, xmine, wrow);
+      for (; k < p.K; k += 4) broadcast_step(k, xmine, wrow);
     } else
 #endif
     for (uint k = 0; k < p.K; k += 4) {

@@ -11,7 +11,7 @@ layout(local_size_x_id = 0) in;
 layout(constant_id = 1) const uint ROWS = 1;  // rows of X per workgroup
 layout(constant_id = 2) const uint COLS = 4;  // rows of W (columns of Y) per workgroup
 layout(constant_id = 3) const bool VEC4 = true;  // K % 4 == 0: every row starts 16-byte aligned
-#define EPILOGUE_ID 4
+#define ACT_ID 4
 
 // TEXEL (-D): X and W are uniform texel buffers, RGBA texels when VEC4, else
 // R (gemm_tiled.comp says why: on lavapipe a fetch is a gather, a storage

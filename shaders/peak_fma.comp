@@ -19,8 +19,14 @@ void main() {
   vec4 x[8];
   for (uint c = 0; c < CHAINS; ++c) x[c] = vec4(float(i & 255u) * 1e-3 + float(c)) + vec4(0, 1, 2, 3);
   const vec4 a = vec4(p.a), b = vec4(p.b);
-  for (uint t = 0; t < p.iters; ++t)
-    for (uint c = 0; c < CHAINS; ++c) x[c] = fma(x[c], a, b);
+  // Four steps a loop iteration: lavapipe blends every loop-carried value under
+  // the lane mask once an iteration, which would otherwise cost one op per FMA.
+  uint t = 0;
+  for (; t + 4 <= p.iters; t += 4)
+    [[unroll]] for (uint u = 0; u < 4; ++u)
+      [[unroll]] for (uint c = 0; c < CHAINS; ++c) x[c] = fma(x[c], a, b);
+  for (; t < p.iters; ++t)
+    [[unroll]] for (uint c = 0; c < CHAINS; ++c) x[c] = fma(x[c], a, b);
   vec4 s = vec4(0);
   for (uint c = 0; c < CHAINS; ++c) s += x[c];
   y[i] = s.x + s.y + s.z + s.w;  // keeps the chains alive

@@ -7,6 +7,7 @@ VKF_PUSH(GemmPush)
   uint M, N, K;
   uint groups_n;  // workgroups along N
   uint total;     // workgroups
+  uint flags;     // 1: add bias, 2: add residual (the activation is specialized)
   // A piece of a product too large for one binding (gemm.cpp): M and N are the
   // piece's, ldy is Y's row length, n0 the piece's first column, *_off where
   // the piece starts in each binding (elements; multiples of 4 when VEC4).

@@ -166,15 +166,14 @@ OpInfo gemm(Recorder& rec, const GemmArgs& a) {
                      "\" (gemv, gemv_subgroup, gemv_shared, tiled, tiled_small, blocked, texel, broadcast)");
   }
 
-  // The epilogue is specialized (shaders/lib/gemm_epilogue.glsl says why): the
-  // last specialization constant of either shader.
+  // The activation is specialized (shaders/lib/gemm_epilogue.glsl says why):
+  // the last specialization constant of either shader. Bias and residual are flags.
   const bool has_bias = a.bias != nullptr, has_res = a.residual != nullptr;
-  static_assert(int(Activation::Tanh) < 8, "EPILOGUE keeps the activation in 3 bits");
-  const uint32_t epilogue = uint32_t(a.act) | uint32_t(has_bias) << 3 | uint32_t(has_res) << 4;
+  const uint32_t act = uint32_t(a.act);
   const uint32_t vec4 = d.K % 4 == 0;
   // M, N: this piece's; ldy: Y's (and R's) row length; n0: the piece's first
   // column (bias index); *_off: where the piece starts in its binding.
-  GemmPush push{d.M, d.N, d.K, 0, 0, d.N, 0, 0, 0, 0, 0};
+  GemmPush push{d.M, d.N, d.K, 0, 0, uint32_t(has_bias) | uint32_t(has_res) << 1, d.N, 0, 0, 0, 0, 0};
   OpInfo info{kOp, variant, {}, 2.0 * d.M * d.N * d.K, 0, cls, tc != nullptr};
   const double wbytes = double(dtype_size(a.w->dtype()));
   info.bytes = 4.0 * d.M * d.K + wbytes * d.N * d.K + (has_bias ? wbytes * d.N : 0) +
@@ -204,7 +203,7 @@ OpInfo gemm(Recorder& rec, const GemmArgs& a) {
             kOp, "gemv workgroup WG=" + std::to_string(wg) + " COLS=" + std::to_string(cols) +
                      " does not fit the device" + (tc ? " (tuned: " + tc->text() + ")" : ""));
     shader = std::string("gemm_vec_") + (sg ? "subgroup" : "shared") + (texel ? "_texel" : "") + suffix;
-    spec = {wg, rows, cols, vec4, epilogue};
+    spec = {wg, rows, cols, vec4, act};
     info.spec = {{"WG", wg}, {"ROWS", rows}, {"COLS", cols}, {"VEC4", vec4}, {"TEXEL", texel}};
     if (sgs) info.spec.emplace_back("SGS", sgs);
     tile_m = rows;
@@ -238,9 +237,13 @@ OpInfo gemm(Recorder& rec, const GemmArgs& a) {
             "broadcast tiles need BN/TN a multiple of the subgroup size " + std::to_string(sg) +
                 (tc ? " (tuned: " + tc->text() + ")" : ""));
     shader = std::string(bcast ? "gemm_broadcast" : texel ? "gemm_texel" : "gemm_tiled") + suffix;
-    spec = {t.wg(), t.bm, t.bn, t.bk, t.tm, t.tn, vec4, t.staged, sg, epilogue};
+    const uint32_t ku = bcast && tc ? tc->knob("KU", 1) : 1;
+    require(ku >= 1 && ku <= 8, kOp,
+            "broadcast KU=" + std::to_string(ku) + " must be 1..8" + (tc ? " (tuned: " + tc->text() + ")" : ""));
+    spec = {t.wg(), t.bm, t.bn, t.bk, t.tm, t.tn, vec4, t.staged, sg, ku, act};
     info.spec = {{"WG", t.wg()}, {"BM", t.bm}, {"BN", t.bn},     {"BK", t.bk},
                  {"TM", t.tm},   {"TN", t.tn}, {"VEC4", vec4}, {"STAGED", t.staged}};
+    if (ku != 1) info.spec.emplace_back("KU", ku);
     if (sgs) info.spec.emplace_back("SGS", sgs);
     tile_m = t.bm;
     tile_n = t.bn;
@@ -337,12 +340,15 @@ std::vector<TunedConfig> gemm_candidates(const Capabilities& c, const OpShape& s
   }
   // Broadcast: a subgroup spans SG column blocks and shares TM rows of X.
   const uint32_t sg = std::max(1u, c.subgroup_size);
-  const uint32_t bcast[][2] = {{8, 4}, {8, 8}, {16, 4}, {16, 8}, {32, 2}, {32, 4}, {64, 2}};
+  // Two K steps a loop iteration (KU) where the register block leaves room.
+  const uint32_t bcast[][2] = {{8, 4}, {8, 8}, {16, 4}, {16, 8}, {32, 2}, {32, 4}, {32, 8}, {64, 2}};
   if (texel_formats && c.subgroup_shuffle)
     for (auto& b : bcast)
       for (uint32_t rows : {1u, 2u})
-        if (rows * sg <= limit)
-          out.push_back({"broadcast", {{"BM", rows * b[0]}, {"BN", sg * b[1]}, {"BK", 4}, {"TM", b[0]}, {"TN", b[1]}}});
+        for (uint32_t ku : {1u, 2u})
+          if (rows * sg <= limit && (ku == 1 || b[0] * b[1] <= 128))
+            out.push_back({"broadcast",
+                           {{"BM", rows * b[0]}, {"BN", sg * b[1]}, {"BK", 4}, {"TM", b[0]}, {"TN", b[1]}, {"KU", ku}}});
   const uint32_t staged[][5] = {{64, 64, 16, 4, 4}, {32, 32, 16, 2, 2}, {32, 32, 8, 4, 4}, {64, 64, 8, 8, 4},
                                 {64, 32, 16, 4, 4}, {128, 64, 8, 8, 8}, {16, 16, 4, 2, 2}};
   for (auto& t : staged)
@@ -363,7 +369,7 @@ OpShape gemm_shape(int64_t m, int64_t n, int64_t k, DType dt = DType::F32) {
 // and a one-token GEMV in fp32 and with fp16 weights.
 VKF_OP_DESCRIPTOR(gemm) {
   return {"gemm", "Y = act(X·Wᵀ + b) + R (dtype: W and b; act, bias, residual)", gemm_variants(),
-          {"WG", "BM", "BN", "BK", "TM", "TN", "VEC4", "STAGED", "ROWS", "COLS", "TEXEL", "SGS"}, {"m", "n", "k"},
+          {"WG", "BM", "BN", "BK", "TM", "TN", "VEC4", "STAGED", "ROWS", "COLS", "TEXEL", "SGS", "KU"}, {"m", "n", "k"},
           {gemm_shape(128, 3072, 768), gemm_shape(512, 512, 512), gemm_shape(128, 768, 768),
            gemm_shape(1, 3072, 768), gemm_shape(1, 3072, 768, DType::F16)},
           gemm_case, nullptr, false, gemm_candidates};
