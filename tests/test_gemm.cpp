@@ -71,6 +71,7 @@ std::vector<std::string> gemm_shapes() {
         grid({{"m=5,n=33,k=1024,bias=1,residual=1"},
               {"act=none", "act=relu", "act=gelu", "act=gelu_tanh", "act=silu", "act=tanh"}, dtypes})})
     shapes.insert(shapes.end(), more.begin(), more.end());
+  shapes.push_back("m=257,n=65,k=64,bias=1,residual=1,dtype=f32");  // broadcast's block for many rows
   return shapes;
 }
 VKF_OP_SHAPES(gemm, gemm_shapes());
