@@ -2,6 +2,8 @@
 // shaders/peak_bandwidth.comp, references in src/reference/peak.cpp.
 #include "ops/peak.hpp"
 
+#include <algorithm>
+
 #include "ops/op_case.hpp"
 #include "ops/op_util.hpp"
 #include "push/peak_bandwidth.h"
@@ -55,9 +57,12 @@ OpCase peak_fma_case(Context& ctx, const OpShape& o) {
   a.groups = uint32_t((o.n + a.wg - 1) / a.wg);
   a.iters = uint32_t(o.m);
   a.y = &D->t(ctx.tensor({int64_t(a.groups) * a.wg}));
+  // Each fp32 step rounds twice (~2^-23 relative); x ← x·a + b forgets an error
+  // by a factor a a step, so at most min(steps, 1 / (1 - a)) of them add up.
+  const double bound = std::max(1e-5, 4 * 0x1p-24 * std::min(double(a.iters), 1 / (1 - double(a.a))));
   return cases::make(D, "invocations=" + std::to_string(int64_t(a.groups) * a.wg) + " steps=" + std::to_string(o.m),
                      [a](Recorder& rec, const std::string&) { return peak_fma(rec, a); },
-                     cases::against(ctx, *a.y, [a] { return ref::peak_fma(a); }));
+                     cases::against(ctx, *a.y, [a] { return ref::peak_fma(a); }), bound);
 }
 
 // n floats streamed (rounded up to whole vec4s).
