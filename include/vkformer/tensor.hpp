@@ -7,14 +7,9 @@
 #include <string>
 #include <vector>
 
-namespace vkf {
+#include "vkformer/error.hpp"
 
-/// Every vkformer failure: the message names the file, tensor, field or
-/// Vulkan call that failed and what was expected.
-class Error : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
+namespace vkf {
 
 /// Element types a tensor can be stored in. Arithmetic is always fp32.
 enum class DType { F32, F16, I32 };

@@ -8,7 +8,7 @@
 #include <cstring>
 #include <new>
 
-#include "vkformer/tensor.hpp"  // vkf::Error
+#include "vkformer/error.hpp"
 
 namespace vkf::io {
 namespace {

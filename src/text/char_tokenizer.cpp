@@ -5,7 +5,7 @@
 
 #include "model/json_text.hpp"
 #include "text/utf8.hpp"
-#include "vkformer/tensor.hpp"
+#include "vkformer/error.hpp"
 
 namespace vkf::text {
 namespace {

@@ -24,7 +24,7 @@
 #include <unordered_map>
 
 #include "model/json_text.hpp"
-#include "vkformer/tensor.hpp"
+#include "vkformer/error.hpp"
 
 namespace vkf::text {
 namespace {

@@ -14,7 +14,7 @@
 #include "model/json_text.hpp"
 #include "text/trie_links.hpp"
 #include "text/utf8.hpp"
-#include "vkformer/tensor.hpp"  // vkf::Error
+#include "vkformer/error.hpp"
 
 namespace vkf::text {
 namespace {

@@ -18,7 +18,7 @@
 #include "text/marian_tokenizer.hpp"
 #include "text/sentencepiece.hpp"
 #include "text/utf8.hpp"
-#include "vkformer/tensor.hpp"
+#include "vkformer/error.hpp"
 
 namespace vkf {
 

@@ -2,7 +2,7 @@
 
 #include <cstdio>
 
-#include "vkformer/tensor.hpp"
+#include "vkformer/error.hpp"
 
 namespace vkf::text {
 

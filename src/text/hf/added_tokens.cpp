@@ -4,7 +4,7 @@
 
 #include "model/json_text.hpp"  // printable
 #include "text/hf/unicode.hpp"
-#include "vkformer/tensor.hpp"  // vkf::Error
+#include "vkformer/error.hpp"
 
 namespace vkf::text::hf {
 namespace {

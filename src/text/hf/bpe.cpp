@@ -11,7 +11,7 @@
 #include "model/json_text.hpp"
 #include "text/hf/models.hpp"
 #include "text/hf/unicode.hpp"
-#include "vkformer/tensor.hpp"  // vkf::Error
+#include "vkformer/error.hpp"
 
 namespace vkf::text::hf {
 namespace {

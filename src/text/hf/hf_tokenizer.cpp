@@ -3,7 +3,7 @@
 #include "text/hf/hf_tokenizer.hpp"
 
 #include "text/utf8.hpp"
-#include "vkformer/tensor.hpp"  // vkf::Error
+#include "vkformer/error.hpp"
 
 namespace vkf::text::hf {
 namespace {

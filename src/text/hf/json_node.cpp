@@ -1,7 +1,7 @@
 #include "text/hf/json_node.hpp"
 
 #include "model/json_text.hpp"
-#include "vkformer/tensor.hpp"  // vkf::Error
+#include "vkformer/error.hpp"
 
 namespace vkf::text::hf {
 

@@ -13,7 +13,7 @@
 
 #include "text/hf/pipeline.hpp"
 #include "text/hf/unicode.hpp"
-#include "vkformer/tensor.hpp"  // vkf::Error
+#include "vkformer/error.hpp"
 
 namespace vkf::text::hf {
 namespace {

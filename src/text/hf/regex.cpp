@@ -6,7 +6,7 @@
 #include "model/json_text.hpp"  // printable
 #include "text/hf/pipeline.hpp"
 #include "text/hf/unicode.hpp"
-#include "vkformer/tensor.hpp"  // vkf::Error
+#include "vkformer/error.hpp"
 
 namespace vkf::text::hf {
 

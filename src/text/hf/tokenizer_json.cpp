@@ -6,7 +6,7 @@
 #include "model/json_text.hpp"
 #include "text/hf/hf_tokenizer.hpp"
 #include "text/hf/unicode.hpp"
-#include "vkformer/tensor.hpp"  // vkf::Error
+#include "vkformer/error.hpp"
 
 namespace vkf::text::hf {
 

@@ -8,7 +8,7 @@
 #include <algorithm>
 
 #include "text/utf8.hpp"
-#include "vkformer/tensor.hpp"  // vkf::Error
+#include "vkformer/error.hpp"
 
 namespace vkf::text::hf {
 namespace {

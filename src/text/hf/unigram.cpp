@@ -12,7 +12,7 @@
 #include "text/hf/models.hpp"
 #include "text/hf/unicode.hpp"
 #include "text/trie_links.hpp"
-#include "vkformer/tensor.hpp"  // vkf::Error
+#include "vkformer/error.hpp"
 
 namespace vkf::text::hf {
 namespace {

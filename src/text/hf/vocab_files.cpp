@@ -11,7 +11,7 @@
 #include "text/hf/hf_tokenizer.hpp"
 #include "text/hf/models.hpp"
 #include "text/hf/unicode.hpp"
-#include "vkformer/tensor.hpp"  // vkf::Error
+#include "vkformer/error.hpp"
 
 namespace vkf::text::hf {
 namespace {
