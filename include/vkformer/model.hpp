@@ -14,8 +14,14 @@ namespace vkf {
 
 /// Sinusoidal: the paper's, sin and cos interleaved (sinusoidal_table()); SinusoidalHalves:
 /// Marian's, sines in the first half of the dimensions, cosines in the second
-/// (halves_sinusoidal_table()).
-enum class PositionalEncoding { Sinusoidal, Learned, None, SinusoidalHalves };
+/// (halves_sinusoidal_table()). RelativeBias: nothing is added to the embedding;
+/// each stack adds T5's bucketed relative-position bias to every layer's scores
+/// (ModelConfig::relative_buckets). Rotary positions will be one more kind.
+enum class PositionalEncoding { Sinusoidal, Learned, None, SinusoidalHalves, RelativeBias };
+
+/// The norm of every block: LayerNorm (mean and variance, γ and β) or RMSNorm
+/// (root mean square only, γ only: T5's T5LayerNorm, Llama's LlamaRMSNorm).
+enum class NormKind { LayerNorm, RMSNorm };
 
 /// A family's own config.json settings (internal: src/families/family.hpp).
 struct FamilyConfig;
@@ -46,7 +52,24 @@ struct ModelConfig {
   /// Internal: the family's own settings, when it has any.
   std::shared_ptr<const FamilyConfig> family_config;
 
+  // What the families' blocks differ in beyond the fields above; every family
+  // but use_lite records its layers with the one block of src/families/transformer/.
+  NormKind norm = NormKind::LayerNorm;
+  uint32_t head_dim = 0;     ///< width of a head; 0: d_model / n_heads (T5's d_kv may differ)
+  uint32_t kv_heads = 0;     ///< heads of K and V; 0: n_heads (fewer: grouped-query attention)
+  bool gated_ffn = false;    ///< FFN ff2(act(ff1(x)) ⊙ ff_up(x)) (T5's gated-ACT, SwiGLU) instead of ff2(act(ff1(x)))
+  bool scale_scores = true;  ///< scores × 1/√head_dim; false: T5, whose weights have it folded in
+  uint32_t relative_buckets = 0, relative_max_distance = 0;  ///< RelativeBias: T5's buckets
+  /// Padding is masked by position, never by id (T5, whose pad id is also the decoder's start token).
+  bool pad_by_position = false;
+
   bool encoder_decoder() const { return decoder_layers > 0; }
+  uint32_t head_width() const { return head_dim ? head_dim : d_model / n_heads; }
+  uint32_t kv_head_count() const { return kv_heads ? kv_heads : n_heads; }
+  /// Columns of the queries (and of attention's output): n_heads · head_width().
+  uint32_t q_width() const { return n_heads * head_width(); }
+  /// Columns of the keys, and of the values: kv_head_count() · head_width().
+  uint32_t kv_width() const { return kv_head_count() * head_width(); }
   /// Output vocabulary of the generator: tgt for enc–dec, src otherwise.
   uint32_t out_vocab() const { return encoder_decoder() ? tgt_vocab_size : src_vocab_size; }
 };

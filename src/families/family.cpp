@@ -1,6 +1,6 @@
 // What is the same for every family: finding one by model_type, and the
 // answers a family gives unless it says otherwise.
-#include "families/family.hpp"
+#include "model/family.hpp"
 
 #include "model/json_text.hpp"
 #include "run/slot_source.hpp"
@@ -36,12 +36,12 @@ std::string Family::refusal(Task task) const {
   return type + " cannot do that";
 }
 
-std::unique_ptr<LogitsSource> Family::logits_source(Session::Impl&, const std::vector<Ids>&,
+std::unique_ptr<LogitsSource> Family::logits_source(Runner&, const std::vector<Ids>&,
                                                     const GenerateOptions&) const {
   throw Error(refusal(Task::Generate));
 }
 
-std::unique_ptr<SlotSource> Family::slot_source(Session::Impl&, uint32_t, uint32_t) const { return nullptr; }
+std::unique_ptr<SlotSource> Family::slot_source(Runner&, uint32_t, uint32_t) const { return nullptr; }
 
 void Family::refuse_options(const RunOptions& o) const {
   const std::string type = std::string("a \"") + name() + "\" model";

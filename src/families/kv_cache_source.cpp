@@ -10,7 +10,7 @@ std::vector<int32_t> iota_i32(size_t n) {
   return v;
 }
 
-KvCacheSource::KvCacheSource(Session::Impl& s, uint32_t batch, uint32_t beam, uint32_t vocab)
+KvCacheSource::KvCacheSource(Runner& s, uint32_t batch, uint32_t beam, uint32_t vocab)
     : s_(s), ctx_(s.ctx), beam_(beam), batch_(batch), slots_(batch * beam) {
   parents_ = ctx_.tensor({slots_}, DType::I32);
   logits_ = ctx_.tensor({slots_, 1, int64_t(vocab)});

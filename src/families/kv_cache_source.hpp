@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "run/logits_source.hpp"
-#include "run/session_impl.hpp"
+#include "model/family.hpp"
 
 namespace vkf {
 
@@ -18,7 +18,7 @@ class KvCacheSource : public LogitsSource {
 
  protected:
   /// logits_ is [slots, 1, vocab]; no caches yet (make_caches).
-  KvCacheSource(Session::Impl& s, uint32_t batch, uint32_t beam, uint32_t vocab);
+  KvCacheSource(Runner& s, uint32_t batch, uint32_t beam, uint32_t vocab);
   /// `layers` caches [slots, max_len, width], twice.
   void make_caches(size_t layers, uint32_t max_len, uint32_t width);
   /// The current caches, one per layer.
@@ -34,7 +34,7 @@ class KvCacheSource : public LogitsSource {
   /// Submits and reads logits_ back.
   std::vector<float> finish(Recorder& rec);
 
-  Session::Impl& s_;
+  Runner& s_;
   Context& ctx_;
   uint32_t beam_, batch_, slots_, filled_ = 0;
   Tensor logits_;      ///< [slots, 1, vocab]

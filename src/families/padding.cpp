@@ -6,7 +6,7 @@
 namespace vkf {
 
 PaddedIds pad_batch(const std::vector<Ids>& seqs, const ModelConfig& cfg, uint32_t vocab, const char* side) {
-  const int32_t pad_id = cfg.pad_id;
+  const int32_t pad_id = cfg.pad_by_position ? -1 : cfg.pad_id;
   if (seqs.empty()) throw Error(std::string("no ") + side + " sequences were given");
   PaddedIds p;
   p.batch = uint32_t(seqs.size());

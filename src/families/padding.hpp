@@ -11,7 +11,8 @@ namespace vkf {
 /// Ids padded with pad_id into [batch, len], and the key padding mask
 /// (1 where the id is pad_id, as PyTorch's `ids == pad_id`). A pad_id < 0
 /// means the model has no padding token (GPT-2): the padding is filled with
-/// id 0 and masked by position, and no real id is masked.
+/// id 0 and masked by position, and no real id is masked; so does
+/// ModelConfig::pad_by_position (T5, whose pad id starts the decoder).
 struct PaddedIds {
   uint32_t batch = 0, len = 0;
   std::vector<int32_t> ids, pad;

@@ -8,7 +8,7 @@ namespace {
 /// Every step runs the whole forward pass on each slot's full history.
 class RecomputeSource : public LogitsSource {
  public:
-  RecomputeSource(Session::Impl& s, const std::vector<Ids>& src, uint32_t beam, int32_t start)
+  RecomputeSource(Runner& s, const std::vector<Ids>& src, uint32_t beam, int32_t start)
       : s_(s), encdec_(s.model.config().encoder_decoder()) {
     for (const Ids& x : src)
       for (uint32_t j = 0; j < beam; ++j) {
@@ -30,21 +30,21 @@ class RecomputeSource : public LogitsSource {
 
  private:
   std::vector<float> last_logits() {
-    ForwardOutput o = encdec_ ? s_.forward(src_, hist_) : s_.forward(hist_, {});
+    ForwardOutput o = encdec_ ? s_.run_forward(src_, hist_) : s_.run_forward(hist_, {});
     std::vector<float> out(size_t(o.batch) * o.dim);
     for (uint32_t b = 0; b < o.batch; ++b)
       std::copy_n(o.data.begin() + (size_t(b) * o.len + o.lengths[b] - 1) * o.dim, o.dim,
                   out.begin() + size_t(b) * o.dim);
     return out;
   }
-  Session::Impl& s_;
+  Runner& s_;
   bool encdec_;
   std::vector<Ids> src_, hist_;
 };
 
 }  // namespace
 
-std::unique_ptr<LogitsSource> recompute_source(Session::Impl& s, const std::vector<Ids>& src, uint32_t beam,
+std::unique_ptr<LogitsSource> recompute_source(Runner& s, const std::vector<Ids>& src, uint32_t beam,
                                                int32_t start) {
   return std::make_unique<RecomputeSource>(s, src, beam, start);
 }

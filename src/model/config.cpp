@@ -8,7 +8,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "families/family.hpp"
+#include "model/family.hpp"
 #include "io/read_file.hpp"
 #include "model/config.hpp"
 #include "model/config_reader.hpp"

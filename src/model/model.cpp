@@ -4,7 +4,7 @@
 
 #include <filesystem>
 
-#include "families/family.hpp"
+#include "model/family.hpp"
 #include "model/tensor_files.hpp"
 #include "model/weights.hpp"
 #include "vk/context_impl.hpp"

@@ -5,7 +5,7 @@
 
 #include <new>
 
-#include "families/family.hpp"
+#include "model/family.hpp"
 #include "model/loader.hpp"
 #include "vk/context_impl.hpp"
 

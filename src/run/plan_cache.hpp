@@ -7,7 +7,7 @@
 #include <memory>
 #include <utility>
 
-#include "families/family.hpp"
+#include "model/family.hpp"
 
 namespace vkf {
 

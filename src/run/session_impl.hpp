@@ -9,18 +9,18 @@
 
 namespace vkf {
 
-struct Session::Impl {
-  explicit Impl(const Model& m) : model(m), family(m.family()), ctx(m.context()) {}
-  const Model& model;
+struct Session::Impl final : Runner {
+  explicit Impl(const Model& m) : Runner(m, m.context()), family(m.family()) {}
   const Family& family;
-  Context& ctx;
-  bool profiling = false;
   PlanCache plans{16};  ///< shapes kept recorded
   uint64_t last_dispatches = 0;  ///< of the last command buffer submitted
   std::vector<DispatchTiming> last_timings;
 
   /// Submits and notes what the stats report; device errors say what was submitted.
-  void submit(Recorder& rec, const char* what = "a command buffer");
+  void submit(Recorder& rec, const char* what = "a command buffer") override;
+  ForwardOutput run_forward(const std::vector<Ids>& src, const std::vector<Ids>& tgt) override {
+    return forward(src, tgt);
+  }
   /// The family's checked and padded ids for `task`, or its refusal.
   Batch prepare(Task task, const std::vector<Ids>& src, const std::vector<Ids>& tgt,
                 const RunOptions& o = {}) const;

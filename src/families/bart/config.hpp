@@ -3,7 +3,7 @@
 
 #include <string>
 
-#include "families/family.hpp"
+#include "model/family.hpp"
 
 namespace vkf {
 

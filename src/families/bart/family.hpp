@@ -22,7 +22,7 @@ class BartFamily final : public TransformerBasedFamily {
   void read_config(const ConfigReader& r, ModelConfig& c) const override;
   std::unique_ptr<ModelWeights> build_weights(Loader& L, const ModelConfig& c) const override;
   ModelInfo info(const Model& m) const override;
-  std::unique_ptr<LogitsSource> logits_source(Session::Impl& s, const std::vector<Ids>& src,
+  std::unique_ptr<LogitsSource> logits_source(Runner& s, const std::vector<Ids>& src,
                                               const GenerateOptions& o) const override;
 };
 

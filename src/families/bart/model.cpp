@@ -3,7 +3,6 @@
 #include "families/bart/config.hpp"
 #include "families/bart/family.hpp"
 #include "run/logits_source.hpp"
-#include "run/session_impl.hpp"
 
 namespace vkf {
 
@@ -14,7 +13,7 @@ ModelInfo BartFamily::info(const Model& m) const {
   return i;
 }
 
-std::unique_ptr<LogitsSource> BartFamily::logits_source(Session::Impl& s, const std::vector<Ids>& src,
+std::unique_ptr<LogitsSource> BartFamily::logits_source(Runner& s, const std::vector<Ids>& src,
                                                         const GenerateOptions& o) const {
   const BartConfig& b = bart_config(s.model.config());
   if (!b.lm_head)

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "families/family.hpp"
+#include "model/family.hpp"
 
 namespace vkf {
 

@@ -8,7 +8,7 @@
 //   encoder.cpp  prepare, make_plan, record: embeddings, post-LN layers, the head or pooling
 #pragma once
 
-#include "families/family.hpp"
+#include "model/family.hpp"
 
 namespace vkf {
 

@@ -4,7 +4,6 @@
 #include "families/gpt2/config.hpp"
 #include "families/gpt2/family.hpp"
 #include "run/logits_source.hpp"
-#include "run/session_impl.hpp"
 
 namespace vkf {
 
@@ -15,7 +14,7 @@ ModelInfo Gpt2Family::info(const Model& m) const {
   return i;
 }
 
-std::unique_ptr<LogitsSource> Gpt2Family::logits_source(Session::Impl& s, const std::vector<Ids>& src,
+std::unique_ptr<LogitsSource> Gpt2Family::logits_source(Runner& s, const std::vector<Ids>& src,
                                                         const GenerateOptions& o) const {
   if (!gpt2_config(s.model.config()).lm_head)
     throw Error("a GPT2Model (hidden states only) cannot generate: generation needs GPT2LMHeadModel's LM head");

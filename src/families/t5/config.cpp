@@ -46,7 +46,8 @@ void T5Family::read_config(const ConfigReader& r, ModelConfig& c) const {
   if (t->d_kv > 256) r.fail("\"d_kv\" " + std::to_string(t->d_kv) + " exceeds 256, the limit of the flash-attention kernel");
   if (uint64_t(t->d_kv) * c.n_heads > (1u << 24))
     r.fail("\"d_kv\" · \"num_heads\" = " + std::to_string(uint64_t(t->d_kv) * c.n_heads) + " is too large");
-  t->inner = t->d_kv * c.n_heads;
+  c.head_dim = t->d_kv;
+  c.scale_scores = false;  // T5 folds 1/√d_kv into the initialisation of q
   t->num_buckets = r.uint_or("relative_attention_num_buckets", 32, 1);
   t->max_distance = r.uint_or("relative_attention_max_distance", 128, 1);
   // The encoder's buckets are split by sign: each half needs exact buckets
@@ -63,8 +64,13 @@ void T5Family::read_config(const ConfigReader& r, ModelConfig& c) const {
   // No position table: any length runs; the bound keeps every index in 32 bits.
   c.max_positions = 1u << 16;
   c.positions_key = "none: T5's positions are relative; 65536 is vkformer's limit";
-  c.positional_encoding = PositionalEncoding::None;
+  c.positional_encoding = PositionalEncoding::RelativeBias;
+  c.relative_buckets = t->num_buckets;
+  c.relative_max_distance = t->max_distance;
   c.norm_first = true;
+  c.norm = NormKind::RMSNorm;
+  c.gated_ffn = t->gated;
+  c.pad_by_position = true;
   c.pad_id = r.int32_or("pad_token_id", 0);
   c.end_ids = r.set("eos_token_id") ? r.ids("eos_token_id", c.src_vocab_size) : std::vector<int32_t>{1};
   c.eos_id = c.end_ids[0];

@@ -21,12 +21,12 @@ void TransformerBasedFamily::record(Recorder& rec, const Model& m, Plan& p) cons
   transformer_family().record(rec, m, p);
 }
 
-std::unique_ptr<LogitsSource> TransformerBasedFamily::logits_source(Session::Impl& s, const std::vector<Ids>& src,
+std::unique_ptr<LogitsSource> TransformerBasedFamily::logits_source(Runner& s, const std::vector<Ids>& src,
                                                                     const GenerateOptions& o) const {
   return transformer_family().logits_source(s, src, o);
 }
 
-std::unique_ptr<SlotSource> TransformerBasedFamily::slot_source(Session::Impl& s, uint32_t slots,
+std::unique_ptr<SlotSource> TransformerBasedFamily::slot_source(Runner& s, uint32_t slots,
                                                                 uint32_t max_len) const {
   return transformer_family().slot_source(s, slots, max_len);
 }

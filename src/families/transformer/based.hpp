@@ -4,7 +4,7 @@
 // is the transformer family's.
 #pragma once
 
-#include "families/family.hpp"
+#include "model/family.hpp"
 
 namespace vkf {
 
@@ -16,9 +16,9 @@ class TransformerBasedFamily : public Family {
                 const RunOptions& o) const override;
   std::unique_ptr<Plan> make_plan(const Model& m, const PlanKey& key) const override;
   void record(Recorder& rec, const Model& m, Plan& p) const override;
-  std::unique_ptr<LogitsSource> logits_source(Session::Impl& s, const std::vector<Ids>& src,
+  std::unique_ptr<LogitsSource> logits_source(Runner& s, const std::vector<Ids>& src,
                                               const GenerateOptions& o) const override;
-  std::unique_ptr<SlotSource> slot_source(Session::Impl& s, uint32_t slots, uint32_t max_len) const override;
+  std::unique_ptr<SlotSource> slot_source(Runner& s, uint32_t slots, uint32_t max_len) const override;
 };
 
 }  // namespace vkf

@@ -11,7 +11,8 @@ namespace {
 /// target's [batch, tgt_len].
 struct ForwardPlan : Plan {
   Activations enc, dec;
-  Tensor cross_kv;  ///< [batch, src_len, 2d], reused by every decoder layer
+  PositionBias enc_bias, dec_bias;  ///< PositionalEncoding::RelativeBias only
+  Tensor cross_kv;  ///< [batch, src_len, 2·kv], reused by every decoder layer
   Tensor logits;    ///< [batch, len, vocab] when there is a generator
 };
 
@@ -50,11 +51,14 @@ std::unique_ptr<Plan> TransformerFamily::make_plan(const Model& m, const PlanKey
   p->what = "the forward pass";
   p->inputs = {ctx.tensor({B, S}, DType::I32), ctx.tensor({B, S}, DType::I32)};
   p->enc = Activations(ctx, cfg, B, S);
+  const bool relative = cfg.positional_encoding == PositionalEncoding::RelativeBias;
+  if (relative) p->enc_bias = PositionBias(ctx, cfg, !cfg.causal, S, S);
   if (cfg.encoder_decoder()) {
     p->inputs.push_back(ctx.tensor({B, T}, DType::I32));
     p->inputs.push_back(ctx.tensor({B, T}, DType::I32));
     p->dec = Activations(ctx, cfg, B, T);
-    p->cross_kv = ctx.tensor({B, S, 2 * int64_t(cfg.d_model)});
+    if (relative) p->dec_bias = PositionBias(ctx, cfg, false, T, T);
+    p->cross_kv = ctx.tensor({B, S, 2 * int64_t(cfg.kv_width())});
   }
   if (transformer_weights(m).generator)
     p->logits = ctx.tensor({B, int64_t(cfg.encoder_decoder() ? T : S), int64_t(cfg.out_vocab())});
@@ -66,10 +70,12 @@ void TransformerFamily::record(Recorder& rec, const Model& m, Plan& plan) const 
   const ModelConfig& cfg = m.config();
   const TransformerWeights& w = transformer_weights(m);
   const Tensor &src_ids = p.inputs[0], &src_pad = p.inputs[1];
-  record_encoder_stack(rec, cfg, w, "encoder", {&src_ids}, p.enc, {{&src_pad, p.enc.len, cfg.causal}});
+  record_encoder_stack(rec, cfg, w, "encoder", {&src_ids}, p.enc,
+                       {{&src_pad, p.enc.len, cfg.causal}, nullptr, &p.enc_bias});
   Activations* last = &p.enc;
   if (cfg.encoder_decoder()) {
-    record_decoder_stack(rec, cfg, w, "decoder", {&p.inputs[2]}, p.dec, {{&p.inputs[3], p.dec.len, true}},
+    record_decoder_stack(rec, cfg, w, "decoder", {&p.inputs[2]}, p.dec,
+                         {{&p.inputs[3], p.dec.len, true}, nullptr, &p.dec_bias},
                          {&p.enc.x(), &p.cross_kv, nullptr, p.enc.len, &src_pad});
     last = &p.dec;
   }

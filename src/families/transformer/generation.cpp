@@ -12,7 +12,6 @@
 #include "run/logits_source.hpp"
 #include "run/search.hpp"
 #include "run/slot_source.hpp"
-#include "run/session_impl.hpp"
 
 namespace vkf {
 namespace {
@@ -22,7 +21,7 @@ namespace {
 /// are computed once.
 class CachedSource : public KvCacheSource {
  public:
-  CachedSource(Session::Impl& s, const std::vector<Ids>& src, uint32_t beam, uint32_t max_new, int32_t start)
+  CachedSource(Runner& s, const std::vector<Ids>& src, uint32_t beam, uint32_t max_new, int32_t start)
       : CachedSource(s, pad_batch(src, s.model.config(), s.model.config().src_vocab_size, "source"), beam,
                      max_new, start) {}
 
@@ -35,11 +34,11 @@ class CachedSource : public KvCacheSource {
   std::vector<Tensor>& cross_kv() { return cross_kv_; }
 
  private:
-  CachedSource(Session::Impl& s, PaddedIds prompt, uint32_t beam, uint32_t max_new, int32_t start)
+  CachedSource(Runner& s, PaddedIds prompt, uint32_t beam, uint32_t max_new, int32_t start)
       : KvCacheSource(s, prompt.batch, beam, s.model.config().out_vocab()), cfg_(s.model.config()),
         w_(transformer_weights(s.model)), prompt_(std::move(prompt)), start_(start) {
     const bool encdec = cfg_.encoder_decoder();
-    const uint32_t d = cfg_.d_model;
+    const uint32_t kv = cfg_.kv_width();
     // Enc–dec: BOS at position 0, the token chosen at step t fed at position t + 1.
     // Decoder-only: the prompt fills rows [0, P), new tokens follow at P, P + 1...
     const uint64_t need = encdec ? max_new : uint64_t(prompt_.len) + max_new - 1;
@@ -48,8 +47,9 @@ class CachedSource : public KvCacheSource {
                   " new tokens need " + std::to_string(need) + " positions, more than the model's " +
                   std::to_string(cfg_.max_positions) + " (config.json \"" + cfg_.positions_key + "\")");
     max_len_ = uint32_t(std::max<uint64_t>(need, 1)) + (encdec ? 0 : 1);
-    make_caches(encdec ? w_.decoder.size() : w_.encoder.size(), max_len_, 2 * d);
+    make_caches(encdec ? w_.decoder.size() : w_.encoder.size(), max_len_, 2 * kv);
     step_ = Activations(ctx_, cfg_, slots_, 1);
+    if (relative()) step_bias_ = PositionBias(ctx_, cfg_, false, 1, max_len_);
     ids_ = ctx_.tensor({slots_, 1}, DType::I32);
     positions_ = ctx_.tensor({slots_, 1}, DType::I32);
   }
@@ -59,7 +59,7 @@ class CachedSource : public KvCacheSource {
     ctx_.write_bytes(ids_, tokens.data(), tokens.size() * 4);
     if (cfg_.encoder_decoder()) {
       record_decoder_stack(rec, cfg_, w_, "decoder", {&ids_, nullptr, filled_}, step_,
-                           {{nullptr, 0, true, nullptr, filled_, 0}, &caches()},
+                           {{nullptr, 0, true, nullptr, filled_, 0}, &caches(), &step_bias_},
                            {nullptr, nullptr, &cross_kv_, prompt_.len, &src_pad_});
     } else {
       std::vector<int32_t> pos(slots_);
@@ -67,7 +67,7 @@ class CachedSource : public KvCacheSource {
         pos[i] = int32_t(prompt_.lengths[i / beam_] + (filled_ - prompt_.len));
       ctx_.write_bytes(positions_, pos.data(), pos.size() * 4);
       record_encoder_stack(rec, cfg_, w_, "decoder", {&ids_, &positions_, 0}, step_,
-                           {{&holes_, max_len_, true, nullptr, filled_, 0}, &caches()});
+                           {{&holes_, max_len_, true, nullptr, filled_, 0}, &caches(), &step_bias_});
     }
     rec.set_scope("generator");
     record_generator(rec, *w_.generator, step_, logits_);
@@ -77,20 +77,21 @@ class CachedSource : public KvCacheSource {
   // Encoder once; cross-attention K/V per layer, copied to every slot of a
   // source; then the BOS step. One submission.
   std::vector<float> start_encdec() {
-    const uint32_t S = prompt_.len, d = cfg_.d_model;
+    const uint32_t S = prompt_.len, kv = cfg_.kv_width();
     Recorder rec(ctx_, s_.profiling);
     Activations enc(ctx_, cfg_, batch_, S);
+    PositionBias enc_bias = relative() ? PositionBias(ctx_, cfg_, true, S, S) : PositionBias();
     Tensor src_ids = ctx_.tensor_i32({batch_, S}, prompt_.ids);
     Tensor src_pad = ctx_.tensor_i32({batch_, S}, prompt_.pad);
     src_pad_ = slot_rows_i32(prompt_.pad, S);
 
-    record_encoder_stack(rec, cfg_, w_, "encoder", {&src_ids}, enc, {{&src_pad, S, false}});
-    Tensor kv = ctx_.tensor({batch_, S, 2 * int64_t(d)});
+    record_encoder_stack(rec, cfg_, w_, "encoder", {&src_ids}, enc, {{&src_pad, S, false}, nullptr, &enc_bias});
+    Tensor memory_kv = ctx_.tensor({batch_, S, 2 * int64_t(kv)});
     for (size_t l = 0; l < w_.decoder.size(); ++l) {
       rec.set_scope("decoder." + std::to_string(l) + ".cross_kv");
-      record_cross_kv(rec, w_.decoder[l], enc.x(), kv);
-      cross_kv_.push_back(ctx_.tensor({slots_, S, 2 * int64_t(d)}));
-      to_slots(rec, kv, cross_kv_.back(), S, 2 * d);
+      record_cross_kv(rec, w_.decoder[l], enc.x(), memory_kv);
+      cross_kv_.push_back(ctx_.tensor({slots_, S, 2 * int64_t(kv)}));
+      to_slots(rec, memory_kv, cross_kv_.back(), S, 2 * kv);
     }
     record_step(rec, std::vector<int32_t>(slots_, start_));
     return finish(rec);
@@ -102,6 +103,7 @@ class CachedSource : public KvCacheSource {
     const uint32_t P = prompt_.len, V = cfg_.out_vocab();
     Recorder rec(ctx_, s_.profiling);
     Activations pre(ctx_, cfg_, batch_, P);
+    PositionBias pre_bias = relative() ? PositionBias(ctx_, cfg_, false, P, P) : PositionBias();
     Tensor ids = ctx_.tensor_i32({batch_, P}, prompt_.ids);
     Tensor pad = ctx_.tensor_i32({batch_, P}, prompt_.pad);
     std::vector<int32_t> holes(size_t(slots_) * max_len_, 0);
@@ -109,8 +111,9 @@ class CachedSource : public KvCacheSource {
       for (uint32_t r = 0; r < P; ++r) holes[size_t(i) * max_len_ + r] = prompt_.pad[size_t(i / beam_) * P + r];
     holes_ = ctx_.tensor_i32({slots_, max_len_}, holes);
 
-    const uint32_t stride = beam_ * max_len_ * 2 * cfg_.d_model;  // each source's first slot
-    record_encoder_stack(rec, cfg_, w_, "prompt", {&ids}, pre, {{&pad, P, true, nullptr, 0, stride}, &caches()});
+    const uint32_t stride = beam_ * max_len_ * 2 * cfg_.kv_width();  // each source's first slot
+    record_encoder_stack(rec, cfg_, w_, "prompt", {&ids}, pre,
+                         {{&pad, P, true, nullptr, 0, stride}, &caches(), &pre_bias});
     // Only each prompt's last row goes through the generator and is read back.
     rec.set_scope("generator");
     const int64_t d = cfg_.d_model;
@@ -135,14 +138,17 @@ class CachedSource : public KvCacheSource {
     return out;
   }
 
+  bool relative() const { return cfg_.positional_encoding == PositionalEncoding::RelativeBias; }
+
   const ModelConfig& cfg_;
   const TransformerWeights& w_;
   PaddedIds prompt_;
   int32_t start_;  ///< the decoder's start token (enc–dec)
   uint32_t max_len_ = 0;
-  std::vector<Tensor> cross_kv_;   ///< per decoder layer [slots, src_len, 2d]
+  std::vector<Tensor> cross_kv_;   ///< per decoder layer [slots, src_len, 2·kv]
   Tensor src_pad_, holes_;
   Activations step_;
+  PositionBias step_bias_;  ///< [heads, 1, max_len] for the step's query row
   Tensor ids_, positions_;
 };
 
@@ -152,19 +158,20 @@ class CachedSource : public KvCacheSource {
 /// cross-attention K/V too, its source's padding masked); each step runs every
 /// slot's token with gemv linears (each row summed as alone) and flash attention
 /// over the slot's own rows, the others masked (they add exact zeros), so each
-/// row's logits equal its solo run's.
+/// row's logits equal its solo run's. Not for a relative-position bias, whose
+/// query rows would each need their own positions.
 class TransformerSlots : public SlotSource {
  public:
-  TransformerSlots(Session::Impl& s, uint32_t slots, uint32_t max_len)
+  TransformerSlots(Runner& s, uint32_t slots, uint32_t max_len)
       : s_(s), ctx_(s.ctx), cfg_(s.model.config()), w_(transformer_weights(s.model)), slots_(slots),
         max_len_(std::min(max_len, cfg_.max_positions)), encdec_(cfg_.encoder_decoder()) {
-    const int64_t d = cfg_.d_model;
-    const std::vector<float> zeros(size_t(slots_) * max_len_ * 2 * d, 0.0f);  // masked rows read as finite
+    const int64_t kv = cfg_.kv_width();
+    const std::vector<float> zeros(size_t(slots_) * max_len_ * 2 * kv, 0.0f);  // masked rows read as finite
     for (size_t l = 0; l < (encdec_ ? w_.decoder.size() : w_.encoder.size()); ++l) {
-      caches_.push_back(ctx_.tensor({slots_, max_len_, 2 * d}, zeros));
-      if (encdec_) cross_kv_.push_back(ctx_.tensor({slots_, max_len_, 2 * d}, zeros));
+      caches_.push_back(ctx_.tensor({slots_, max_len_, 2 * kv}, zeros));
+      if (encdec_) cross_kv_.push_back(ctx_.tensor({slots_, max_len_, 2 * kv}, zeros));
     }
-    scratch_ = ctx_.tensor({1, max_len_, 2 * d});
+    scratch_ = ctx_.tensor({1, max_len_, 2 * kv});
     mask_ = ctx_.tensor({slots_, max_len_}, DType::I32);
     src_pad_host_.assign(size_t(slots_) * max_len_, 1);
     src_pad_ = ctx_.tensor_i32({slots_, max_len_}, src_pad_host_);
@@ -251,7 +258,7 @@ class TransformerSlots : public SlotSource {
     sh.logits = ctx_.tensor({n, 1, int64_t(cfg_.out_vocab())});
     return sh;
   }
-  /// Rows [0, rows) of src's slot `from` into dst's slot `to` (both [slots, len, 2d]).
+  /// Rows [0, rows) of src's slot `from` into dst's slot `to` (both [slots, len, 2·kv]).
   static void copy_slot(Recorder& rec, const Tensor& src, uint32_t from, Tensor& dst, uint32_t to, uint32_t rows) {
     // As [1, slots·len, 2d]: a slot is a row range, and copy_rows takes a first row.
     const Tensor s2 = src.reshaped({1, src.dim(0) * src.dim(-2), src.dim(-1)});
@@ -266,14 +273,14 @@ class TransformerSlots : public SlotSource {
     copy_rows(rec, c);
   }
 
-  Session::Impl& s_;
+  Runner& s_;
   Context& ctx_;
   const ModelConfig& cfg_;
   const TransformerWeights& w_;
   uint32_t slots_, max_len_;
   bool encdec_;
-  std::vector<Tensor> caches_;     ///< per (decoder) layer [slots, max_len, 2d]
-  std::vector<Tensor> cross_kv_;   ///< enc–dec: per decoder layer [slots, max_len, 2d], a source per slot
+  std::vector<Tensor> caches_;     ///< per (decoder) layer [slots, max_len, 2·kv]
+  std::vector<Tensor> cross_kv_;   ///< enc–dec: per decoder layer [slots, max_len, 2·kv], a source per slot
   std::vector<int32_t> src_pad_host_;
   Tensor scratch_, mask_, src_pad_;  ///< src_pad_ [slots, max_len]: 1 past each slot's source
   std::map<uint32_t, Shape> shapes_;
@@ -281,13 +288,14 @@ class TransformerSlots : public SlotSource {
 
 }  // namespace
 
-std::unique_ptr<SlotSource> TransformerFamily::slot_source(Session::Impl& s, uint32_t slots,
+std::unique_ptr<SlotSource> TransformerFamily::slot_source(Runner& s, uint32_t slots,
                                                           uint32_t max_len) const {
   if (!transformer_weights(s.model).generator) return nullptr;
+  if (s.model.config().positional_encoding == PositionalEncoding::RelativeBias) return nullptr;
   return std::make_unique<TransformerSlots>(s, slots, max_len);
 }
 
-std::unique_ptr<LogitsSource> TransformerFamily::logits_source(Session::Impl& s, const std::vector<Ids>& src,
+std::unique_ptr<LogitsSource> TransformerFamily::logits_source(Runner& s, const std::vector<Ids>& src,
                                                                const GenerateOptions& o) const {
   if (!transformer_weights(s.model).generator)
     throw Error("generation needs a generator (the model has no generator.weight)");

@@ -1,7 +1,7 @@
 // use_lite's own config.json settings (beyond ModelConfig's generic fields).
 #pragma once
 
-#include "families/family.hpp"
+#include "model/family.hpp"
 
 namespace vkf {
 

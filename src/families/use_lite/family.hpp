@@ -5,7 +5,7 @@
 //   encoder.cpp  prepare, make_plan, record: one embedding pass per shape
 #pragma once
 
-#include "families/family.hpp"
+#include "model/family.hpp"
 
 namespace vkf {
 

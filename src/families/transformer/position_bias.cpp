@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "families/t5/config.hpp"
+#include "families/transformer/stack.hpp"
 
 namespace vkf {
 namespace {

@@ -1,6 +1,8 @@
-// A model family: what a "model_type" means, from config.json to the
+// The family contract: what a "model_type" means, from config.json to the
 // dispatches of a pass. Session and Model::load are generic; everything that
 // depends on the architecture is a Family's answer (docs/adding-a-family.md).
+// It lives here, below both model/ (which loads through it) and run/ (which
+// plans and runs through it), so that neither includes the plug-ins' folder.
 //
 // A family lives in src/families/<name>/, defines `const Family&
 // <name>_family()`, and is registered by one line vkf_add_family(<name>) in
@@ -59,6 +61,24 @@ struct Plan {
   bool recorded = false;
 };
 
+/// What a family's generation may use of the Session it runs in (Session::Impl
+/// is one): the model and device, submission, and whole forward passes. Narrow
+/// on purpose: a family never sees the session's plan cache or statistics.
+class Runner {
+ public:
+  Runner(const Model& m, Context& c) : model(m), ctx(c) {}
+  virtual ~Runner() = default;
+  const Model& model;
+  Context& ctx;
+  bool profiling = false;  ///< recorders take timestamps (Session::set_profiling)
+
+  /// Submits `rec` and waits; a device error says it was submitting `what`.
+  virtual void submit(Recorder& rec, const char* what = "a command buffer") = 0;
+  /// One whole forward pass (Session::forward without options): what a
+  /// recomputing logits source runs each step.
+  virtual ForwardOutput run_forward(const std::vector<Ids>& src, const std::vector<Ids>& tgt) = 0;
+};
+
 class Family {
  public:
   virtual ~Family() = default;
@@ -95,11 +115,11 @@ class Family {
   virtual void record(Recorder& rec, const Model& m, Plan& p) const = 0;
 
   /// Next-token logits for Session::generate (only asked if supports(Task::Generate)).
-  virtual std::unique_ptr<LogitsSource> logits_source(Session::Impl& s, const std::vector<Ids>& src,
+  virtual std::unique_ptr<LogitsSource> logits_source(Runner& s, const std::vector<Ids>& src,
                                                       const GenerateOptions& o) const;
   /// A continuous decode batch of `slots` sequences of up to `max_len` rows
   /// (vkformer/decode_batch.hpp); nullptr (the default) if the family has none.
-  virtual std::unique_ptr<SlotSource> slot_source(Session::Impl& s, uint32_t slots, uint32_t max_len) const;
+  virtual std::unique_ptr<SlotSource> slot_source(Runner& s, uint32_t slots, uint32_t max_len) const;
 
  protected:
   /// For families without RunOptions: an error naming the first option that is set.
