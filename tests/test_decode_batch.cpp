@@ -5,7 +5,7 @@
 // Each one's tokens, and the tokens its on_token saw, equal Session::generate
 // on it alone: the batch is more than gemv's 4 rows, so this also checks that
 // the step's kernels sum each row as they do alone.
-#include "families/family.hpp"
+#include "model/family.hpp"
 #include "model_util.hpp"
 #include "run/logits_source.hpp"
 #include "run/session_impl.hpp"
