@@ -1,5 +1,6 @@
 #version 450
-// S[b,h,i,j] = scale · Σ_c Q[b,i,h,c]·K[b,j,h,c], read straight from head views.
+// S[b,h,i,j] = scale · Σ_c Q[b,i,h,c]·K[b,j,g,c], read straight from head views;
+// g = h / heads_per_kv (grouped-query attention: K heads are shared in place).
 // A workgroup takes WG keys × TQ query rows of one (batch, head): each
 // invocation holds one key row in registers (vec4s, the head dim padded with
 // zeros to D4·4) and runs down the TQ query rows staged in shared memory, so
@@ -38,7 +39,7 @@ void main() {
   const bool live = j < p.kv_len;
 
   vec4 kr[D4];
-  const uint kbase = b * p.k_bs + min(j, p.kv_len - 1) * p.k_rs + p.k_off + h * D;
+  const uint kbase = b * p.k_bs + min(j, p.kv_len - 1) * p.k_rs + p.k_off + (h / p.heads_per_kv) * D;
   for (uint c4 = 0; c4 < D4; ++c4) kr[c4] = load_k(kbase, c4 * 4, D);
 
   const uint qbase = b * p.q_bs + p.q_off + h * D;

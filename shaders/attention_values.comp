@@ -1,5 +1,6 @@
 #version 450
-// O[b,i,h·D + c] = Σ_j P[b,h,i,j]·V[b,j,h,c], heads written concatenated.
+// O[b,i,h·D + c] = Σ_j P[b,h,i,j]·V[b,j,g,c], heads written concatenated;
+// g = h / heads_per_kv (grouped-query attention: V heads are shared in place).
 // A workgroup takes WG query rows of one (batch, head): each invocation holds
 // its output row in registers (vec4s, the head dim padded to D4·4) and runs
 // over tiles of BK value rows staged in shared memory, which every lane reads
@@ -34,7 +35,7 @@ void main() {
   const uint t = gl_LocalInvocationID.x, i = qb * WG + t;
   const bool live = i < p.q_len;
   const uint prow = (bh * p.q_len + min(i, p.q_len - 1)) * p.kv_len;
-  const uint vbase = b * p.v_bs + p.v_off + h * D;
+  const uint vbase = b * p.v_bs + p.v_off + (h / p.heads_per_kv) * D;
 
   vec4 acc[D4];
   for (uint c4 = 0; c4 < D4; ++c4) acc[c4] = vec4(0.0);

@@ -1,7 +1,8 @@
 #version 450
 // O = softmax(scale·QKᵀ + bias, masked)·V with an online softmax: running max m,
 // running sum l and an accumulator rescaled when the max grows; the score
-// matrix is never stored.
+// matrix is never stored. Query head h reads K/V head h / heads_per_kv
+// (grouped-query attention), in place.
 // A workgroup takes BQ = WG/TPR query rows of one (batch, head). TPR
 // invocations share a row, each taking every TPR-th key of a tile, and merge
 // their (m, l, acc) through shared memory at the end; TPR > 1 keeps lanes busy
@@ -77,8 +78,9 @@ void main() {
   const uint t = gl_LocalInvocationID.x, row = t / TPR, lane = t % TPR;
   const uint i = qb * BQ + row;
   const bool live = i < p.q_len;
-  const uint kbase = b * p.k_bs + p.k_off + h * D;
-  const uint vbase = b * p.v_bs + p.v_off + h * D;
+  const uint kvh = h / p.heads_per_kv;  // grouped-query attention: K/V heads are shared
+  const uint kbase = b * p.k_bs + p.k_off + kvh * D;
+  const uint vbase = b * p.v_bs + p.v_off + kvh * D;
   const uint pbase = b * p.pad_stride;
   const uint bbase = (h * p.q_len + min(i, p.q_len - 1)) * p.bias_rs;
 

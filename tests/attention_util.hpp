@@ -1,6 +1,7 @@
 // Inputs for the attention tests: Q, K and V in the layouts models use (separate
 // tensors, a packed QKV projection, a packed KV memory, a KV cache longer than
 // the keys filled so far), a mask, and the host views the references read.
+// With kv_heads, K and V are kv_heads·head_dim wide and Q heads·head_dim.
 #pragma once
 
 #include <cmath>
@@ -22,16 +23,23 @@ struct AttnCase {
   uint32_t causal_offset = 0;
   DType kv = DType::F32;
   bool bias = false;  ///< an additive [heads, q_len, kv_len] bias (T5), flash_attention only
+  uint32_t kv_heads = 0;  ///< heads of K and V (AttentionShape::kv_heads); 0: heads
 };
 
-/// A gtest-safe name: b2_h3_d64_q17_k33_qkv_both_off0_f16.
+/// The case with K/V heads shared by heads/kv_heads query heads each (grouped-query attention).
+inline AttnCase grouped(AttnCase c, uint32_t kv_heads) {
+  c.kv_heads = kv_heads;
+  return c;
+}
+
+/// A gtest-safe name: b2_h3_d64_q17_k33_qkv_both_off0_f16 (_kv1 with kv_heads 1).
 inline std::string case_name(const AttnCase& c) {
   static const char* layouts[] = {"sep", "qkv", "kv", "cache"};
   static const char* masks[] = {"none", "pad", "causal", "both"};
   std::ostringstream s;
   s << "b" << c.batch << "_h" << c.heads << "_d" << c.head_dim << "_q" << c.q_len << "_k" << c.kv_len << "_"
     << layouts[int(c.layout)] << "_" << masks[int(c.mask)] << "_off" << c.causal_offset << "_"
-    << dtype_name(c.kv) << (c.bias ? "_bias" : "");
+    << dtype_name(c.kv) << (c.bias ? "_bias" : "") << (c.kv_heads ? "_kv" + std::to_string(c.kv_heads) : "");
   return s.str();
 }
 
@@ -65,71 +73,73 @@ struct AttnInputs {
   Tensor tbias;
 
   AttnInputs(Context& ctx, const AttnCase& c, uint32_t seed) {
-    shape = {c.batch, c.heads, c.head_dim, c.q_len, c.kv_len};
+    shape = {c.batch, c.heads, c.head_dim, c.q_len, c.kv_len, c.kv_heads};
     scale = float(1.0 / std::sqrt(double(c.head_dim)));
     const uint32_t d = c.heads * c.head_dim, B = c.batch;
+    const uint32_t dkv = shape.kv_head_count() * c.head_dim;  // the width of K and of V
     switch (c.layout) {
       case Layout::Separate: {  // default strides
         q = random_vector(size_t(B) * c.q_len * d, seed);
-        k = as_stored(random_vector(size_t(B) * c.kv_len * d, seed + 1), c.kv);
-        v = as_stored(random_vector(size_t(B) * c.kv_len * d, seed + 2), c.kv);
+        k = as_stored(random_vector(size_t(B) * c.kv_len * dkv, seed + 1), c.kv);
+        v = as_stored(random_vector(size_t(B) * c.kv_len * dkv, seed + 2), c.kv);
         tq = ctx.tensor({B, c.q_len, d}, q);
-        tk = ctx.tensor({B, c.kv_len, d}, k, c.kv);
-        tv = ctx.tensor({B, c.kv_len, d}, v, c.kv);
+        tk = ctx.tensor({B, c.kv_len, dkv}, k, c.kv);
+        tv = ctx.tensor({B, c.kv_len, dkv}, v, c.kv);
         hq = {&tq};
         hk = {&tk};
         hv = {&tv};
         rq = {&q, 0, d, c.q_len * d};
-        rk = {&k, 0, d, c.kv_len * d};
-        rv = {&v, 0, d, c.kv_len * d};
+        rk = {&k, 0, dkv, c.kv_len * dkv};
+        rv = {&v, 0, dkv, c.kv_len * dkv};
         break;
       }
-      case Layout::PackedQKV: {  // one [B, L, 3d] f32 projection, default strides
-        q = random_vector(size_t(B) * c.q_len * 3 * d, seed);
-        tq = ctx.tensor({B, c.q_len, 3 * d}, q);
+      case Layout::PackedQKV: {  // one [B, L, d + 2·dkv] f32 projection, default strides
+        const uint32_t w = d + 2 * dkv;
+        q = random_vector(size_t(B) * c.q_len * w, seed);
+        tq = ctx.tensor({B, c.q_len, w}, q);
         tk = tv = tq;
         k = v = q;
         hq = {&tq, 0};
         hk = {&tq, d};
-        hv = {&tq, 2 * d};
-        rq = {&q, 0, 3 * d, c.q_len * 3 * d};
-        rk = {&q, d, 3 * d, c.kv_len * 3 * d};
-        rv = {&q, 2 * d, 3 * d, c.kv_len * 3 * d};
+        hv = {&tq, d + dkv};
+        rq = {&q, 0, w, c.q_len * w};
+        rk = {&q, d, w, c.kv_len * w};
+        rv = {&q, d + dkv, w, c.kv_len * w};
         break;
       }
-      case Layout::PackedKV: {  // cross-attention memory [B, Lk, 2d], explicit strides
+      case Layout::PackedKV: {  // cross-attention memory [B, Lk, 2·dkv], explicit strides
         q = random_vector(size_t(B) * c.q_len * d, seed);
-        k = as_stored(random_vector(size_t(B) * c.kv_len * 2 * d, seed + 1), c.kv);
+        k = as_stored(random_vector(size_t(B) * c.kv_len * 2 * dkv, seed + 1), c.kv);
         v = k;
         tq = ctx.tensor({B, c.q_len, d}, q);
-        tk = ctx.tensor({B, c.kv_len, 2 * d}, k, c.kv);
+        tk = ctx.tensor({B, c.kv_len, 2 * dkv}, k, c.kv);
         tv = tk;
         hq = {&tq};
-        hk = {&tk, 0, 2 * d, c.kv_len * 2 * d};
-        hv = {&tk, d, 2 * d, c.kv_len * 2 * d};
+        hk = {&tk, 0, 2 * dkv, c.kv_len * 2 * dkv};
+        hv = {&tk, dkv, 2 * dkv, c.kv_len * 2 * dkv};
         rq = {&q, 0, d, c.q_len * d};
-        rk = {&k, 0, 2 * d, c.kv_len * 2 * d};
-        rv = {&k, d, 2 * d, c.kv_len * 2 * d};
+        rk = {&k, 0, 2 * dkv, c.kv_len * 2 * dkv};
+        rv = {&k, dkv, 2 * dkv, c.kv_len * 2 * dkv};
         break;
       }
-      case Layout::Cache: {  // [B, max_len, d] caches; rows past kv_len hold NaN and must not be read
+      case Layout::Cache: {  // [B, max_len, dkv] caches; rows past kv_len hold NaN and must not be read
         const uint32_t max_len = c.kv_len + 7;
         q = random_vector(size_t(B) * c.q_len * d, seed);
-        k = as_stored(random_vector(size_t(B) * max_len * d, seed + 1), c.kv);
-        v = as_stored(random_vector(size_t(B) * max_len * d, seed + 2), c.kv);
+        k = as_stored(random_vector(size_t(B) * max_len * dkv, seed + 1), c.kv);
+        v = as_stored(random_vector(size_t(B) * max_len * dkv, seed + 2), c.kv);
         for (uint32_t b = 0; b < B; ++b)
-          for (size_t e = size_t(c.kv_len) * d; e < size_t(max_len) * d; ++e)
-            k[b * size_t(max_len) * d + e] = v[b * size_t(max_len) * d + e] =
+          for (size_t e = size_t(c.kv_len) * dkv; e < size_t(max_len) * dkv; ++e)
+            k[b * size_t(max_len) * dkv + e] = v[b * size_t(max_len) * dkv + e] =
                 std::numeric_limits<float>::quiet_NaN();
         tq = ctx.tensor({B, c.q_len, d}, q);
-        tk = ctx.tensor({B, max_len, d}, k, c.kv);
-        tv = ctx.tensor({B, max_len, d}, v, c.kv);
+        tk = ctx.tensor({B, max_len, dkv}, k, c.kv);
+        tv = ctx.tensor({B, max_len, dkv}, v, c.kv);
         hq = {&tq};
         hk = {&tk};
         hv = {&tv};
         rq = {&q, 0, d, c.q_len * d};
-        rk = {&k, 0, d, max_len * d};
-        rv = {&v, 0, d, max_len * d};
+        rk = {&k, 0, dkv, max_len * dkv};
+        rv = {&v, 0, dkv, max_len * dkv};
         break;
       }
     }
@@ -190,6 +200,7 @@ inline std::string op_shape(const AttnCase& c) {
   std::ostringstream s;
   s << "batch=" << c.batch << ",heads=" << c.heads << ",head_dim=" << c.head_dim << ",q_len=" << c.q_len
     << ",kv_len=" << c.kv_len << ",mask=" << masks[int(c.mask)] << ",dtype=" << dtype_name(c.kv);
+  if (c.kv_heads) s << ",kv_heads=" << c.kv_heads;
   return s.str();
 }
 inline std::vector<std::string> op_shapes(const std::vector<AttnCase>& cases) {
@@ -216,7 +227,8 @@ inline std::vector<AttnCase> own_input_cases(const std::vector<AttnCase>& cases,
 // For the scores and values kernels: every head dim (and 24, 40, and 30: not a
 // multiple of 4) with f32 and f16 K,
 // lengths that are not tile multiples, one-row queries, cross attention
-// (Lq ≠ Lk), packed projections and a KV cache longer than the keys filled so far.
+// (Lq ≠ Lk), packed projections and a KV cache longer than the keys filled so far;
+// grouped-query (kv_heads 2, 3) and multi-query (kv_heads 1) K/V in each layout.
 inline std::vector<AttnCase> view_cases() {
   const std::vector<AttnCase> base = {
       {1, 1, 32, 1, 1, Layout::Separate},   {1, 1, 24, 5, 5, Layout::Separate},
@@ -225,6 +237,8 @@ inline std::vector<AttnCase> view_cases() {
       {3, 1, 64, 70, 70, Layout::PackedQKV}, {1, 2, 128, 1, 65, Layout::Cache},
       {2, 1, 32, 33, 1, Layout::Separate},  {1, 3, 80, 17, 17, Layout::PackedQKV},
       {3, 3, 30, 1, 33, Layout::PackedKV},  {2, 2, 128, 33, 5, Layout::Separate},
+      grouped({2, 6, 64, 17, 33, Layout::Separate}, 2), grouped({1, 4, 32, 1, 65, Layout::Cache}, 1),
+      grouped({2, 4, 40, 33, 33, Layout::PackedQKV}, 2), grouped({3, 6, 30, 5, 70, Layout::PackedKV}, 3),
   };
   std::vector<AttnCase> out;
   for (AttnCase c : base)

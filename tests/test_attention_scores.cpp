@@ -52,6 +52,9 @@ TEST_F(DeviceTest, AttentionScoresRejectsBadArguments) {
   EXPECT_THROW(call({&q}, {&k, 0, 16, 0}, {2, 2, 8, 3, 6}, &sc6), Error);  // 6 keys in a 5-row K
   EXPECT_THROW(call({&q}, {&k}, {2, 2, 0, 3, 5}, &sc), Error); // head_dim 0
   EXPECT_THROW(call({&q}, {&k}, s, &sc, "nope"), Error);
+  EXPECT_NO_THROW(call({&q}, {&k, 8}, {2, 2, 8, 3, 5, 1}, &sc));  // multi-query: one K head, columns [8, 16)
+  expect_error([&] { call({&q}, {&k}, {2, 6, 8, 3, 5, 4}, &sc); },
+               "attention_scores: heads 6 is not a multiple of kv_heads 4");
 }
 
 }  // namespace vkf::test

@@ -53,6 +53,9 @@ TEST_F(DeviceTest, AttentionValuesRejectsBadArguments) {
   EXPECT_THROW(call(&p, {&v, 0, 16, 100}, s, &out), Error);   // batch stride past the end
   EXPECT_THROW(call(&p, {&v}, {2, 2, 8, 3, 0}, &out), Error);  // no keys
   EXPECT_THROW(call(&p, {&v}, s, &out, "gemv"), Error);
+  EXPECT_NO_THROW(call(&p, {&v, 8}, {2, 2, 8, 3, 5, 1}, &out));  // multi-query: one V head, columns [8, 16)
+  expect_error([&] { call(&p, {&v}, {2, 6, 8, 3, 5, 4}, &out); },
+               "attention_values: heads 6 is not a multiple of kv_heads 4");
 }
 
 }  // namespace vkf::test

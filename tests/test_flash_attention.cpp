@@ -10,7 +10,8 @@ namespace vkf::test {
 // Every head dim (and 24, 30, 40), f32 and f16 K/V, every mask kind, lengths
 // off the tiles, cross attention, packed QKV/KV views, decode steps (Lq = 1 or
 // a few rows against a KV cache, causal_offset = keys before them), long keys
-// (several tiles, keys split across the invocations of a row), fully masked rows.
+// (several tiles, keys split across the invocations of a row), fully masked rows;
+// grouped-query and multi-query K/V (kv_heads) with masks, packed views and a cache.
 // Padding comes with two sequences or more: the table's mask pads none of the first.
 std::vector<AttnCase> flash_cases() {
   const std::vector<AttnCase> base = {
@@ -25,6 +26,10 @@ std::vector<AttnCase> flash_cases() {
       {3, 3, 128, 1, 65, Layout::Cache, MaskKind::Both, 64},
       {2, 2, 80, 1, 300, Layout::Cache, MaskKind::Padding},
       {2, 1, 32, 4, 130, Layout::Cache, MaskKind::Causal, 126},
+      grouped({2, 6, 64, 17, 33, Layout::Separate, MaskKind::Padding}, 2),
+      grouped({2, 4, 64, 1, 65, Layout::Cache, MaskKind::Causal, 64}, 1),
+      grouped({3, 4, 40, 33, 33, Layout::PackedQKV, MaskKind::Both}, 2),
+      grouped({2, 6, 32, 5, 70, Layout::PackedKV, MaskKind::Causal, 65}, 3),
       {1, 1, 128, 5, 5, Layout::Separate, MaskKind::Causal},
       {2, 3, 30, 17, 1, Layout::Separate, MaskKind::Both},
   };
@@ -111,6 +116,7 @@ std::vector<AttnCase> bias_cases() {
       {3, 2, 40, 33, 33, Layout::PackedQKV, MaskKind::Both},
       {2, 2, 64, 1, 33, Layout::Cache, MaskKind::Causal, 32},
       {2, 1, 32, 4, 130, Layout::Cache, MaskKind::Causal, 126},
+      grouped({2, 4, 32, 4, 20, Layout::Cache, MaskKind::Causal, 16}, 2),  // the bias is per query head
   };
   for (auto& c : out) c.bias = true;
   return out;
@@ -166,6 +172,14 @@ TEST_F(DeviceTest, FlashAttentionRejectsBadArguments) {
   EXPECT_THROW(call({&q}, {&k}, {&v}, &out, {}, {2, 2, 8, 3, 6}), Error);  // 6 keys in 5 rows
   EXPECT_THROW(call({&q}, {&k}, {&v}, &out, {}, s, "tiled"), Error);
   EXPECT_THROW(call({&big_q}, {&big_k}, {&big_k}, &big_out, {}, {1, 1, 300, 1, 1}), Error);  // head_dim > 256
+  // Multi-query: one K/V head of 8 columns, here the second half of each row.
+  EXPECT_NO_THROW(call({&q}, {&k, 8}, {&v, 8}, &out, {}, {2, 2, 8, 3, 5, 1}));
+  expect_error([&] { call({&q}, {&k}, {&v}, &out, {}, {2, 6, 8, 3, 5, 4}); },
+               "flash_attention: heads 6 is not a multiple of kv_heads 4");
+  expect_error([&] { call({&q}, {&k}, {&v}, &out, {}, {2, 2, 8, 3, 5, 4}); },
+               "flash_attention: heads 2 is not a multiple of kv_heads 4");
+  expect_error([&] { call({&q}, {&k, 8}, {&v}, &out, {}, {2, 2, 8, 3, 5, 2}); },
+               "k: columns [8, 24) (col_offset + kv_heads·head_dim) do not fit in rows of 16 elements");
   Tensor bias = ctx().tensor({2, 3, 7}), bad_bias = ctx().tensor({2, 3, 4});  // rows may be longer
   FlashAttentionArgs a{{&q}, {&k}, {&v}, s, {}, 1.0f, &out};
   a.bias = &bias;

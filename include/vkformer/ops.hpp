@@ -54,7 +54,8 @@ OpInfo gemm(Recorder& rec, const GemmArgs& a);
 std::vector<std::string> gemm_variants();
 
 /// A [batch, length, heads·head_dim] view into a tensor whose rows may be
-/// wider, e.g. the K part of a packed [batch, length, 3·d] QKV projection.
+/// wider, e.g. the K part of a packed [batch, length, 3·d] QKV projection
+/// (K and V views: kv_heads·head_dim columns, AttentionShape::kv_heads).
 struct HeadsView {
   const Tensor* t = nullptr;
   uint32_t col_offset = 0;    ///< first column of the view within a row
@@ -62,10 +63,19 @@ struct HeadsView {
   uint32_t batch_stride = 0;  ///< elements between batches; 0: row_stride·dim(-2)
 };
 
+/// The sizes of one attention call. Q and the output have `heads` heads, K and
+/// V have kv_heads, read in place (never repeated in memory).
 struct AttentionShape {
   uint32_t batch = 1, heads = 1, head_dim = 64;
   uint32_t q_len = 1;   ///< query rows
   uint32_t kv_len = 1;  ///< keys (for a KV cache: keys filled so far)
+  /// Heads of K and V; 0: heads. Each K/V head serves heads/kv_heads consecutive
+  /// query heads (grouped-query attention; 1: multi-query), as HF's repeat_kv.
+  uint32_t kv_heads = 0;
+  /// The heads K and V have: kv_heads, or heads when it is 0.
+  uint32_t kv_head_count() const { return kv_heads ? kv_heads : heads; }
+  /// Query heads per K/V head: query head h reads K/V head h / heads_per_kv().
+  uint32_t heads_per_kv() const { return heads / kv_head_count(); }
 };
 
 /// Which scores become -inf before the softmax. A row with every key masked
@@ -77,7 +87,8 @@ struct AttentionMask {
   uint32_t causal_offset = 0;           ///< keys before the first query (KV-cache decoding)
 };
 
-/// S[b,h,i,j] = scale · Σ_c Q[b,i,h,c]·K[b,j,h,c], read straight from the views.
+/// S[b,h,i,j] = scale · Σ_c Q[b,i,h,c]·K[b,j,g,c], read straight from the views;
+/// g = h / shape.heads_per_kv() (g = h without kv_heads).
 struct AttentionScoresArgs {
   HeadsView q, k;
   AttentionShape shape;
@@ -96,7 +107,8 @@ struct SoftmaxArgs {
 };
 OpInfo masked_softmax(Recorder& rec, const SoftmaxArgs& a);
 
-/// O[b,i,h·D + c] = Σ_j P[b,h,i,j]·V[b,j,h,c]: heads written concatenated.
+/// O[b,i,h·D + c] = Σ_j P[b,h,i,j]·V[b,j,g,c], g = h / shape.heads_per_kv():
+/// heads written concatenated.
 struct AttentionValuesArgs {
   const Tensor* probs = nullptr;  ///< [batch, heads, q_len, kv_len] f32
   HeadsView v;
@@ -107,7 +119,7 @@ struct AttentionValuesArgs {
 OpInfo attention_values(Recorder& rec, const AttentionValuesArgs& a);
 
 /// softmax(scale·QKᵀ + mask)·V in one pass with an online softmax; the score
-/// matrix is never stored. Same masks and output layout as the unfused path.
+/// matrix is never stored. Same masks, K/V heads and output layout as the unfused path.
 struct FlashAttentionArgs {
   HeadsView q, k, v;
   AttentionShape shape;

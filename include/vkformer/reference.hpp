@@ -9,7 +9,8 @@
 
 namespace vkf::ref {
 
-/// A host-side HeadsView: [batch, length, heads·head_dim] inside wider rows.
+/// A host-side HeadsView: [batch, length, heads·head_dim] inside wider rows
+/// (K and V: kv_heads·head_dim).
 struct HostHeads {
   const std::vector<float>* data = nullptr;
   uint32_t col_offset = 0;
@@ -37,7 +38,7 @@ std::vector<double> gemm(const std::vector<float>& x, const std::vector<float>& 
                          const std::vector<float>* bias, const std::vector<float>* residual,
                          int64_t M, int64_t N, int64_t K, Activation act);
 
-/// [B, H, Lq, Lk] scores.
+/// [B, H, Lq, Lk] scores; query head h reads K head h / s.heads_per_kv().
 std::vector<double> attention_scores(const HostHeads& q, const HostHeads& k,
                                      const AttentionShape& s, double scale);
 
@@ -45,7 +46,7 @@ std::vector<double> attention_scores(const HostHeads& q, const HostHeads& k,
 std::vector<double> masked_softmax(const std::vector<double>& scores, const AttentionShape& s,
                                    const HostMask& m);
 
-/// [B, Lq, H·D] = P·V with heads concatenated.
+/// [B, Lq, H·D] = P·V with heads concatenated; head h reads V head h / s.heads_per_kv().
 std::vector<double> attention_values(const std::vector<double>& probs, const HostHeads& v,
                                      const AttentionShape& s);
 

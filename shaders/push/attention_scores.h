@@ -9,6 +9,7 @@ VKF_PUSH(AttentionScoresPush)
   uint q_off, q_rs, q_bs, k_off, k_rs, k_bs;
   float scale;
   uint k_blocks, q_blocks, total;  // workgroups: key blocks, query blocks, all
+  uint heads_per_kv;  // query heads per K head: head h reads K head h / heads_per_kv
 VKF_PUSH_END(AttentionScoresPush)
 
 #endif

@@ -7,6 +7,7 @@ VKF_PUSH(AttentionValuesPush)
   uint heads, head_dim, q_len, kv_len;
   uint v_off, v_rs, v_bs;  // the value head view: start, row and batch strides (elements)
   uint q_blocks, total;
+  uint heads_per_kv;  // query heads per V head: head h reads V head h / heads_per_kv
 VKF_PUSH_END(AttentionValuesPush)
 
 #endif

@@ -11,6 +11,7 @@ VKF_PUSH(FlashAttentionPush)
   float scale;
   uint q_blocks, total;
   uint bias_rs;  // elements between the bias's rows (≥ kv_len)
+  uint heads_per_kv;  // query heads per K/V head: head h reads K/V head h / heads_per_kv
 VKF_PUSH_END(FlashAttentionPush)
 
 #endif

@@ -28,7 +28,7 @@ OpCase attention_case(Context& ctx, const OpShape& o) {
 
 VKF_OP_DESCRIPTOR(attention) {
   return {"attention", "the unfused chain: attention_scores, masked_softmax, attention_values (variant: the softmax's)",
-          {"subgroup", "shared"}, {}, {"batch", "heads", "head_dim", "q_len", "kv_len"},
+          {"subgroup", "shared"}, {}, {"batch", "heads", "kv_heads", "head_dim", "q_len", "kv_len"},
           {cases::attention_bench_shape()}, attention_case, cases::attention_label};
 }
 

@@ -13,8 +13,8 @@ OpInfo attention_scores(Recorder& rec, const AttentionScoresArgs& a) {
   require(a.variant.empty() || a.variant == "tiled", op, "unknown variant \"" + a.variant + "\" (tiled)");
   require_tensor(a.q.t, op, "q", DType::F32);
   require_weight(a.k.t, op, "k", r.ctx.caps);
-  const ViewStrides q = check_view(a.q, s, s.q_len, op, "q");
-  const ViewStrides k = check_view(a.k, s, s.kv_len, op, "k");
+  const ViewStrides q = check_view(a.q, s, ViewHeads::Query, s.q_len, op, "q");
+  const ViewStrides k = check_view(a.k, s, ViewHeads::KeyValue, s.kv_len, op, "k");
   check_scores(a.scores, s, op, "scores");
   for (const Tensor* in : {a.q.t, a.k.t})
     require(!tensors_overlap(a.scores, in), op, "scores must not alias q or k");
@@ -29,18 +29,19 @@ OpInfo attention_scores(Recorder& rec, const AttentionScoresArgs& a) {
   const uint32_t k_blocks = ceil_div(s.kv_len, wg), q_blocks = ceil_div(s.q_len, tq);
   const uint64_t total = uint64_t(s.batch) * s.heads * k_blocks * q_blocks;
   require(total < (1ull << 32), op, "too many tiles");
-  const AttentionScoresPush push{s.heads, s.head_dim, s.q_len, s.kv_len, q.off,    q.row,    q.batch,
-                                 k.off,   k.row,      k.batch, a.scale,  k_blocks, q_blocks, uint32_t(total)};
+  const AttentionScoresPush push{s.heads, s.head_dim, s.q_len,  s.kv_len, q.off,    q.row,
+                                 q.batch, k.off,      k.row,    k.batch,  a.scale,  k_blocks,
+                                 q_blocks, uint32_t(total), s.heads_per_kv()};
   const std::string shader = std::string(op) + kv_suffix(a.k.t);
   const Pipeline& p = r.pipeline(shader, {wg, d4, tq});
   r.dispatch(p, {{a.q.t, false}, {a.k.t, false}, {a.scores, true}}, push, r.fold(total),
              std::string(op) + "/tiled" + kv_suffix(a.k.t));
 
   const double n_qk = double(s.batch) * s.heads * s.q_len * s.kv_len;
-  const double width = double(s.heads) * s.head_dim;
+  const double width = double(s.heads) * s.head_dim, kv_width = double(s.kv_head_count()) * s.head_dim;
   return {op, "tiled", {{"WG", wg}, {"D4", d4}, {"TQ", tq}},
           2 * n_qk * s.head_dim,
-          double(s.batch) * width * (4.0 * s.q_len + dtype_size(a.k.t->dtype()) * s.kv_len) + 4 * n_qk};
+          double(s.batch) * (width * 4.0 * s.q_len + kv_width * dtype_size(a.k.t->dtype()) * s.kv_len) + 4 * n_qk};
 }
 
 // ---- descriptor ----
@@ -60,7 +61,7 @@ OpCase attention_scores_case(Context& ctx, const OpShape& o) {
 
 VKF_OP_DESCRIPTOR(attention_scores) {
   return {"attention_scores", "S = scale·QKᵀ per head, read from head views (dtype: K)", {"tiled"},
-          {"WG", "D4", "TQ"}, {"batch", "heads", "head_dim", "q_len", "kv_len"}, {cases::attention_bench_shape()},
+          {"WG", "D4", "TQ"}, {"batch", "heads", "kv_heads", "head_dim", "q_len", "kv_len"}, {cases::attention_bench_shape()},
           attention_scores_case, cases::attention_label};
 }
 

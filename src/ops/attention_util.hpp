@@ -19,10 +19,16 @@ inline void check_shape(const AttentionShape& s, const char* op) {
           "shape needs batch, heads, head_dim, q_len and kv_len ≥ 1 (got " + std::to_string(s.batch) +
               ", " + std::to_string(s.heads) + ", " + std::to_string(s.head_dim) + ", " +
               std::to_string(s.q_len) + ", " + std::to_string(s.kv_len) + ")");
+  require(s.heads % s.kv_head_count() == 0, op,
+          "heads " + std::to_string(s.heads) + " is not a multiple of kv_heads " + std::to_string(s.kv_heads));
 }
 
-/// Checks that `len` rows of heads·head_dim columns per batch fit in the view's tensor.
-inline ViewStrides check_view(const HeadsView& v, const AttentionShape& s, uint32_t len,
+/// Which heads a view holds: Q (and the output) has heads, K and V have kv_heads.
+enum class ViewHeads { Query, KeyValue };
+
+/// Checks that `len` rows of heads·head_dim columns (kv_heads·head_dim for K
+/// and V) per batch fit in the view's tensor.
+inline ViewStrides check_view(const HeadsView& v, const AttentionShape& s, ViewHeads which, uint32_t len,
                               const char* op, const char* name) {
   const std::string n(name);
   require(v.t && !v.t->empty(), op, n + " is missing");
@@ -31,10 +37,12 @@ inline ViewStrides check_view(const HeadsView& v, const AttentionShape& s, uint3
           n + " " + t.describe() + " needs a batch_stride or at least 2 dimensions");
   const uint64_t row = v.row_stride ? v.row_stride : uint64_t(t.dim(-1));
   const uint64_t batch = v.batch_stride ? v.batch_stride : row * uint64_t(t.dim(-2));
-  const uint64_t width = uint64_t(s.heads) * s.head_dim;
+  const bool kv = which == ViewHeads::KeyValue;
+  const uint64_t width = uint64_t(kv ? s.kv_head_count() : s.heads) * s.head_dim;
   require(v.col_offset + width <= row, op,
           n + ": columns [" + std::to_string(v.col_offset) + ", " + std::to_string(v.col_offset + width) +
-              ") (col_offset + heads·head_dim) do not fit in rows of " + std::to_string(row) + " elements");
+              ") (col_offset + " + (kv && s.kv_heads ? "kv_heads" : "heads") + "·head_dim) do not fit in rows of " +
+              std::to_string(row) + " elements");
   const uint64_t last = uint64_t(s.batch - 1) * batch + uint64_t(len - 1) * row + v.col_offset + width - 1;
   require(last < uint64_t(t.numel()), op,
           n + " " + t.describe() + " is too small for " + std::to_string(s.batch) + " batches of " +

@@ -13,7 +13,7 @@ OpInfo attention_values(Recorder& rec, const AttentionValuesArgs& a) {
   require(a.variant.empty() || a.variant == "tiled", op, "unknown variant \"" + a.variant + "\" (tiled)");
   check_scores(a.probs, s, op, "probs");
   require_weight(a.v.t, op, "v", r.ctx.caps);
-  const ViewStrides v = check_view(a.v, s, s.kv_len, op, "v");
+  const ViewStrides v = check_view(a.v, s, ViewHeads::KeyValue, s.kv_len, op, "v");
   check_out(a.out, s, op);
   for (const Tensor* in : {a.probs, a.v.t})
     require(!tensors_overlap(a.out, in), op, "out must not alias probs or v");
@@ -28,18 +28,18 @@ OpInfo attention_values(Recorder& rec, const AttentionValuesArgs& a) {
   const uint32_t q_blocks = ceil_div(s.q_len, wg);
   const uint64_t total = uint64_t(s.batch) * s.heads * q_blocks;
   require(total < (1ull << 32), op, "too many tiles");
-  const AttentionValuesPush push{s.heads, s.head_dim, s.q_len,  s.kv_len,       v.off,
-                                 v.row,   v.batch,    q_blocks, uint32_t(total)};
+  const AttentionValuesPush push{s.heads, s.head_dim, s.q_len,  s.kv_len,        v.off,
+                                 v.row,   v.batch,    q_blocks, uint32_t(total), s.heads_per_kv()};
   const std::string shader = std::string(op) + kv_suffix(a.v.t);
   const Pipeline& p = r.pipeline(shader, {wg, d4, bk});
   r.dispatch(p, {{a.probs, false}, {a.v.t, false}, {a.out, true}}, push, r.fold(total),
              std::string(op) + "/tiled" + kv_suffix(a.v.t));
 
   const double n_qk = double(s.batch) * s.heads * s.q_len * s.kv_len;
-  const double width = double(s.heads) * s.head_dim;
+  const double width = double(s.heads) * s.head_dim, kv_width = double(s.kv_head_count()) * s.head_dim;
   return {op, "tiled", {{"WG", wg}, {"D4", d4}, {"BK", bk}},
           2 * n_qk * s.head_dim,
-          4 * n_qk + double(s.batch) * width * (dtype_size(a.v.t->dtype()) * s.kv_len + 4.0 * s.q_len)};
+          4 * n_qk + double(s.batch) * (kv_width * dtype_size(a.v.t->dtype()) * s.kv_len + width * 4.0 * s.q_len)};
 }
 
 // ---- descriptor ----
@@ -62,7 +62,7 @@ OpCase attention_values_case(Context& ctx, const OpShape& o) {
 
 VKF_OP_DESCRIPTOR(attention_values) {
   return {"attention_values", "O = P·V per head, heads written concatenated (dtype: V)", {"tiled"},
-          {"WG", "D4", "BK"}, {"batch", "heads", "head_dim", "q_len", "kv_len"}, {cases::attention_bench_shape()},
+          {"WG", "D4", "BK"}, {"batch", "heads", "kv_heads", "head_dim", "q_len", "kv_len"}, {cases::attention_bench_shape()},
           attention_values_case, cases::attention_label};
 }
 

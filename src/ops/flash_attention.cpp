@@ -24,9 +24,9 @@ OpInfo flash_attention(Recorder& rec, const FlashAttentionArgs& a) {
   require_weight(a.v.t, op, "v", caps);
   require(a.k.t->dtype() == a.v.t->dtype(), op,
           "k " + a.k.t->describe() + " and v " + a.v.t->describe() + " must share a dtype");
-  const ViewStrides q = check_view(a.q, s, s.q_len, op, "q");
-  const ViewStrides k = check_view(a.k, s, s.kv_len, op, "k");
-  const ViewStrides v = check_view(a.v, s, s.kv_len, op, "v");
+  const ViewStrides q = check_view(a.q, s, ViewHeads::Query, s.q_len, op, "q");
+  const ViewStrides k = check_view(a.k, s, ViewHeads::KeyValue, s.kv_len, op, "k");
+  const ViewStrides v = check_view(a.v, s, ViewHeads::KeyValue, s.kv_len, op, "v");
   check_out(a.out, s, op);
   for (const Tensor* in : {a.q.t, a.k.t, a.v.t})
     require(!tensors_overlap(a.out, in), op, "out must not alias q, k or v");
@@ -41,7 +41,10 @@ OpInfo flash_attention(Recorder& rec, const FlashAttentionArgs& a) {
     require(!tensors_overlap(a.out, a.bias), op, "out must not alias bias");
   }
 
-  const std::string cls = "batch=" + std::to_string(size_class(s.batch)) + ",heads=" + std::to_string(s.heads) +
+  // kv_heads only when it differs from heads: the classes without it stay as they were.
+  // The tuner parses the class back into a shape (parse_op_shape), so it names every dim.
+  const std::string kvh = s.kv_head_count() != s.heads ? ",kv_heads=" + std::to_string(s.kv_heads) : "";
+  const std::string cls = "batch=" + std::to_string(size_class(s.batch)) + ",heads=" + std::to_string(s.heads) + kvh +
                           ",head_dim=" + std::to_string(s.head_dim) + ",q_len=" + std::to_string(size_class(s.q_len)) +
                           ",kv_len=" + std::to_string(size_class(s.kv_len)) + ",dtype=" + dtype_name(a.k.t->dtype());
   const TunedConfig* tc = tuned(r, op, cls, a.variant);
@@ -98,7 +101,7 @@ OpInfo flash_attention(Recorder& rec, const FlashAttentionArgs& a) {
   const FlashAttentionPush push{s.heads, s.head_dim, s.q_len, s.kv_len, q.off, q.row, q.batch, k.off, k.row,
                                 k.batch, v.off, v.row, v.batch, pad_stride, a.mask.key_padding ? 1u : 0u,
                                 a.mask.causal ? 1u : 0u, a.mask.causal_offset, a.scale, q_blocks, uint32_t(total),
-                                a.bias ? uint32_t(a.bias->dim(-1)) : 0u};
+                                a.bias ? uint32_t(a.bias->dim(-1)) : 0u, s.heads_per_kv()};
   const std::string shader = std::string(op) + (texel ? "_texel" : "") + kv_suffix(a.k.t);
   const uint32_t has_bias = a.bias ? 1 : 0;  // a constant: the path without bias does not read one
   const uint32_t vec4 = texel && kv_vec4;
@@ -111,10 +114,10 @@ OpInfo flash_attention(Recorder& rec, const FlashAttentionArgs& a) {
              push, r.fold(total), std::string(op) + "/" + variant + kv_suffix(a.k.t) + (a.bias ? "+bias" : ""));
 
   const double n_qk = double(s.batch) * s.heads * s.q_len * s.kv_len;
-  const double width = double(s.heads) * s.head_dim;
+  const double width = double(s.heads) * s.head_dim, kv_width = double(s.kv_head_count()) * s.head_dim;
   return {op, variant, {{"WG", wg}, {"D4", d4}, {"BK", bk}, {"TPR", tpr}, {"SH4", sh}, {"BIAS", has_bias}, {"VEC4", vec4}},
           4 * n_qk * s.head_dim,
-          double(s.batch) * width * (8.0 * s.q_len + 2.0 * dtype_size(a.k.t->dtype()) * s.kv_len) +
+          double(s.batch) * (width * 8.0 * s.q_len + kv_width * 2.0 * dtype_size(a.k.t->dtype()) * s.kv_len) +
               (a.mask.key_padding ? 4.0 * s.batch * s.kv_len : 0.0) +
               (a.bias ? 4.0 * s.heads * s.q_len * s.kv_len : 0.0),
           cls,
@@ -162,7 +165,7 @@ std::vector<TunedConfig> flash_attention_candidates(const Capabilities& c, const
 
 VKF_OP_DESCRIPTOR(flash_attention) {
   return {"flash_attention", "softmax(scale·QKᵀ + bias + mask)·V in one pass with an online softmax (dtype: K, V)",
-          {"online", "texel"}, {"WG", "D4", "BK", "TPR", "SH4", "BIAS", "VEC4"}, {"batch", "heads", "head_dim", "q_len", "kv_len"},
+          {"online", "texel"}, {"WG", "D4", "BK", "TPR", "SH4", "BIAS", "VEC4"}, {"batch", "heads", "kv_heads", "head_dim", "q_len", "kv_len"},
           {cases::attention_bench_shape(), cases::attention_bench_shape(DType::F16)}, flash_attention_case,
           cases::attention_label, false, flash_attention_candidates};
 }

@@ -58,8 +58,9 @@ struct Mask {
 /// @throws vkf::Error for an unknown mask name.
 std::shared_ptr<Mask> make_mask(Context& ctx, const OpShape& s);
 
-/// Attention inputs: Q [B, Lq, d] and a packed [B, Lk, 2d] KV, as cross-attention
-/// has them (K in columns [0, d), V in [d, 2d)), in s.dtype for K and V.
+/// Attention inputs: Q [B, Lq, d] and a packed [B, Lk, 2d'] KV, as cross-attention
+/// has them (K in columns [0, d'), V in [d', 2d')), in s.dtype for K and V;
+/// d = heads·head_dim, d' = kv_heads·head_dim (d without kv_heads).
 struct Heads {
   HeadsView q, k, v;
   ref::HostHeads hq, hk, hv;
@@ -67,9 +68,9 @@ struct Heads {
 };
 Heads attention_inputs(Context& ctx, const OpShape& s, Data& d);
 
-/// "B=1 H=12 D=64 Lq=128 Lk=128 mask=padding kv f32".
+/// "B=1 H=12 D=64 Lq=128 Lk=128 mask=padding kv f32" (" KVH=4" after H with kv_heads).
 std::string attention_shape_text(const OpShape& s);
-/// "12h 128x128": the attention ops' chart label.
+/// "12h 128x128": the attention ops' chart label ("12h 4kv 128x128" with kv_heads).
 std::string attention_label(const OpShape& s);
 /// m rows of n: the row-wise ops' shapes.
 inline OpShape rows_shape(int64_t m, int64_t n) {

@@ -10,7 +10,7 @@
 namespace vkf {
 
 bool OpShape::operator==(const OpShape& o) const {
-  return m == o.m && n == o.n && k == o.k && batch == o.batch && heads == o.heads &&
+  return m == o.m && n == o.n && k == o.k && batch == o.batch && heads == o.heads && kv_heads == o.kv_heads &&
          head_dim == o.head_dim && q_len == o.q_len && kv_len == o.kv_len && topk == o.topk &&
          mask == o.mask && dtype == o.dtype && act == o.act && bias == o.bias && residual == o.residual;
 }
@@ -42,7 +42,7 @@ const char* activation_name(Activation a) {
 OpShape parse_op_shape(const std::string& s, OpShape o) {
   auto bad = [&](const std::string& why) {
     return Error("--shape \"" + s + "\": " + why +
-                 " (expected MxNxK, MxN, or key=value,... with keys m n k batch heads head_dim "
+                 " (expected MxNxK, MxN, or key=value,... with keys m n k batch heads kv_heads head_dim "
                  "q_len kv_len mask topk dtype act bias residual)");
   };
   auto number = [&](const std::string& v) {
@@ -93,6 +93,7 @@ OpShape parse_op_shape(const std::string& s, OpShape o) {
       else if (k == "k") o.k = number(v);
       else if (k == "batch") o.batch = u32(v);
       else if (k == "heads") o.heads = u32(v);
+      else if (k == "kv_heads") o.kv_heads = u32(v);
       else if (k == "head_dim") o.head_dim = u32(v);
       else if (k == "q_len") o.q_len = u32(v);
       else if (k == "kv_len") o.kv_len = u32(v);
@@ -141,7 +142,7 @@ std::string op_label(const OpDescriptor& d, const OpShape& s) {
   for (const auto& dim : d.dims) {
     int64_t v = dim == "m" ? s.m : dim == "n" ? s.n : dim == "k" ? s.k : dim == "batch" ? s.batch
               : dim == "heads" ? s.heads : dim == "head_dim" ? s.head_dim : dim == "q_len" ? s.q_len
-              : dim == "kv_len" ? s.kv_len : dim == "topk" ? s.topk : -1;
+              : dim == "kv_len" ? s.kv_len : dim == "topk" ? s.topk : dim == "kv_heads" ? s.kv_heads : -1;
     if (v < 0) continue;
     out += (out.empty() ? "" : "x") + std::to_string(v);
   }
@@ -175,30 +176,33 @@ std::shared_ptr<Mask> make_mask(Context& ctx, const OpShape& o) {
 }
 
 Heads attention_inputs(Context& ctx, const OpShape& o, Data& D) {
-  const uint32_t d = o.heads * o.head_dim;
   Heads a;
-  a.shape = {o.batch, o.heads, o.head_dim, o.q_len, o.kv_len};
+  a.shape = {o.batch, o.heads, o.head_dim, o.q_len, o.kv_len, o.kv_heads};
+  // Q is heads wide, K and V kv_heads wide (when kv_heads divides heads; else the op refuses the shape).
+  const uint32_t d = o.heads * o.head_dim, dkv = (o.kv_heads ? o.kv_heads : o.heads) * o.head_dim;
   auto& qh = D.h(random_vector(size_t(o.batch) * o.q_len * d, 11));
-  auto& kvh = D.h(as_stored(random_vector(size_t(o.batch) * o.kv_len * 2 * d, 12), o.dtype));
+  auto& kvh = D.h(as_stored(random_vector(size_t(o.batch) * o.kv_len * 2 * dkv, 12), o.dtype));
   Tensor& q = D.t(ctx.tensor({o.batch, o.q_len, d}, qh));
-  Tensor& kv = D.t(ctx.tensor({o.batch, o.kv_len, 2 * d}, kvh, o.dtype));
+  Tensor& kv = D.t(ctx.tensor({o.batch, o.kv_len, 2 * dkv}, kvh, o.dtype));
   a.q = {&q, 0, 0, 0};
   a.k = {&kv, 0, 0, 0};
-  a.v = {&kv, d, 0, 0};
+  a.v = {&kv, dkv, 0, 0};
   a.hq = {&qh, 0, d, o.q_len * d};
-  a.hk = {&kvh, 0, 2 * d, o.kv_len * 2 * d};
-  a.hv = {&kvh, d, 2 * d, o.kv_len * 2 * d};
+  a.hk = {&kvh, 0, 2 * dkv, o.kv_len * 2 * dkv};
+  a.hv = {&kvh, dkv, 2 * dkv, o.kv_len * 2 * dkv};
   return a;
 }
 
 std::string attention_shape_text(const OpShape& o) {
-  return "B=" + std::to_string(o.batch) + " H=" + std::to_string(o.heads) + " D=" +
+  return "B=" + std::to_string(o.batch) + " H=" + std::to_string(o.heads) +
+         (o.kv_heads ? " KVH=" + std::to_string(o.kv_heads) : "") + " D=" +
          std::to_string(o.head_dim) + " Lq=" + std::to_string(o.q_len) + " Lk=" +
          std::to_string(o.kv_len) + " mask=" + o.mask + " kv " + dtype_name(o.dtype);
 }
 
 std::string attention_label(const OpShape& o) {
-  return std::to_string(o.heads) + "h " + std::to_string(o.q_len) + "x" + std::to_string(o.kv_len);
+  return std::to_string(o.heads) + "h " + (o.kv_heads ? std::to_string(o.kv_heads) + "kv " : "") +
+         std::to_string(o.q_len) + "x" + std::to_string(o.kv_len);
 }
 
 OpShape attention_bench_shape(DType dt) {

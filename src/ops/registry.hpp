@@ -23,6 +23,7 @@ namespace vkf {
 struct OpShape {
   int64_t m = 128, n = 768, k = 768;
   uint32_t batch = 1, heads = 12, head_dim = 64, q_len = 128, kv_len = 128;
+  uint32_t kv_heads = 0;            ///< attention's K/V heads (AttentionShape::kv_heads); 0: heads
   uint32_t topk = 1;
   std::string mask = "none";        ///< none, padding, causal, both
   DType dtype = DType::F32;         ///< storage of weights, tables or K/V
@@ -31,7 +32,7 @@ struct OpShape {
   bool operator==(const OpShape& o) const;
 };
 
-/// Parses "m=128,n=768,dtype=f16,mask=causal" (keys: m n k batch heads
+/// Parses "m=128,n=768,dtype=f16,mask=causal" (keys: m n k batch heads kv_heads
 /// head_dim q_len kv_len topk mask dtype act bias residual) or "MxNxK" / "MxN"
 /// on top of `base`. @throws vkf::Error naming the bad part.
 OpShape parse_op_shape(const std::string& text, OpShape base = {});

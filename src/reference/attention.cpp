@@ -1,5 +1,6 @@
 // Double-precision references for the attention ops, written as the
-// definitions read: no tiling, no online softmax.
+// definitions read: no tiling, no online softmax. Query head h reads K/V head
+// h / heads_per_kv(), as if HF's repeat_kv had copied them.
 #include <cmath>
 #include <limits>
 
@@ -17,14 +18,15 @@ std::vector<double> attention_scores(const HostHeads& q, const HostHeads& k, con
   std::vector<double> out(size_t(s.batch) * s.heads * s.q_len * s.kv_len);
   size_t o = 0;
   for (uint32_t b = 0; b < s.batch; ++b)
-    for (uint32_t h = 0; h < s.heads; ++h)
+    for (uint32_t h = 0; h < s.heads; ++h) {
+      const uint32_t kcol = h / s.heads_per_kv() * s.head_dim;  // this head's K columns
       for (uint32_t i = 0; i < s.q_len; ++i)
         for (uint32_t j = 0; j < s.kv_len; ++j) {
           double acc = 0;
-          for (uint32_t c = 0; c < s.head_dim; ++c)
-            acc += q.at(b, i, h * s.head_dim + c) * k.at(b, j, h * s.head_dim + c);
+          for (uint32_t c = 0; c < s.head_dim; ++c) acc += q.at(b, i, h * s.head_dim + c) * k.at(b, j, kcol + c);
           out[o++] = scale * acc;
         }
+    }
   return out;
 }
 
@@ -53,13 +55,15 @@ std::vector<double> attention_values(const std::vector<double>& probs, const Hos
   const size_t width = size_t(s.heads) * s.head_dim;
   std::vector<double> out(size_t(s.batch) * s.q_len * width, 0.0);
   for (uint32_t b = 0; b < s.batch; ++b)
-    for (uint32_t h = 0; h < s.heads; ++h)
+    for (uint32_t h = 0; h < s.heads; ++h) {
+      const uint32_t vcol = h / s.heads_per_kv() * s.head_dim;  // this head's V columns
       for (uint32_t i = 0; i < s.q_len; ++i) {
         const double* p = &probs[((size_t(b) * s.heads + h) * s.q_len + i) * s.kv_len];
         double* o = &out[(size_t(b) * s.q_len + i) * width + size_t(h) * s.head_dim];
         for (uint32_t j = 0; j < s.kv_len; ++j)
-          for (uint32_t c = 0; c < s.head_dim; ++c) o[c] += p[j] * v.at(b, j, h * s.head_dim + c);
+          for (uint32_t c = 0; c < s.head_dim; ++c) o[c] += p[j] * v.at(b, j, vcol + c);
       }
+    }
   return out;
 }
 
