@@ -28,7 +28,7 @@ void append_own_rows(Recorder& rec, const ModelConfig& cfg, Activations& a, cons
 /// The attention of a.attn's heads: shape, scale and variant from the config and `a`.
 FlashAttentionArgs attention_args(const ModelConfig& cfg, Activations& a, uint32_t kv_len) {
   FlashAttentionArgs f;
-  f.shape = {a.batch, cfg.n_heads, cfg.head_width(), a.len, kv_len};
+  f.shape = {a.batch, cfg.n_heads, cfg.head_width(), a.len, kv_len, cfg.kv_heads};
   f.scale = cfg.scale_scores ? float(1.0 / std::sqrt(double(cfg.head_width()))) : 1.0f;
   f.out = &a.attn;
   f.variant = a.attention_variant;
