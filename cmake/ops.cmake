@@ -12,7 +12,7 @@
 # without 16-bit storage (shaders/lib/types.glsl; Pipelines::get picks it).
 set(VKF_OPS "" CACHE INTERNAL "")
 
-# The weight formats (WeightFormat, include/vkformer/tensor.hpp) by name, and
+# The weight formats (WeightFormat, include/vkformer/weight_format.hpp) by name, and
 # how a shader is built for each (shaders/lib/types.glsl: WTYPE).
 set(VKF_WEIGHT_FORMATS f32 f16)
 set(VKF_WEIGHT_DEFINES_f32 "")
