@@ -1,28 +1,60 @@
-# vkf_add_op(NAME [SHADER VARIANT SOURCE [-DMACRO=VALUE ...]]...)
+# vkf_add_op(NAME [WEIGHTS FORMAT...] [SHADER VARIANT SOURCE [-DMACRO=VALUE ...]]...)
 # Registers one op (src/ops/NAME.cpp, which defines VKF_OP_DESCRIPTOR(NAME)):
 # its shader variants are compiled and embedded (tagged with the op, so the
 # descriptor can list them), the descriptor joins the generated op registry,
 # and tests/CMakeLists.txt gives every registered op its `vkformer kernel`
 # check and, when tests/test_NAME.cpp exists, its profile legs.
+# WEIGHTS: every SHADER is built once per weight format, as VARIANT_FORMAT with
+# the format's defines (VKF_WEIGHT_DEFINES_FORMAT below) after its own; the op
+# picks one with weight_suffix() (src/ops/op_util.hpp).
 # A variant with fp16 operands (a -D..F16=1 define) also gets a twin NAME_packed
 # built with -DF16_PACKED=1: it reads the fp16 values as 32-bit words, for devices
 # without 16-bit storage (shaders/lib/types.glsl; Pipelines::get picks it).
 set(VKF_OPS "" CACHE INTERNAL "")
 
+# The weight formats (WeightFormat, include/vkformer/weight_format.hpp) by name, and
+# how a shader is built for each (shaders/lib/types.glsl: WTYPE).
+set(VKF_WEIGHT_FORMATS f32 f16)
+set(VKF_WEIGHT_DEFINES_f32 "")
+set(VKF_WEIGHT_DEFINES_f16 -DW_F16=1)
+
+# One SHADER entry (VARIANT SOURCE DEFINES...), and its packed twin.
+function(vkf_op_shader name)
+  vkf_shader(${name} ${ARGN})
+  if(ARGN MATCHES "-D[A-Z_]*F16=1")
+    vkf_shader(${name}_packed ${ARGN} -DF16_PACKED=1)
+  endif()
+endfunction()
+
 function(vkf_add_op op)
   set(VKF_SHADER_OP ${op})
+  set(formats "")
   set(entry "")
+  set(mode "")
   foreach(arg ${ARGN} SHADER)  # the trailing SHADER flushes the last entry
-    if(arg STREQUAL "SHADER")
+    if(arg STREQUAL "WEIGHTS")
+      if(NOT mode STREQUAL "")
+        message(FATAL_ERROR "vkf_add_op(${op}): WEIGHTS must come before the first SHADER")
+      endif()
+      set(mode WEIGHTS)
+    elseif(arg STREQUAL "SHADER")
       if(entry)
-        vkf_shader(${entry})
-        if(entry MATCHES "-D[A-Z_]*F16=1")
-          list(GET entry 0 name)
-          list(SUBLIST entry 1 -1 rest)
-          vkf_shader(${name}_packed ${rest} -DF16_PACKED=1)
+        list(POP_FRONT entry name)
+        if(formats)
+          foreach(f ${formats})
+            vkf_op_shader(${name}_${f} ${entry} ${VKF_WEIGHT_DEFINES_${f}})
+          endforeach()
+        else()
+          vkf_op_shader(${name} ${entry})
         endif()
       endif()
       set(entry "")
+      set(mode SHADER)
+    elseif(mode STREQUAL "WEIGHTS")
+      if(NOT arg IN_LIST VKF_WEIGHT_FORMATS)
+        message(FATAL_ERROR "vkf_add_op(${op}): unknown weight format ${arg} (${VKF_WEIGHT_FORMATS})")
+      endif()
+      list(APPEND formats ${arg})
     else()
       list(APPEND entry ${arg})
     endif()

@@ -9,6 +9,7 @@
 
 #include "vkformer/context.hpp"
 #include "vkformer/ops.hpp"
+#include "vkformer/weight_format.hpp"
 
 namespace vkf {
 
@@ -94,8 +95,11 @@ class Tokenizer;
 /// @throws vkf::Error "DIR/config.json: "eos_id" 0 is not the tokenizer's EOS ...".
 void check_special_ids(const ModelConfig& cfg, const Tokenizer& tok, const std::string& dir);
 
-/// Storage precision of the weights on the device. Arithmetic is fp32 either way.
-enum class Precision { F32, F16 };
+/// Storage precision of the weights on the device: the WeightFormat they are
+/// uploaded in. Kept as another name of WeightFormat (vkformer/weight_format.hpp)
+/// so that `Model::load(ctx, dir, Precision::F16)` keeps compiling; new code
+/// may say WeightFormat.
+using Precision = WeightFormat;
 
 /// What a Session can be asked to do with a model; each family supports some.
 enum class Task { Forward, Generate, Embed };

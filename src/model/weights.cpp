@@ -18,7 +18,7 @@ std::unique_ptr<ModelWeights> load_weights(Context& ctx, const ModelConfig& cfg,
     throw Error("load_weights: fp16 precision was requested but the device (" + ctx.caps().device_name +
                 ", profile " + ctx.caps().profile + ") has no 16-bit storage; load the model in fp32 "
                 "(F16 and BF16 files are converted)");
-  const DType dtype = precision == Precision::F16 ? DType::F16 : DType::F32;
+  const DType dtype = weight_format_info(precision).dtype;
   Loader plan(&ctx, files, dtype, true, nullptr);
   family.build_weights(plan, cfg);
   const MemoryStatus mem = internals(ctx).memory->status();

@@ -13,9 +13,13 @@
 
 namespace vkf {
 
+/// A linear layer's weights, as linear() (src/families/layers.hpp) hands them to gemm.
 struct LinearWeights {
-  Tensor w;  ///< [out, in]
+  Tensor w;  ///< [out, in], stored in format()
   Tensor b;  ///< [out]
+  /// How w is stored: for the plain formats its dtype says it, whether the
+  /// loader uploaded it or a family tied it to an embedding table.
+  WeightFormat format() const { return weight_format_of(w.dtype()); }
 };
 
 struct NormWeights {

@@ -32,10 +32,10 @@ OpInfo attention_scores(Recorder& rec, const AttentionScoresArgs& a) {
   const AttentionScoresPush push{s.heads, s.head_dim, s.q_len,  s.kv_len, q.off,    q.row,
                                  q.batch, k.off,      k.row,    k.batch,  a.scale,  k_blocks,
                                  q_blocks, uint32_t(total), s.heads_per_kv()};
-  const std::string shader = std::string(op) + kv_suffix(a.k.t);
+  const std::string shader = std::string(op) + weight_suffix(a.k.t);
   const Pipeline& p = r.pipeline(shader, {wg, d4, tq});
   r.dispatch(p, {{a.q.t, false}, {a.k.t, false}, {a.scores, true}}, push, r.fold(total),
-             std::string(op) + "/tiled" + kv_suffix(a.k.t));
+             std::string(op) + "/tiled" + weight_suffix(a.k.t));
 
   const double n_qk = double(s.batch) * s.heads * s.q_len * s.kv_len;
   const double width = double(s.heads) * s.head_dim, kv_width = double(s.kv_head_count()) * s.head_dim;

@@ -90,8 +90,6 @@ inline uint32_t check_mask(const AttentionMask& m, const AttentionShape& s, cons
   return uint32_t(stride);
 }
 
-inline const char* kv_suffix(const Tensor* t) { return t->dtype() == DType::F16 ? "_f16" : "_f32"; }
-
 inline uint32_t pow2_floor(uint32_t v) {
   uint32_t p = 1;
   while (p * 2 <= v) p *= 2;

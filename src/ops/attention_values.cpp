@@ -30,10 +30,10 @@ OpInfo attention_values(Recorder& rec, const AttentionValuesArgs& a) {
   require(total < (1ull << 32), op, "too many tiles");
   const AttentionValuesPush push{s.heads, s.head_dim, s.q_len,  s.kv_len,        v.off,
                                  v.row,   v.batch,    q_blocks, uint32_t(total), s.heads_per_kv()};
-  const std::string shader = std::string(op) + kv_suffix(a.v.t);
+  const std::string shader = std::string(op) + weight_suffix(a.v.t);
   const Pipeline& p = r.pipeline(shader, {wg, d4, bk});
   r.dispatch(p, {{a.probs, false}, {a.v.t, false}, {a.out, true}}, push, r.fold(total),
-             std::string(op) + "/tiled" + kv_suffix(a.v.t));
+             std::string(op) + "/tiled" + weight_suffix(a.v.t));
 
   const double n_qk = double(s.batch) * s.heads * s.q_len * s.kv_len;
   const double width = double(s.heads) * s.head_dim, kv_width = double(s.kv_head_count()) * s.head_dim;

@@ -70,9 +70,9 @@ OpInfo embedding(Recorder& rec, const EmbeddingArgs& a) {
   const uint32_t per_row = ceil_div(d4, uint64_t(wg) * items);
   const uint32_t aligned = d % 4 == 0;
 
-  const bool t16 = a.table->dtype() == DType::F16;
-  const bool p16 = a.positions ? a.positions->dtype() == DType::F16 : t16;
-  const std::string variant = std::string(t16 ? "f16" : "f32") + (p16 ? "_f16" : "_f32");
+  // TABLE_POSITIONS, the formats of the two tables (without positions, the token table's twice).
+  const std::string variant =
+      weight_format_name(weight_format(a.table)) + weight_suffix(a.positions ? a.positions : a.table);
   const Pipeline& p = r.pipeline("embedding_" + variant, {wg, items, aligned});
   EmbeddingPush push{uint32_t(rows),
                      uint32_t(len),

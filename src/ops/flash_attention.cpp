@@ -102,7 +102,7 @@ OpInfo flash_attention(Recorder& rec, const FlashAttentionArgs& a) {
                                 k.batch, v.off, v.row, v.batch, pad_stride, a.mask.key_padding ? 1u : 0u,
                                 a.mask.causal ? 1u : 0u, a.mask.causal_offset, a.scale, q_blocks, uint32_t(total),
                                 a.bias ? uint32_t(a.bias->dim(-1)) : 0u, s.heads_per_kv()};
-  const std::string shader = std::string(op) + (texel ? "_texel" : "") + kv_suffix(a.k.t);
+  const std::string shader = std::string(op) + (texel ? "_texel" : "") + weight_suffix(a.k.t);
   const uint32_t has_bias = a.bias ? 1 : 0;  // a constant: the path without bias does not read one
   const uint32_t vec4 = texel && kv_vec4;
   const Pipeline& p = r.pipeline(shader, {wg, d4, bk, tpr, sh, has_bias, vec4});
@@ -111,7 +111,7 @@ OpInfo flash_attention(Recorder& rec, const FlashAttentionArgs& a) {
   r.dispatch(p,
              {{a.q.t, false}, {a.k.t, false, 0, 0, texel_width}, {a.v.t, false, 0, 0, texel_width}, {pad, false},
               {a.out, true}, {bias, false}},
-             push, r.fold(total), std::string(op) + "/" + variant + kv_suffix(a.k.t) + (a.bias ? "+bias" : ""));
+             push, r.fold(total), std::string(op) + "/" + variant + weight_suffix(a.k.t) + (a.bias ? "+bias" : ""));
 
   const double n_qk = double(s.batch) * s.heads * s.q_len * s.kv_len;
   const double width = double(s.heads) * s.head_dim, kv_width = double(s.kv_head_count()) * s.head_dim;

@@ -118,8 +118,7 @@ std::vector<Piece> plan_pieces(const Dims& d, const GemmArgs& a, const Capabilit
     if (t && t->bytes() > R) fits = false;
   if (fits) return {{0, d.M, 0, d.N}};
   const uint64_t room = R > slice_align(c) ? R - slice_align(c) : 0;
-  const uint64_t ws = dtype_size(a.w->dtype());
-  uint64_t nc = std::min({N, room / (K * ws), room / 4});
+  uint64_t nc = std::min({N, room / weight_bytes(weight_format(a.w), K), room / 4});
   require(nc >= 1 && room / (K * 4) >= 1, kOp,
           "a row of K = " + std::to_string(K) + " elements does not fit maxStorageBufferRange (" +
               std::to_string(R) + " bytes, profile " + c.profile + ")");
@@ -137,123 +136,301 @@ bool texel_ok(const Dims& d, const GemmArgs& a, const Capabilities& c) {
   return texel_readable(a.x, width, c) && texel_readable(a.w, width, c) && plan_pieces(d, a, c).size() == 1;
 }
 
+/// One call as the variants see it: the device, the arguments and their sizes.
+struct Problem {
+  const Capabilities& caps;
+  const GemmArgs& a;
+  Dims d;
+  bool cpu() const { return is_cpu(caps); }
+  bool texel() const { return texel_ok(d, a, caps); }
+  uint32_t vec4() const { return d.K % 4 == 0; }
+};
+
+/// What a variant dispatches.
+struct Plan {
+  std::string shader;                                   ///< without the weight suffix (weight_suffix())
+  std::vector<uint32_t> spec;                           ///< specialization constants, in the shader's order
+  std::vector<std::pair<std::string, uint32_t>> knobs;  ///< what OpInfo::spec reports
+  uint32_t tile_m = 0, tile_n = 0;                      ///< the block of Y one workgroup writes
+  uint32_t sgs = 0;  ///< the subgroup size required (knob SGS); 0: the driver's
+};
+
+/// What the tuner's candidates are made for.
+struct Search {
+  const Capabilities& caps;
+  const OpShape& shape;
+  bool texel;      ///< X and W can be read as texel buffers
+  uint32_t limit;  ///< invocations a workgroup may have
+};
+
+/// One way to compute the product: a row of kVariants. Adding one is a row
+/// here and its shader in src/ops/ops.cmake.
+struct Variant {
+  const char* name;
+  /// Whether the engine's own rule picks it (no variant asked for or tuned);
+  /// the first row whose rule holds is picked.
+  bool (*preferred)(const Problem&);
+  /// Its plan, a tuned configuration's knobs over its own defaults.
+  /// @throws vkf::Error when the device or the shape cannot run it, or the knobs do not fit.
+  Plan (*plan)(const char* name, const Problem&, const TunedConfig*);
+  /// Appends the configurations `vkformer tune` tries at a shape; nullptr: none.
+  void (*candidates)(const char* name, const Search&, std::vector<TunedConfig>&);
+  /// Where its candidates come in the search, lower first (a budget may end
+  /// it early): the register blocks, then the staged tiles, as before the table.
+  int search_order;
+};
+
+/// A tuned configuration's knob, or `fallback` without one.
+uint32_t knob(const TunedConfig* tc, const char* name, uint32_t fallback) {
+  return tc ? tc->knob(name, fallback) : fallback;
+}
+
+/// Ends an error about knobs, naming the tuned configuration that set them.
+std::string tuned_note(const TunedConfig* tc) { return tc ? " (tuned: " + tc->text() + ")" : ""; }
+
+/// gemm_vec.comp: ROWS rows a workgroup, COLS columns of Y, each a reduction
+/// over K across the lanes (through subgroup operations or shared memory).
+Plan gemv_plan(const Problem& p, const TunedConfig* tc, bool sg) {
+  const Capabilities& caps = p.caps;
+  // On a CPU one subgroup per workgroup skips the cross-subgroup step; a GPU
+  // wants more lanes along K. Either at the subgroup size a tuned SGS requires.
+  const uint32_t sgs_asked = knob(tc, "SGS", 0);
+  uint32_t wg = p.cpu() ? subgroup_size(caps, sgs_asked) : workgroup_size(caps, 64, sgs_asked);
+  const uint32_t rows = std::min(p.d.M, kGemvMaxRows);
+  // One invocation per output at the end, so rows·cols ≤ wg. 8 columns
+  // share each X load on lavapipe (M = 1: 6.3 GB/s of W vs 3.1 with 4).
+  uint32_t cols = std::max(1u, std::min(8u, wg / rows));
+  // TEXEL: X and W through texel buffers, as the texel variant reads them;
+  // the default on a CPU device (M = 1, 3072 × 768 on lavapipe: ~2× faster).
+  const bool texel_possible = p.texel();
+  uint32_t texel = p.cpu() && texel_possible;
+  if (tc) wg = tc->knob("WG", wg), cols = tc->knob("COLS", cols), texel = tc->knob("TEXEL", texel) && texel_possible;
+  Plan plan;
+  plan.sgs = tuned_subgroup_size(caps, tc, sg, wg, kOp);
+  require(wg >= 1 && cols >= 1 && wg <= std::min(caps.max_workgroup_invocations, caps.max_workgroup_size[0]) &&
+              rows * cols * wg * 4 <= caps.max_shared_memory && rows * cols <= wg,
+          kOp, "gemv workgroup WG=" + std::to_string(wg) + " COLS=" + std::to_string(cols) +
+                   " does not fit the device" + tuned_note(tc));
+  plan.shader = std::string("gemm_vec_") + (sg ? "subgroup" : "shared") + (texel ? "_texel" : "");
+  plan.spec = {wg, rows, cols, p.vec4(), uint32_t(p.a.act)};
+  plan.knobs = {{"WG", wg}, {"ROWS", rows}, {"COLS", cols}, {"VEC4", p.vec4()}, {"TEXEL", texel}};
+  if (plan.sgs) plan.knobs.emplace_back("SGS", plan.sgs);
+  plan.tile_m = rows;
+  plan.tile_n = cols;
+  return plan;
+}
+
+/// The subgroup size gemm_tiled.comp's variants run with: a tuned SGS, else the device's.
+uint32_t block_subgroup(const Problem& p, const TunedConfig* tc) { return subgroup_size(p.caps, knob(tc, "SGS", 0)); }
+
+/// gemm_tiled.comp's variants (`shader`): tiles `t` unless tuned; `bcast`:
+/// the broadcast variant, whose subgroups share rows of X.
+Plan block_plan(const char* variant, const Problem& p, const TunedConfig* tc, const char* shader, Tiles t,
+                bool bcast) {
+  const Capabilities& caps = p.caps;
+  const uint32_t sg = block_subgroup(p, tc);
+  if (tc) t = {tc->knob("BM", t.bm), tc->knob("BN", t.bn), tc->knob("BK", t.bk), tc->knob("TM", t.tm),
+               tc->knob("TN", t.tn), t.staged};
+  // Only broadcast has subgroup operations, so only it takes an SGS. Where the
+  // device can require a size, it runs with full subgroups of the size its
+  // rows are shared by (SG); elsewhere the shader checks gl_SubgroupSize.
+  Plan plan;
+  plan.sgs = tuned_subgroup_size(caps, tc, bcast, t.wg(), kOp);
+  if (bcast && !plan.sgs && caps.subgroup_size_control && subgroup_size_problem(caps, sg, t.wg()).empty())
+    plan.sgs = sg;
+  require(t.tm >= 1 && t.tn >= 1 && t.bm % t.tm == 0 && t.bn % t.tn == 0 && t.bk >= 4 && t.bk % 4 == 0 &&
+              t.wg() >= 1 && t.wg() <= std::min(caps.max_workgroup_invocations, caps.max_workgroup_size[0]) &&
+              t.shared_bytes() <= caps.max_shared_memory,
+          kOp, std::string(variant) + " tiles BM=" + std::to_string(t.bm) + " BN=" + std::to_string(t.bn) +
+                   " BK=" + std::to_string(t.bk) + " TM=" + std::to_string(t.tm) + " TN=" + std::to_string(t.tn) +
+                   " do not fit the device" + tuned_note(tc));
+  // The lanes of a subgroup must share their rows of X.
+  require(!bcast || (t.bn / t.tn) % sg == 0, kOp,
+          "broadcast tiles need BN/TN a multiple of the subgroup size " + std::to_string(sg) + tuned_note(tc));
+  plan.shader = shader;
+  const uint32_t ku = bcast ? knob(tc, "KU", 1) : 1;
+  require(ku >= 1 && ku <= 8, kOp, "broadcast KU=" + std::to_string(ku) + " must be 1..8" + tuned_note(tc));
+  plan.spec = {t.wg(), t.bm, t.bn, t.bk, t.tm, t.tn, p.vec4(), t.staged, sg, ku, uint32_t(p.a.act)};
+  plan.knobs = {{"WG", t.wg()}, {"BM", t.bm}, {"BN", t.bn},         {"BK", t.bk},
+                {"TM", t.tm},   {"TN", t.tn}, {"VEC4", p.vec4()}, {"STAGED", t.staged}};
+  if (ku != 1) plan.knobs.emplace_back("KU", ku);
+  if (plan.sgs) plan.knobs.emplace_back("SGS", plan.sgs);
+  plan.tile_m = t.bm;
+  plan.tile_n = t.bn;
+  return plan;
+}
+
+/// The texel and broadcast variants read X and W whole, as texel buffers.
+void require_texel(const char* variant, const Problem& p) {
+  require(p.texel(), kOp,
+          "variant " + std::string(variant) +
+              " needs X and W readable as texel buffers (formats, maxTexelBufferElements, "
+              "a host buffer's usage, one binding each); use blocked");
+}
+
+// What the tuner tries: for a few rows the gemv variants over workgroup sizes,
+// columns per workgroup and storage or texel reads (and gemv_subgroup over the
+// subgroup sizes the device can require, gemm_candidates); for more, register
+// blocks read from storage or texel buffers, or staged through shared memory,
+// up to 128 accumulators per invocation (lavapipe's compile time grows with
+// the block: 16×16 takes ~9 s).
+
+void gemv_candidates(const char* variant, const Search& s, std::vector<TunedConfig>& out) {
+  if (s.shape.m > kGemvMaxRows) return;
+  const uint32_t rows = uint32_t(std::max<int64_t>(1, s.shape.m));
+  for (uint32_t texel = 0; texel <= uint32_t(s.texel); ++texel)
+    for (uint32_t wg : workgroup_candidates(s.caps, 128))
+      for (uint32_t cols : {1u, 2u, 4u, 8u, 16u})
+        if (rows * cols <= wg && rows * cols * wg * 4 <= s.caps.max_shared_memory)
+          out.push_back({variant, {{"WG", wg}, {"COLS", cols}, {"TEXEL", texel}}});
+}
+
+void blocked_candidates(const char* variant, const Search& s, std::vector<TunedConfig>& out) {
+  if (s.shape.m <= kGemvMaxRows) return;
+  const uint32_t blocked[][4] = {{64, 32, 16, 8}, {16, 64, 8, 8}, {32, 32, 8, 8}, {32, 64, 8, 8}, {64, 64, 16, 8},
+                                 {64, 32, 8, 8},  {32, 32, 8, 4}, {64, 64, 8, 8}, {16, 32, 4, 8}, {128, 32, 16, 8}};
+  for (auto& b : blocked)
+    if ((b[0] / b[2]) * (b[1] / b[3]) <= s.limit)
+      out.push_back({variant, {{"BM", b[0]}, {"BN", b[1]}, {"BK", 4}, {"TM", b[2]}, {"TN", b[3]}}});
+}
+
+/// Broadcast: a subgroup spans SG column blocks and shares TM rows of X; two
+/// K steps a loop iteration (KU) where the register block leaves room.
+void broadcast_candidates(const char* variant, const Search& s, std::vector<TunedConfig>& out) {
+  if (s.shape.m <= kGemvMaxRows || !s.texel || !s.caps.subgroup_shuffle) return;
+  const uint32_t sg = std::max(1u, s.caps.subgroup_size);
+  const uint32_t bcast[][2] = {{8, 4}, {8, 8}, {16, 4}, {16, 8}, {32, 2}, {32, 4}, {32, 8}, {64, 2}};
+  for (auto& b : bcast)
+    for (uint32_t rows : {1u, 2u})
+      for (uint32_t ku : {1u, 2u})
+        if (rows * sg <= s.limit && (ku == 1 || b[0] * b[1] <= 128))
+          out.push_back({variant, {{"BM", rows * b[0]}, {"BN", sg * b[1]}, {"BK", 4}, {"TM", b[0]}, {"TN", b[1]}, {"KU", ku}}});
+}
+
+void staged_candidates(const char* variant, const Search& s, std::vector<TunedConfig>& out) {
+  if (s.shape.m <= kGemvMaxRows) return;
+  const uint32_t staged[][5] = {{64, 64, 16, 4, 4}, {32, 32, 16, 2, 2}, {32, 32, 8, 4, 4}, {64, 64, 8, 8, 4},
+                                {64, 32, 16, 4, 4}, {128, 64, 8, 8, 8}, {16, 16, 4, 2, 2}};
+  for (auto& t : staged)
+    if ((t[0] / t[3]) * (t[1] / t[4]) <= s.limit && (t[0] + t[1]) * t[2] * 4 <= s.caps.max_shared_memory)
+      out.push_back({variant, {{"BM", t[0]}, {"BN", t[1]}, {"BK", t[2]}, {"TM", t[3]}, {"TN", t[4]}}});
+}
+
+/// Few rows: gemv. Otherwise on a CPU (measured on lavapipe) register blocks,
+/// read as texels where X and W allow and shared across a subgroup where it
+/// shuffles; on a GPU (the usual choice, not yet measured) staged tiles.
+/// These rules exclude each other; a row whose rule overlaps another's wins
+/// where it stands first. The order is the one `--variant all` runs and
+/// errors list.
+const Variant kVariants[] = {
+    {"gemv_subgroup", [](const Problem& p) { return p.d.M <= kGemvMaxRows && p.caps.subgroup_arithmetic; },
+     [](const char*, const Problem& p, const TunedConfig* tc) {
+       use_subgroups(p.caps, "subgroup", kOp);  // throws without subgroup arithmetic
+       return gemv_plan(p, tc, true);
+     },
+     [](const char* v, const Search& s, std::vector<TunedConfig>& out) {
+       if (s.caps.subgroup_arithmetic) gemv_candidates(v, s, out);
+     },
+     0},
+    {"gemv_shared", [](const Problem& p) { return p.d.M <= kGemvMaxRows && !p.caps.subgroup_arithmetic; },
+     [](const char*, const Problem& p, const TunedConfig* tc) { return gemv_plan(p, tc, false); }, gemv_candidates,
+     0},
+    {"tiled", [](const Problem& p) { return !p.cpu() && p.d.M >= 64; },
+     [](const char* v, const Problem& p, const TunedConfig* tc) {
+       return block_plan(v, p, tc, "gemm_tiled", staged_tiles(p.caps, false), false);
+     },
+     staged_candidates, 1},
+    {"tiled_small", [](const Problem& p) { return !p.cpu() && p.d.M > kGemvMaxRows && p.d.M < 64; },
+     [](const char* v, const Problem& p, const TunedConfig* tc) {
+       return block_plan(v, p, tc, "gemm_tiled", staged_tiles(p.caps, true), false);
+     },
+     nullptr, 1},
+    {"blocked", [](const Problem& p) { return p.d.M > kGemvMaxRows && p.cpu() && !p.texel(); },
+     [](const char* v, const Problem& p, const TunedConfig* tc) {
+       return block_plan(v, p, tc, "gemm_tiled", blocked_tiles(p.d.M), false);
+     },
+     blocked_candidates, 0},
+    {"texel",
+     [](const Problem& p) { return p.d.M > kGemvMaxRows && p.cpu() && p.texel() && !p.caps.subgroup_shuffle; },
+     [](const char* v, const Problem& p, const TunedConfig* tc) {
+       require_texel(v, p);
+       return block_plan(v, p, tc, "gemm_texel", blocked_tiles(p.d.M), false);
+     },
+     [](const char* v, const Search& s, std::vector<TunedConfig>& out) {
+       if (s.texel) blocked_candidates(v, s, out);
+     },
+     0},
+    {"broadcast",
+     [](const Problem& p) { return p.d.M > kGemvMaxRows && p.cpu() && p.texel() && p.caps.subgroup_shuffle; },
+     [](const char* v, const Problem& p, const TunedConfig* tc) {
+       require_texel(v, p);
+       require(p.caps.subgroup_shuffle, kOp, "variant broadcast needs subgroup shuffles; use texel");
+       return block_plan(v, p, tc, "gemm_broadcast", broadcast_tiles(p.d.M, block_subgroup(p, tc)), true);
+     },
+     broadcast_candidates, 0},
+};
+
+/// Names that stand for a variant, the one the device allows: "gemv" is
+/// gemv_subgroup where subgroups do arithmetic, else gemv_shared.
+struct Alias {
+  const char* name;
+  const char* (*variant)(const Capabilities&);
+};
+const Alias kAliases[] = {
+    {"gemv", [](const Capabilities& c) { return use_subgroups(c, "", kOp) ? "gemv_subgroup" : "gemv_shared"; }}};
+
+/// The variant named `name` (an alias resolved), or by the engine's own rule when it is "".
+/// @throws vkf::Error naming `asked` and listing the names when none has that name.
+const Variant& choose_variant(const Problem& p, std::string name, const std::string& asked) {
+  if (name.empty()) {
+    for (const Variant& v : kVariants)
+      if (v.preferred(p)) return v;
+    throw Error(std::string(kOp) + ": no variant's rule holds for M=" + std::to_string(p.d.M));  // a rule missing
+  }
+  for (const Alias& al : kAliases)
+    if (name == al.name) name = al.variant(p.caps);
+  for (const Variant& v : kVariants)
+    if (name == v.name) return v;
+  std::string names;
+  for (const Alias& al : kAliases) names += std::string(names.empty() ? "" : ", ") + al.name;
+  for (const Variant& v : kVariants) names += std::string(names.empty() ? "" : ", ") + v.name;
+  throw Error(std::string(kOp) + ": unknown variant \"" + asked + "\" (" + names + ")");
+}
+
 }  // namespace
 
 std::vector<std::string> gemm_variants() {
-  return {"gemv_subgroup", "gemv_shared", "tiled", "tiled_small", "blocked", "texel", "broadcast"};
+  std::vector<std::string> names;
+  for (const Variant& v : kVariants) names.push_back(v.name);
+  return names;
 }
 
 OpInfo gemm(Recorder& rec, const GemmArgs& a) {
   auto& r = internals(rec);
   const Capabilities& caps = r.ctx.caps;
-  const Dims d = check(a, caps);
-  const bool f16 = a.w->dtype() == DType::F16;
-  const char* suffix = f16 ? "_f16" : "_f32";
+  const Problem p{caps, a, check(a, caps)};
+  const Dims& d = p.d;
+  const WeightFormat format = weight_format(a.w);
 
   const std::string cls = "m=" + std::to_string(size_class(d.M)) + ",n=" + std::to_string(d.N) + ",k=" +
-                          std::to_string(d.K) + ",dtype=" + dtype_name(a.w->dtype());
+                          std::to_string(d.K) + ",dtype=" + weight_format_name(format);
   const TunedConfig* tc = tuned(r, kOp, cls, a.variant);
-  std::string variant = pick_variant(a.variant, tc);
-  if (variant.empty()) {
-    // CPU: measured on lavapipe. GPU: the usual shapes, not yet measured.
-    if (d.M <= kGemvMaxRows) variant = "gemv";
-    else if (is_cpu(caps)) variant = !texel_ok(d, a, caps) ? "blocked" : caps.subgroup_shuffle ? "broadcast" : "texel";
-    else variant = d.M < 64 ? "tiled_small" : "tiled";
-  }
-  if (variant == "gemv" || variant == "gemv_subgroup" || variant == "gemv_shared") {
-    std::string v = variant == "gemv" ? "" : variant.substr(5);
-    variant = use_subgroups(caps, v, kOp) ? "gemv_subgroup" : "gemv_shared";
-  } else {
-    require(variant == "tiled" || variant == "tiled_small" || variant == "blocked" || variant == "texel" ||
-                variant == "broadcast",
-            kOp, "unknown variant \"" + a.variant +
-                     "\" (gemv, gemv_subgroup, gemv_shared, tiled, tiled_small, blocked, texel, broadcast)");
-  }
+  const Variant& v = choose_variant(p, pick_variant(a.variant, tc), a.variant);
 
   // The activation is specialized (shaders/lib/gemm_epilogue.glsl says why):
   // the last specialization constant of either shader. Bias and residual are flags.
   const bool has_bias = a.bias != nullptr, has_res = a.residual != nullptr;
-  const uint32_t act = uint32_t(a.act);
-  const uint32_t vec4 = d.K % 4 == 0;
   // M, N: this piece's; ldy: Y's (and R's) row length; n0: the piece's first
   // column (bias index); *_off: where the piece starts in its binding.
   GemmPush push{d.M, d.N, d.K, 0, 0, uint32_t(has_bias) | uint32_t(has_res) << 1, d.N, 0, 0, 0, 0, 0};
-  OpInfo info{kOp, variant, {}, 2.0 * d.M * d.N * d.K, 0, cls, tc != nullptr};
-  const double wbytes = double(dtype_size(a.w->dtype()));
-  info.bytes = 4.0 * d.M * d.K + wbytes * d.N * d.K + (has_bias ? wbytes * d.N : 0) +
-               4.0 * d.M * d.N * (has_res ? 2 : 1);
+  OpInfo info{kOp, v.name, {}, 2.0 * d.M * d.N * d.K, 0, cls, tc != nullptr};
+  info.bytes = 4.0 * d.M * d.K + double(weight_bytes(format, uint64_t(d.N) * d.K)) +
+               (has_bias ? double(a.bias->bytes()) : 0) + 4.0 * d.M * d.N * (has_res ? 2 : 1);
 
-  std::string shader;
-  std::vector<uint32_t> spec;
-  uint32_t tile_m = 0, tile_n = 0, sgs = 0;  // sgs: the subgroup size required (knob SGS), 0: the driver's
-  if (variant.rfind("gemv", 0) == 0) {
-    const bool sg = variant == "gemv_subgroup";
-    // On a CPU one subgroup per workgroup skips the cross-subgroup step; a GPU
-    // wants more lanes along K. Either at the subgroup size a tuned SGS requires.
-    const uint32_t sgs_asked = tc ? tc->knob("SGS", 0) : 0;
-    uint32_t wg = is_cpu(caps) ? subgroup_size(caps, sgs_asked) : workgroup_size(caps, 64, sgs_asked);
-    const uint32_t rows = std::min(d.M, kGemvMaxRows);
-    // One invocation per output at the end, so rows·cols ≤ wg. 8 columns
-    // share each X load on lavapipe (M = 1: 6.3 GB/s of W vs 3.1 with 4).
-    uint32_t cols = std::max(1u, std::min(8u, wg / rows));
-    // TEXEL: X and W through texel buffers, as the texel variant reads them;
-    // the default on a CPU device (M = 1, 3072 × 768 on lavapipe: ~2× faster).
-    const bool texel_possible = texel_ok(d, a, caps);
-    uint32_t texel = is_cpu(caps) && texel_possible;
-    if (tc) wg = tc->knob("WG", wg), cols = tc->knob("COLS", cols), texel = tc->knob("TEXEL", texel) && texel_possible;
-    sgs = tuned_subgroup_size(caps, tc, sg, wg, kOp);
-    require(wg >= 1 && cols >= 1 && wg <= std::min(caps.max_workgroup_invocations, caps.max_workgroup_size[0]) &&
-                rows * cols * wg * 4 <= caps.max_shared_memory && rows * cols <= wg,
-            kOp, "gemv workgroup WG=" + std::to_string(wg) + " COLS=" + std::to_string(cols) +
-                     " does not fit the device" + (tc ? " (tuned: " + tc->text() + ")" : ""));
-    shader = std::string("gemm_vec_") + (sg ? "subgroup" : "shared") + (texel ? "_texel" : "") + suffix;
-    spec = {wg, rows, cols, vec4, act};
-    info.spec = {{"WG", wg}, {"ROWS", rows}, {"COLS", cols}, {"VEC4", vec4}, {"TEXEL", texel}};
-    if (sgs) info.spec.emplace_back("SGS", sgs);
-    tile_m = rows;
-    tile_n = cols;
-  } else {
-    const bool bcast = variant == "broadcast", texel = variant == "texel" || bcast;
-    if (texel)
-      require(texel_ok(d, a, caps), kOp,
-              "variant " + variant + " needs X and W readable as texel buffers (formats, maxTexelBufferElements, "
-              "a host buffer's usage, one binding each); use blocked");
-    const uint32_t sg = subgroup_size(caps, tc ? tc->knob("SGS", 0) : 0);
-    if (bcast) require(caps.subgroup_shuffle, kOp, "variant broadcast needs subgroup shuffles; use texel");
-    Tiles t = bcast                          ? broadcast_tiles(d.M, sg)
-              : variant == "blocked" || texel ? blocked_tiles(d.M)
-                                              : staged_tiles(caps, variant == "tiled_small");
-    if (tc) t = {tc->knob("BM", t.bm), tc->knob("BN", t.bn), tc->knob("BK", t.bk), tc->knob("TM", t.tm),
-                 tc->knob("TN", t.tn), t.staged};
-    // Only broadcast has subgroup operations, so only it takes an SGS. Where the
-    // device can require a size, it runs with full subgroups of the size its
-    // rows are shared by (SG); elsewhere the shader checks gl_SubgroupSize.
-    sgs = tuned_subgroup_size(caps, tc, bcast, t.wg(), kOp);
-    if (bcast && !sgs && caps.subgroup_size_control && subgroup_size_problem(caps, sg, t.wg()).empty()) sgs = sg;
-    require(t.tm >= 1 && t.tn >= 1 && t.bm % t.tm == 0 && t.bn % t.tn == 0 && t.bk >= 4 && t.bk % 4 == 0 &&
-                t.wg() >= 1 && t.wg() <= std::min(caps.max_workgroup_invocations, caps.max_workgroup_size[0]) &&
-                t.shared_bytes() <= caps.max_shared_memory,
-            kOp, variant + " tiles BM=" + std::to_string(t.bm) + " BN=" + std::to_string(t.bn) + " BK=" +
-                     std::to_string(t.bk) + " TM=" + std::to_string(t.tm) + " TN=" + std::to_string(t.tn) +
-                     " do not fit the device" + (tc ? " (tuned: " + tc->text() + ")" : ""));
-    // The lanes of a subgroup must share their rows of X.
-    require(!bcast || (t.bn / t.tn) % sg == 0, kOp,
-            "broadcast tiles need BN/TN a multiple of the subgroup size " + std::to_string(sg) +
-                (tc ? " (tuned: " + tc->text() + ")" : ""));
-    shader = std::string(bcast ? "gemm_broadcast" : texel ? "gemm_texel" : "gemm_tiled") + suffix;
-    const uint32_t ku = bcast && tc ? tc->knob("KU", 1) : 1;
-    require(ku >= 1 && ku <= 8, kOp,
-            "broadcast KU=" + std::to_string(ku) + " must be 1..8" + (tc ? " (tuned: " + tc->text() + ")" : ""));
-    spec = {t.wg(), t.bm, t.bn, t.bk, t.tm, t.tn, vec4, t.staged, sg, ku, act};
-    info.spec = {{"WG", t.wg()}, {"BM", t.bm}, {"BN", t.bn},     {"BK", t.bk},
-                 {"TM", t.tm},   {"TN", t.tn}, {"VEC4", vec4}, {"STAGED", t.staged}};
-    if (ku != 1) info.spec.emplace_back("KU", ku);
-    if (sgs) info.spec.emplace_back("SGS", sgs);
-    tile_m = t.bm;
-    tile_n = t.bn;
-  }
-  const Pipeline& p = r.pipeline(shader, spec, sgs);
-  const uint32_t texel_width = vec4 ? 4 : 1;  // read by the texel variant only
+  const Plan plan = v.plan(v.name, p, tc);
+  info.spec = plan.knobs;
+  const Pipeline& pipe = r.pipeline(plan.shader + weight_suffix(a.w), plan.spec, plan.sgs);
+  const uint32_t texel_width = p.vec4() ? 4 : 1;  // read by the texel variants only
   for (const Piece& pc : plan_pieces(d, a, caps)) {
     const uint64_t K = d.K, N = d.N;
     Slice xs = slice(a.x, false, pc.m0 * K, pc.m1 * K, caps);
@@ -268,14 +445,13 @@ OpInfo gemm(Recorder& rec, const GemmArgs& a) {
     push.w_off = wsl.elem_off;
     push.y_off = ys.elem_off;
     push.r_off = rs.elem_off;
-    push.groups_n = ceil_div(push.N, tile_n);
-    const uint64_t total = uint64_t(ceil_div(push.M, tile_m)) * push.groups_n;
+    push.groups_n = ceil_div(push.N, plan.tile_n);
+    const uint64_t total = uint64_t(ceil_div(push.M, plan.tile_m)) * push.groups_n;
     require(total < (1ull << 32), kOp, "too many workgroups");
     push.total = uint32_t(total);
     // Absent bias and residual bind a tensor of the same type the shader never reads.
     Use bias = a.bias ? Use{a.bias, false} : wsl.use;
-    r.dispatch(p, {xs.use, wsl.use, bias, rs.use, ys.use}, push, r.fold(total),
-               std::string(kOp) + "/" + variant);
+    r.dispatch(pipe, {xs.use, wsl.use, bias, rs.use, ys.use}, push, r.fold(total), std::string(kOp) + "/" + v.name);
   }
   return info;
 }
@@ -306,58 +482,23 @@ OpCase gemm_case(Context& ctx, const OpShape& o) {
                      }));
 }
 
-// What the tuner tries: for a few rows the gemv variants over workgroup sizes,
-// columns per workgroup and storage or texel reads (and gemv_subgroup over the
-// subgroup sizes the device can require); for more, register blocks
-// read from storage or texel buffers, or staged through shared memory, up to
-// 128 accumulators per invocation (lavapipe's compile time grows with the
-// block: 16×16 takes ~9 s).
+/// Every variant's candidates, in their search order (Variant::search_order);
+/// texel reads only when the device reads the formats and X and W fit one
+/// texel view each (SwiftShader: 65536 texels), or the op would refuse every
+/// such candidate, one by one (recording checks the actual buffers again).
 std::vector<TunedConfig> gemm_candidates(const Capabilities& c, const OpShape& s) {
-  std::vector<TunedConfig> out;
-  // Texel reads when the device reads the formats and X and W fit one texel
-  // view each (SwiftShader: 65536 texels); otherwise the op would refuse every
-  // such candidate, one by one. Recording checks the actual buffers again.
   const uint64_t width = s.k % 4 == 0 ? 4 : 1;
   const bool texel_fits = uint64_t(std::max<int64_t>(s.m, s.n)) * uint64_t(s.k) / width <= c.max_texel_buffer_elements;
   const bool texel_formats = (s.dtype == DType::F16 ? c.texel_f16 : c.texel_f32) && c.texel_f32 && texel_fits;
-  if (s.m <= kGemvMaxRows) {
-    const uint32_t rows = uint32_t(std::max<int64_t>(1, s.m));
-    for (const char* v : {"gemv_subgroup", "gemv_shared"}) {
-      if (!c.subgroup_arithmetic && std::string(v) == "gemv_subgroup") continue;
-      for (uint32_t texel = 0; texel <= uint32_t(texel_formats); ++texel)
-        for (uint32_t wg : workgroup_candidates(c, 128))
-          for (uint32_t cols : {1u, 2u, 4u, 8u, 16u})
-            if (rows * cols <= wg && rows * cols * wg * 4 <= c.max_shared_memory)
-              out.push_back({v, {{"WG", wg}, {"COLS", cols}, {"TEXEL", texel}}});
-    }
-    add_subgroup_sizes(c, out);
-    return out;
-  }
-  const uint32_t limit = std::min(c.max_workgroup_invocations, c.max_workgroup_size[0]);
-  const uint32_t blocked[][4] = {{64, 32, 16, 8}, {16, 64, 8, 8}, {32, 32, 8, 8}, {32, 64, 8, 8}, {64, 64, 16, 8},
-                                 {64, 32, 8, 8},  {32, 32, 8, 4}, {64, 64, 8, 8}, {16, 32, 4, 8}, {128, 32, 16, 8}};
-  for (const char* v : {"blocked", "texel"}) {
-    if (std::string(v) == "texel" && !texel_formats) continue;
-    for (auto& b : blocked)
-      if ((b[0] / b[2]) * (b[1] / b[3]) <= limit)
-        out.push_back({v, {{"BM", b[0]}, {"BN", b[1]}, {"BK", 4}, {"TM", b[2]}, {"TN", b[3]}}});
-  }
-  // Broadcast: a subgroup spans SG column blocks and shares TM rows of X.
-  const uint32_t sg = std::max(1u, c.subgroup_size);
-  // Two K steps a loop iteration (KU) where the register block leaves room.
-  const uint32_t bcast[][2] = {{8, 4}, {8, 8}, {16, 4}, {16, 8}, {32, 2}, {32, 4}, {32, 8}, {64, 2}};
-  if (texel_formats && c.subgroup_shuffle)
-    for (auto& b : bcast)
-      for (uint32_t rows : {1u, 2u})
-        for (uint32_t ku : {1u, 2u})
-          if (rows * sg <= limit && (ku == 1 || b[0] * b[1] <= 128))
-            out.push_back({"broadcast",
-                           {{"BM", rows * b[0]}, {"BN", sg * b[1]}, {"BK", 4}, {"TM", b[0]}, {"TN", b[1]}, {"KU", ku}}});
-  const uint32_t staged[][5] = {{64, 64, 16, 4, 4}, {32, 32, 16, 2, 2}, {32, 32, 8, 4, 4}, {64, 64, 8, 8, 4},
-                                {64, 32, 16, 4, 4}, {128, 64, 8, 8, 8}, {16, 16, 4, 2, 2}};
-  for (auto& t : staged)
-    if ((t[0] / t[3]) * (t[1] / t[4]) <= limit && (t[0] + t[1]) * t[2] * 4 <= c.max_shared_memory)
-      out.push_back({"tiled", {{"BM", t[0]}, {"BN", t[1]}, {"BK", t[2]}, {"TM", t[3]}, {"TN", t[4]}}});
+  const Search search{c, s, texel_formats, std::min(c.max_workgroup_invocations, c.max_workgroup_size[0])};
+  std::vector<const Variant*> order;
+  for (const Variant& v : kVariants)
+    if (v.candidates) order.push_back(&v);
+  std::stable_sort(order.begin(), order.end(),
+                   [](const Variant* x, const Variant* y) { return x->search_order < y->search_order; });
+  std::vector<TunedConfig> out;
+  for (const Variant* v : order) v->candidates(v->name, search, out);
+  add_subgroup_sizes(c, out);
   return out;
 }
 

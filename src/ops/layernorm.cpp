@@ -24,10 +24,9 @@ OpInfo layernorm(Recorder& rec, const LayerNormArgs& a) {
   const std::string cls = rows_class(rows, d, a.gamma->dtype());
   const TunedConfig* tc = tuned(r, op, cls, a.variant);
   const bool sub = use_subgroups(caps, pick_variant(a.variant, tc), op);
-  const bool f16 = a.gamma->dtype() == DType::F16;
 
   const RowTiling t = tuned_row_tiling(caps, d, rows, tc, op, sub);
-  const std::string name = std::string("layernorm_") + (sub ? "subgroup" : "shared") + (f16 ? "_f16" : "_f32");
+  const std::string name = std::string("layernorm_") + (sub ? "subgroup" : "shared") + weight_suffix(a.gamma);
   const Pipeline& p = r.pipeline(name, {t.wg, t.items, t.aligned, t.rows}, t.sgs);
   const LayernormPush push{uint32_t(rows), uint32_t(d), t.d4, a.eps, a.residual ? 1u : 0u};
   const Tensor* res = a.residual ? a.residual : a.x;  // unread when absent

@@ -9,6 +9,7 @@
 #include "vk/memory.hpp"
 #include "vk/recorder_impl.hpp"
 #include "vkformer/ops.hpp"
+#include "vkformer/weight_format.hpp"
 
 namespace vkf {
 
@@ -45,6 +46,13 @@ inline void require_weight(const Tensor* t, const char* op, const char* name, co
   require(t->dtype() != DType::F16 || c.f16_tensors(), op,
           std::string(name) + " is f16 but the device (or its profile) has no 16-bit storage");
 }
+
+/// The format weights, a table or K/V are stored in, by the tensor's dtype.
+inline WeightFormat weight_format(const Tensor* t) { return weight_format_of(t->dtype()); }
+
+/// The suffix of a shader built per weight format (vkf_add_op's WEIGHTS axis,
+/// cmake/ops.cmake) for weights, a table or K/V stored as `t`: "_f32", "_f16".
+inline std::string weight_suffix(const Tensor* t) { return std::string("_") + weight_format_name(weight_format(t)); }
 
 inline uint32_t ceil_div(uint64_t a, uint64_t b) { return uint32_t((a + b - 1) / b); }
 

@@ -27,8 +27,7 @@ OpInfo position_bias(Recorder& rec, const PositionBiasArgs& a) {
   require(uint64_t(a.out->numel()) < (1ull << 32), op, "out has 2^32 elements or more");
   const uint64_t n = uint64_t(heads) * a.q_len * a.kv_len;
   const uint32_t wg = workgroup_size(caps, 256), items = 4;
-  const bool f16 = a.table->dtype() == DType::F16;
-  const Pipeline& p = r.pipeline(std::string(op) + (f16 ? "_f16" : "_f32"), {wg, items});
+  const Pipeline& p = r.pipeline(std::string(op) + weight_suffix(a.table), {wg, items});
   const PositionBiasPush push{heads,      a.q_len, a.kv_len, a.q_offset, uint32_t(a.buckets->dim(0) / 2),
                               uint32_t(a.table->dim(0)), uint32_t(n), uint32_t(o[2])};
   r.dispatch(p, {{a.table, false}, {a.buckets, false}, {a.out, true}}, push, r.fold(ceil_div(n, wg * items)),

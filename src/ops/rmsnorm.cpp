@@ -16,11 +16,10 @@ OpInfo rmsnorm(Recorder& rec, const RmsNormArgs& a) {
   const TunedConfig* tc = tuned(r, op, cls, a.variant);
   const bool sub = use_subgroups(caps, pick_variant(a.variant, tc), op);
   const std::string variant = sub ? "subgroup" : "shared";
-  const bool f16 = a.gamma->dtype() == DType::F16;
 
   const RowTiling t = tuned_row_tiling(caps, d, rows, tc, op, sub);
   const Pipeline& p =
-      r.pipeline("rmsnorm_" + variant + (f16 ? "_f16" : "_f32"), {t.wg, t.items, t.aligned, t.rows}, t.sgs);
+      r.pipeline("rmsnorm_" + variant + weight_suffix(a.gamma), {t.wg, t.items, t.aligned, t.rows}, t.sgs);
   const RmsnormPush push{uint32_t(rows), uint32_t(d), uint32_t(t.d4), a.eps};
   r.dispatch(p, {{a.x, false}, {a.gamma, false}, {a.y, true}}, push, r.fold(ceil_div(rows, t.rows)),
              "rmsnorm/" + variant);

@@ -1,6 +1,7 @@
 #include <cstring>
 
 #include "vkformer/tensor.hpp"
+#include "vkformer/weight_format.hpp"
 
 namespace vkf {
 
@@ -13,6 +14,21 @@ const char* dtype_name(DType t) {
     case DType::I32: return "i32";
   }
   return "?";
+}
+
+const WeightFormatInfo& weight_format_info(WeightFormat f) {
+  static const WeightFormatInfo f32{"f32", 1, 4, false, DType::F32}, f16{"f16", 1, 2, false, DType::F16};
+  return f == WeightFormat::F16 ? f16 : f32;
+}
+
+WeightFormat weight_format_of(DType t) {
+  if (t == DType::I32) throw Error("weights are f32 or f16, not i32");
+  return t == DType::F16 ? WeightFormat::F16 : WeightFormat::F32;
+}
+
+uint64_t weight_bytes(WeightFormat f, uint64_t values) {
+  const WeightFormatInfo& w = weight_format_info(f);
+  return (values + w.block_values - 1) / w.block_values * w.block_bytes;
 }
 
 Tensor Tensor::reshaped(std::vector<int64_t> shape) const {
