@@ -92,6 +92,7 @@ class Tokenizer;
 /// an error. (pad_id may equal eos_id or bos_id when the tokenizer's do.) The
 /// Hugging Face families are not checked: their config ids legitimately differ
 /// from the tokenizer's roles (BART starts decoding from EOS, GPT-2 pads with EOS).
+/// ModelDir::open (model_dir.hpp) runs it whenever it reads a tokenizer.
 /// @throws vkf::Error "DIR/config.json: "eos_id" 0 is not the tokenizer's EOS ...".
 void check_special_ids(const ModelConfig& cfg, const Tokenizer& tok, const std::string& dir);
 

@@ -12,15 +12,9 @@
 namespace vkf {
 
 std::shared_ptr<Model> Model::load(Context& ctx, const std::string& dir, Precision precision) {
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  if (!fs::is_directory(dir, ec))
-    throw Error(dir +
-                ": not a model directory (expected a directory with config.json and model.safetensors)");
-  const fs::path root(dir);
-  // First: a directory of pickles says so, whatever its config.
+  // First: not a directory, or a directory of pickles, says so, whatever its config.
   const std::string weights = weights_path(dir);
-  ModelConfig config = load_config((root / "config.json").string());
+  ModelConfig config = load_config((std::filesystem::path(dir) / "config.json").string());
   const WeightFiles files(weights);
   const std::string call = "Model::load(" + dir + ")";
   internals(ctx).alive(call);

@@ -70,10 +70,12 @@ const SafeTensorsFile& TensorFiles::holder(const std::string& name) const {
 }
 
 std::string weights_path(const std::string& dir) {
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec))
+    throw Error(dir + ": not a model directory (expected a directory with config.json and model.safetensors)");
   const fs::path root(dir);
   const fs::path single = root / "model.safetensors";
   const fs::path index = root / ("model.safetensors" + std::string(kIndexSuffix));
-  std::error_code ec;
   if (fs::exists(single, ec)) return single.string();
   if (fs::exists(index, ec)) return index.string();
   for (const char* pickle : {"pytorch_model.bin", "pytorch_model.bin.index.json"})

@@ -54,7 +54,8 @@ class TensorFiles {
 /// Where a model directory's weights are: DIR/model.safetensors if it exists,
 /// else DIR/model.safetensors.index.json if that exists, else (for the message
 /// of the failed open) DIR/model.safetensors.
-/// @throws vkf::Error "DIR: has pytorch_model.bin but no model.safetensors; ..."
+/// @throws vkf::Error "DIR: not a model directory ..." when DIR is not a directory;
+/// "DIR: has pytorch_model.bin but no model.safetensors; ..."
 /// when the directory holds PyTorch pickles and no safetensors: vkformer never
 /// unpickles, tools/hf/convert_to_safetensors.py converts them.
 std::string weights_path(const std::string& dir);

@@ -16,7 +16,7 @@
 #include "usage_error.hpp"
 #include "vkformer/model.hpp"
 #include "vkformer/session.hpp"
-#include "vkformer/tokenizer.hpp"
+#include "vkformer/model_dir.hpp"
 
 namespace vkf::tools {
 namespace {
@@ -82,8 +82,10 @@ int run_embed(const ContextOptions& ctx_opts, const EmbedOptions& o) {
 
   std::vector<Ids> ids;
   std::vector<std::string> labels;
-  // Before the device: a bad tokenizer.json fails fast.
-  std::unique_ptr<Tokenizer> tokenizer = sentences.empty() ? nullptr : Tokenizer::load(o.model_dir);
+  // Before the device: a bad config.json or tokenizer.json, or a model that does not embed, fails fast.
+  const ModelDir dir = ModelDir::open(o.model_dir, sentences.empty() ? TokenizerUse::Skip : TokenizerUse::Required);
+  if (!dir.supports(Task::Embed)) throw Error(o.model_dir + ": " + dir.refusal(Task::Embed));
+  const std::shared_ptr<const Tokenizer>& tokenizer = dir.tokenizer();
   if (!o.ids.empty()) {
     ids = parse_ids(o.ids, "--ids");
     for (const auto& s : o.ids) labels.push_back("ids " + shorten(s, 60));
@@ -92,9 +94,6 @@ int run_embed(const ContextOptions& ctx_opts, const EmbedOptions& o) {
 
   Context ctx(ctx_opts);
   auto model = load_model(ctx, o.model_dir, o.precision);
-  if (!model->supports(Task::Embed))
-    throw Error(o.model_dir + ": model_type is \"" + model->config().model_type +
-                "\"; vkformer embed needs a sentence encoder (use_lite, or an HF encoder: bert, roberta, xlm-roberta, distilbert)");
   const ModelInfo info = model->info();
   if (tokenizer) ids = encode_texts(*tokenizer, info, sentences);
   Session session(model);

@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <filesystem>
 #include <memory>
 
 #include "model_commands.hpp"
@@ -12,21 +11,14 @@
 #include "text_input.hpp"
 #include "usage_error.hpp"
 #include "vkformer/session.hpp"
-#include "vkformer/tokenizer.hpp"
+#include "vkformer/model_dir.hpp"
 
 namespace vkf::tools {
 namespace {
 
-bool has_tokenizer(const std::string& dir) {
-  std::error_code ec;
-  for (const char* f : {"tokenizer.json", "vocab.txt", "vocab.json"})
-    if (std::filesystem::exists(std::filesystem::path(dir) / f, ec)) return true;
-  return false;
-}
-
 /// generation_config.json's defaults, then what the command line says.
-GenerateOptions generate_options(const GenerateCliOptions& o) {
-  GenerateOptions g = read_generation_config(o.model_dir);
+GenerateOptions generate_options(const ModelDir& dir, const GenerateCliOptions& o) {
+  GenerateOptions g = dir.generation();
   if (o.beam) g.beam = *o.beam;
   if (o.max_new_tokens) g.max_new_tokens = *o.max_new_tokens;
   if (o.length_penalty) g.length_penalty = *o.length_penalty;
@@ -56,8 +48,9 @@ int run_generate(const ContextOptions& ctx_opts, const GenerateCliOptions& o) {
   if (o.stream && o.json) throw UsageError("--stream prints text as it comes; --json prints at the end: choose one");
   const bool text_in = !o.prompts.empty() || !o.texts.empty() || !o.input.empty() || o.src_ids.empty();
   if (text_in && !o.src_ids.empty()) throw UsageError("give text (--prompt, arguments, --input) or --src-ids, not both");
-  GenerateOptions g = generate_options(o);  // before the device: a bad file fails fast
-  std::unique_ptr<Tokenizer> tok = has_tokenizer(o.model_dir) ? Tokenizer::load(o.model_dir) : nullptr;
+  const ModelDir dir = ModelDir::open(o.model_dir);  // before the device: a bad file fails fast
+  GenerateOptions g = generate_options(dir, o);
+  const std::shared_ptr<const Tokenizer>& tok = dir.tokenizer();
   if (!o.stops.empty() && !tok)
     throw Error("--stop needs a tokenizer in " + o.model_dir + " (tokenizer.json, vocab.txt or vocab.json + merges.txt)");
 
@@ -93,7 +86,6 @@ int run_generate(const ContextOptions& ctx_opts, const GenerateCliOptions& o) {
 
   Context ctx(ctx_opts);
   auto model = load_model(ctx, o.model_dir, o.precision);
-  if (tok) check_special_ids(model->config(), *tok, o.model_dir);  // as translate: ids the tokenizer disagrees with
   const bool no_limit = g.max_new_tokens == 0;
   if (no_limit) {
     // 0: no limit but the model's positions (as in translate).

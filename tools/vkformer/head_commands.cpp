@@ -11,6 +11,7 @@
 #include "model_commands.hpp"
 #include "text_input.hpp"
 #include "usage_error.hpp"
+#include "vkformer/model_dir.hpp"
 
 namespace vkf::tools {
 namespace {
@@ -20,8 +21,9 @@ using json = nlohmann::json;
 /// What the commands share: the texts tokenized, the model loaded, the head's
 /// output of every text (forward() in batches, one submission each).
 struct HeadRun {
+  std::unique_ptr<Context> ctx;  ///< first: destroyed after the model
   std::vector<std::string> texts;
-  std::unique_ptr<Tokenizer> tok;
+  std::shared_ptr<const Tokenizer> tok;
   std::shared_ptr<Model> model;
   ModelInfo info;
   std::vector<Ids> ids;
@@ -35,14 +37,15 @@ struct HeadRun {
   }
 };
 
-HeadRun run_head(Context& ctx, const HeadOptions& o, const char* command, std::vector<std::string> heads,
-                 const char* needs) {
+HeadRun run_head(const ContextOptions& ctx_opts, const HeadOptions& o, const char* command,
+                 std::vector<std::string> heads, const char* needs) {
   if (o.batch_size < 1) throw UsageError("--batch-size must be at least 1");
   HeadRun r;
   r.texts = read_texts(o.texts, o.input);
   if (r.texts.empty()) throw UsageError("give at least one text (as arguments, --input FILE or stdin)");
-  r.tok = Tokenizer::load(o.model_dir);  // before the device: a bad tokenizer fails fast
-  r.model = load_model(ctx, o.model_dir, o.precision);
+  r.tok = ModelDir::open(o.model_dir, TokenizerUse::Required).tokenizer();  // before the device: fails fast
+  r.ctx = std::make_unique<Context>(ctx_opts);
+  r.model = load_model(*r.ctx, o.model_dir, o.precision);
   r.info = r.model->info();
   if (std::find(heads.begin(), heads.end(), r.info.head) == heads.end())
     throw Error(o.model_dir + "/config.json: " + command + " needs " + needs + "; the model is " +
@@ -86,8 +89,7 @@ std::vector<size_t> best(const std::vector<double>& s, size_t k) {
 }  // namespace
 
 int run_classify(const ContextOptions& ctx_opts, const HeadOptions& o) {
-  Context ctx(ctx_opts);
-  const HeadRun r = run_head(ctx, o, "classify", {"sequence_classification", "token_classification"},
+  const HeadRun r = run_head(ctx_opts, o, "classify", {"sequence_classification", "token_classification"},
                              "a sequence or token classifier (*ForSequenceClassification, *ForTokenClassification)");
   const size_t k = o.top_k ? o.top_k : 1, n = r.info.labels.size();
   const bool tokens = r.info.head == "token_classification";
@@ -119,8 +121,7 @@ int run_classify(const ContextOptions& ctx_opts, const HeadOptions& o) {
 }
 
 int run_fill_mask(const ContextOptions& ctx_opts, const HeadOptions& o) {
-  Context ctx(ctx_opts);
-  const HeadRun r = run_head(ctx, o, "fill-mask", {"masked_lm"}, "a masked language model (*ForMaskedLM)");
+  const HeadRun r = run_head(ctx_opts, o, "fill-mask", {"masked_lm"}, "a masked language model (*ForMaskedLM)");
   const auto mask = r.tok->special_token("mask_token");
   const auto mask_id = mask ? r.tok->token_to_id(*mask) : std::nullopt;
   if (!mask_id) throw Error(o.model_dir + ": the tokenizer has no mask token (tokenizer_config.json \"mask_token\")");

@@ -9,7 +9,7 @@
 #include "usage_error.hpp"
 #include "vkformer/model.hpp"
 #include "vkformer/session.hpp"
-#include "vkformer/tokenizer.hpp"
+#include "vkformer/model_dir.hpp"
 
 namespace vkf::tools {
 
@@ -17,17 +17,17 @@ int run_translate(const ContextOptions& ctx_opts, const TranslateOptions& o) {
   const std::vector<std::string> texts = read_texts(o.texts, o.input);
   if (texts.empty()) throw UsageError("give at least one text to translate (as arguments, --input FILE or stdin)");
   // Everything that can be checked without the device is checked first.
-  const ModelConfig cfg = load_config(o.model_dir + "/config.json");
+  const ModelDir dir = ModelDir::open(o.model_dir, TokenizerUse::Required);
+  const ModelConfig& cfg = dir.config();
   if (!cfg.encoder_decoder())
     throw Error(o.model_dir + "/config.json: translate needs an encoder-decoder model (decoder_layers > 0)");
-  auto tok = Tokenizer::load(o.model_dir);
-  if (tok->vocab_size() != cfg.src_vocab_size || tok->vocab_size() != cfg.tgt_vocab_size)
-    throw Error("the tokenizer of " + o.model_dir + " has " + std::to_string(tok->vocab_size()) +
+  const Tokenizer& tok = *dir.tokenizer();
+  if (tok.vocab_size() != cfg.src_vocab_size || tok.vocab_size() != cfg.tgt_vocab_size)
+    throw Error("the tokenizer of " + o.model_dir + " has " + std::to_string(tok.vocab_size()) +
                 " ids, but config.json has a source vocabulary of " + std::to_string(cfg.src_vocab_size) +
                 " and a target vocabulary of " + std::to_string(cfg.tgt_vocab_size));
-  check_special_ids(cfg, *tok, o.model_dir);
   parse_precision(o.precision);  // before the device: a bad value fails fast
-  GenerateOptions g = read_generation_config(o.model_dir);
+  GenerateOptions g = dir.generation();
   if (o.beam > 0) g.beam = o.beam;
   if (o.length_penalty) g.length_penalty = *o.length_penalty;
   if (o.batch_size < 1) throw UsageError("--batch-size must be at least 1");
@@ -42,7 +42,7 @@ int run_translate(const ContextOptions& ctx_opts, const TranslateOptions& o) {
     const std::string which = "text #" + std::to_string(i + 1);
     Ids ids;
     try {
-      ids = tok->encode(texts[i]);
+      ids = tok.encode(texts[i]);
     } catch (const Error& e) {
       throw Error(which + ": " + e.what());
     }
@@ -79,7 +79,7 @@ int run_translate(const ContextOptions& ctx_opts, const TranslateOptions& o) {
     const std::vector<Ids> chunk(src.begin() + first, src.begin() + first + n);
     const std::vector<Ids> out = session.generate(chunk, g);
     for (size_t i = 0; i < out.size(); ++i) {
-      std::printf("%s\n", tok->decode(out[i]).c_str());
+      std::printf("%s\n", tok.decode(out[i]).c_str());
       // Without EOS the output stops only at the limit: say it is cut.
       if (out[i].size() >= max_new)
         std::fprintf(stderr, "vkformer: text #%zu was cut at %s %u\n", first + i + 1,

@@ -1,7 +1,6 @@
 #include "serve/engine.hpp"
 
 #include <algorithm>
-#include <filesystem>
 
 #include "model_commands.hpp"
 
@@ -18,17 +17,6 @@ constexpr uint32_t kDecodeRows = 256;
 const char* const kLost = "the device was lost; this server can no longer run models";
 
 double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
-
-std::unique_ptr<Tokenizer> optional_tokenizer(const std::string& dir) {
-  std::error_code ec;
-  for (const char* f : {"tokenizer.json", "vocab.txt", "vocab.json", "tokenizer_config.json"})
-    if (std::filesystem::exists(std::filesystem::path(dir) / f, ec)) return Tokenizer::load(dir);
-  try {  // formats of the project's own families (use_lite's vocabulary, the char tokenizer)
-    return Tokenizer::load(dir);
-  } catch (const Error&) {
-    return nullptr;
-  }
-}
 
 }  // namespace
 
@@ -64,10 +52,10 @@ void Engine::add_model(const std::string& name, const std::string& dir, const st
   auto m = std::make_unique<ServedModel>();
   m->name = name;
   m->dir = dir;
-  m->tok = optional_tokenizer(dir);  // before the device: a bad tokenizer fails fast
-  m->gen_defaults = read_generation_config(dir, GenerateOptions{});
+  const ModelDir files = ModelDir::open(dir);  // before the weights: a bad file fails fast
+  m->tok = files.tokenizer();
+  m->gen_defaults = files.generation();
   m->model = load_model(ctx_, dir, precision);
-  if (m->tok) check_special_ids(m->model->config(), *m->tok, dir);
   m->info = m->model->info();
   m->embeds = m->model->supports(Task::Embed);
   m->generates = m->model->supports(Task::Generate) && m->model->config().out_vocab() > 0;

@@ -25,6 +25,7 @@
 #include "vkformer/decode_batch.hpp"
 #include "vkformer/model.hpp"
 #include "vkformer/session.hpp"
+#include "vkformer/model_dir.hpp"
 #include "vkformer/tokenizer.hpp"
 
 namespace vkf::tools::serve {
@@ -33,7 +34,7 @@ namespace vkf::tools::serve {
 struct ServedModel {
   std::string name, dir;
   std::shared_ptr<Model> model;
-  std::unique_ptr<Tokenizer> tok;  ///< null: the directory has none (ids only)
+  std::shared_ptr<const Tokenizer> tok;  ///< null: the directory has none (ids only)
   ModelInfo info;
   bool embeds = false, generates = false;
   uint32_t dim = 0;                ///< embedding width (embedding models)
