@@ -5,7 +5,7 @@
 #include <filesystem>
 #include <optional>
 
-#include "families/family.hpp"
+#include "model/family.hpp"
 #include "model/json_text.hpp"
 #include "model/tensor_files.hpp"
 
