@@ -58,7 +58,7 @@ std::string describe(const Case& c) {
 // and residual taking turns; transformer-sized K (the vec4 loop over many
 // tiles) on few rows; every activation with bias and residual, pre-activations
 // spread over about [-12, 12] (both GELU tails, SiLU's saturating side) by
-// k = 1024 inputs. All in fp32 and with fp16 weights.
+// k = 1024 inputs. The shapes in fp32 and with fp16 weights.
 std::vector<std::string> gemm_shapes() {
   static const char* turns[] = {"bias=0,residual=0", "bias=1,residual=0", "bias=0,residual=1", "bias=1,residual=1"};
   std::vector<std::string> grid_shapes = grid({{"m=1", "m=3", "m=17", "m=64", "m=66"},
@@ -68,8 +68,11 @@ std::vector<std::string> gemm_shapes() {
   std::vector<std::string> shapes = grid({grid_shapes, dtypes});
   for (const auto& more :
        {grid({{"m=1", "m=17"}, {"n=64,bias=1,residual=1"}, {"k=768", "k=766"}, dtypes}),
+        // The activation is the epilogue's, after the fp32 sum whatever the weights'
+        // format: every one in fp32, and one with fp16 weights.
         grid({{"m=5,n=33,k=1024,bias=1,residual=1"},
-              {"act=none", "act=relu", "act=gelu", "act=gelu_tanh", "act=silu", "act=tanh"}, dtypes})})
+              {"act=none,dtype=f32", "act=relu,dtype=f32", "act=gelu,dtype=f32", "act=gelu_tanh,dtype=f32",
+               "act=silu,dtype=f32", "act=tanh,dtype=f32", "act=gelu,dtype=f16"}})})
     shapes.insert(shapes.end(), more.begin(), more.end());
   shapes.push_back("m=257,n=65,k=64,bias=1,residual=1,dtype=f32");  // broadcast's block for many rows
   return shapes;
