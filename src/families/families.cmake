@@ -21,6 +21,7 @@ vkf_add_family(bert)
 vkf_add_family(gpt2)
 vkf_add_family(t5)
 vkf_add_family(bart)
+vkf_add_family(llama)
 
 # ---- the table families() returns -------------------------------------------
 set(includes "")

@@ -46,7 +46,8 @@ GPT-2 directories (gpt2_*) are causal: their golden.json is
 
 each prompt run alone (no padding) in fp32.
 
-T5 directories (t5_*, t5_buckets): tools/hf/tiny_t5.py.
+T5 directories (t5_*, t5_buckets): tools/hf/tiny_t5.py. Llama, Mistral and Qwen2
+directories (llama_*, mistral_*, qwen2_*): tools/hf/tiny_llama.py.
 BART, Marian and mBART directories (bart_*, marian_*, mbart_*) are made by
 tools/hf/tiny_encdec.py, whose docstring gives their golden.json.
 
@@ -82,6 +83,7 @@ transformers.logging.set_verbosity_error()
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import tiny_t5  # noqa: E402  (T5 directories and their goldens: tools/hf/tiny_t5.py)
+import tiny_llama  # noqa: E402  (Llama, Mistral, Qwen2 directories: tools/hf/tiny_llama.py)
 
 LENGTHS = [7, 3, 11]
 # Special ids: BERT-style vocabularies begin [PAD] [UNK] [CLS] [SEP] [MASK];
@@ -417,6 +419,7 @@ def main():
         for name in list(GPT2_MODELS) + list(GPT2_ROUNDED):
             make_gpt2(build, name, manifest, gpt2)
         tiny_t5.make_all(build, manifest, randomize, write_golden)
+        tiny_llama.make_all(build, manifest, randomize, write_golden, gpt2_greedy, gpt2_golden)
         for name in ENCDEC_MODELS:
             make_encdec(build, name, manifest)
         make_marian_tokenizer(build, manifest)

@@ -7,6 +7,7 @@
 #include <memory>
 
 #include "model_commands.hpp"
+#include "run/search.hpp"
 #include "text/text_stream.hpp"
 #include "text_input.hpp"
 #include "usage_error.hpp"
@@ -14,9 +15,7 @@
 #include "vkformer/model_dir.hpp"
 
 namespace vkf::tools {
-namespace {
 
-/// generation_config.json's defaults, then what the command line says.
 GenerateOptions generate_options(const ModelDir& dir, const GenerateCliOptions& o) {
   GenerateOptions g = dir.generation();
   if (o.beam) g.beam = *o.beam;
@@ -41,21 +40,38 @@ GenerateOptions generate_options(const ModelDir& dir, const GenerateCliOptions& 
   return g;
 }
 
-}  // namespace
+std::vector<ChatMessage> chat_messages(const std::string& system, const std::vector<ChatMessage>& history,
+                                       const std::string& user) {
+  std::vector<ChatMessage> m;
+  if (!system.empty()) m.push_back({"system", system});
+  m.insert(m.end(), history.begin(), history.end());
+  m.push_back({"user", user});
+  return m;
+}
 
 int run_generate(const ContextOptions& ctx_opts, const GenerateCliOptions& o) {
   if (o.do_sample && o.greedy) throw UsageError("--do-sample and --greedy contradict each other");
   if (o.stream && o.json) throw UsageError("--stream prints text as it comes; --json prints at the end: choose one");
-  const bool text_in = !o.prompts.empty() || !o.texts.empty() || !o.input.empty() || o.src_ids.empty();
+  const bool chat = !o.chat.empty();
+  if (chat && (!o.prompts.empty() || !o.texts.empty() || !o.input.empty() || !o.src_ids.empty()))
+    throw UsageError("--chat is the one message; give no other prompts or ids");
+  if (!o.system.empty() && !chat) throw UsageError("--system goes with --chat");
+  if (chat && o.beam && *o.beam > 1) throw UsageError("--chat generates one answer: no --beam");
+  const bool text_in = chat || !o.prompts.empty() || !o.texts.empty() || !o.input.empty() || o.src_ids.empty();
   if (text_in && !o.src_ids.empty()) throw UsageError("give text (--prompt, arguments, --input) or --src-ids, not both");
-  const ModelDir dir = ModelDir::open(o.model_dir);  // before the device: a bad file fails fast
+  // Before the device: a bad file (or a model without a chat template) fails fast.
+  const ModelDir dir = ModelDir::open(o.model_dir, chat ? TokenizerUse::Required : TokenizerUse::IfPresent);
   GenerateOptions g = generate_options(dir, o);
   const std::shared_ptr<const Tokenizer>& tok = dir.tokenizer();
   if (!o.stops.empty() && !tok)
     throw Error("--stop needs a tokenizer in " + o.model_dir + " (tokenizer.json, vocab.txt or vocab.json + merges.txt)");
 
   std::vector<Ids> src = parse_ids(o.src_ids, "--src-ids");
-  if (text_in) {
+  if (chat) {
+    const ChatTemplate tmpl = ChatTemplate::load(o.model_dir, tok);
+    src.push_back(tmpl.encode(chat_messages(o.system, {}, o.chat)));
+    g.eos_token_ids = tmpl.end_ids(stop_tokens(dir.config(), g));
+  } else if (text_in) {
     std::vector<std::string> texts = o.prompts;
     if (!o.texts.empty() || !o.input.empty() || o.prompts.empty())
       for (std::string& t : read_texts(o.texts, o.input)) texts.push_back(std::move(t));

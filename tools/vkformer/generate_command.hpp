@@ -6,7 +6,9 @@
 #include <string>
 #include <vector>
 
+#include "vkformer/chat.hpp"
 #include "vkformer/context.hpp"
+#include "vkformer/model_dir.hpp"
 
 namespace vkf::tools {
 
@@ -23,7 +25,17 @@ struct GenerateCliOptions {
   uint64_t seed = 0;
   std::vector<std::string> stops;               ///< --stop, repeatable
   bool json = false, no_cache = false, stream = false;
+  std::string chat;    ///< --chat MESSAGE: one user turn through the model's chat template
+  std::string system;  ///< --system TEXT: the chat's system message
 };
+
+/// generation_config.json's defaults, then what the command line says.
+/// @throws UsageError for a value the command line got wrong.
+GenerateOptions generate_options(const ModelDir& dir, const GenerateCliOptions& o);
+
+/// The conversation `history` (after --system's message, when given) plus `user`.
+std::vector<ChatMessage> chat_messages(const std::string& system, const std::vector<ChatMessage>& history,
+                                       const std::string& user);
 
 /// Returns the exit code; bad input throws vkf::Error.
 int run_generate(const ContextOptions& ctx_opts, const GenerateCliOptions& o);

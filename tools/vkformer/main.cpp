@@ -10,6 +10,7 @@
 
 #include "bench_ops.hpp"
 #include "kernel_bench.hpp"
+#include "chat_command.hpp"
 #include "generate_command.hpp"
 #include "model_commands.hpp"
 #include "revision.hpp"
@@ -71,7 +72,7 @@ struct Cli {
 
   bool devices_json = false;
   vkf::tools::ModelRunOptions forward;
-  vkf::tools::GenerateCliOptions generate;
+  vkf::tools::GenerateCliOptions generate, chat;
   vkf::tools::KernelOptions kernel;
   bool kernel_no_check = false;
   vkf::tools::BenchOpsOptions bench_ops;
@@ -125,6 +126,32 @@ void add_model_group(CLI::App& cmd, Cli& c, std::string& dir, std::string& preci
                      const char* help = "model directory") {
   add_model(cmd, c, dir, help);
   add_precision(cmd, precision);
+}
+
+/// How generate and chat generate: --precision, the length, the search and its
+/// sampling processors, --stop, --stream, --no-cache (generation_config.json's
+/// values when not given).
+void add_generation_options(CLI::App& cmd, vkf::tools::GenerateCliOptions& o) {
+  add_precision(cmd, o.precision);
+  cmd.add_option("--max-new-tokens", o.max_new_tokens,
+                 "most tokens to generate per sequence (default: generation_config.json's, else 32; "
+                 "0: no limit but the model's positions)");
+  cmd.add_option("--length-penalty", o.length_penalty,
+                 "beam score = sum log p / length^this (default: generation_config.json's, else 1)");
+  cmd.add_flag("--do-sample", o.do_sample, "sample from the processed distribution instead of greedy");
+  cmd.add_flag("--greedy", o.greedy, "greedy (or beam) even if generation_config.json says do_sample");
+  cmd.add_option("--temperature", o.temperature, "sampling: divide the logits by this (> 0; default: generation_config.json's, else 1)");
+  cmd.add_option("--top-k", o.top_k, "sampling: keep the k likeliest tokens (0: off; default: generation_config.json's, else 50, as HF)");
+  cmd.add_option("--top-p", o.top_p, "sampling: nucleus, in (0, 1] (1: off; default: generation_config.json's, else 1)");
+  cmd.add_option("--min-p", o.min_p, "sampling: drop tokens below min-p x the top probability (0: off; default: generation_config.json's, else 0)");
+  cmd.add_option("--repetition-penalty", o.repetition_penalty,
+                 "divide (or multiply, if negative) the logits of tokens already in the sequence (1: off; default: "
+                 "generation_config.json's, else 1)");
+  cmd.add_option("--no-repeat-ngram-size", o.no_repeat_ngram_size, "never repeat an n-gram of this size (0: off; default: generation_config.json's, else 0)");
+  cmd.add_option("--seed", o.seed, "sampling: seed of the host generator (default 0)");
+  cmd.add_option("--stop", o.stops, "stop when this text appears; it is not printed (repeatable)");
+  cmd.add_flag("--stream", o.stream, "print the text as it is generated (one prompt)");
+  cmd.add_flag("--no-cache", o.no_cache, "recompute the whole prefix every step (slow; for checking)");
 }
 
 /// The random workload of `profile` and `bench model`: the model group, --batch,
@@ -245,30 +272,23 @@ std::vector<Command> command_table(Cli& c) {
          cmd.add_option("--prompt", o.prompts, "prompt text (needs a tokenizer); repeatable");
          add_texts(cmd, c, "texts", o.texts, "more prompts; put -- before one that starts with -", o.input,
                    "file of prompts (a JSON array, or one per line; - for stdin)");
-         add_precision(cmd, o.precision);
+         cmd.add_option("--chat", o.chat, "one user message, through the model's chat template (tokenizer_config.json)");
+         cmd.add_option("--system", o.system, "with --chat: the system message");
          cmd.add_option("--beam", o.beam, "beam width (1: greedy or sampling; default: generation_config.json's num_beams, else 1)");
-         cmd.add_option("--max-new-tokens", o.max_new_tokens,
-                        "most tokens to generate per sequence (default: generation_config.json's, else 32; "
-                        "0: no limit but the model's positions)");
-         cmd.add_option("--length-penalty", o.length_penalty,
-                        "beam score = sum log p / length^this (default: generation_config.json's, else 1)");
-         cmd.add_flag("--do-sample", o.do_sample, "sample from the processed distribution instead of greedy");
-         cmd.add_flag("--greedy", o.greedy, "greedy (or beam) even if generation_config.json says do_sample");
-         cmd.add_option("--temperature", o.temperature, "sampling: divide the logits by this (> 0; default: generation_config.json's, else 1)");
-         cmd.add_option("--top-k", o.top_k, "sampling: keep the k likeliest tokens (0: off; default: generation_config.json's, else 50, as HF)");
-         cmd.add_option("--top-p", o.top_p, "sampling: nucleus, in (0, 1] (1: off; default: generation_config.json's, else 1)");
-         cmd.add_option("--min-p", o.min_p, "sampling: drop tokens below min-p x the top probability (0: off; default: generation_config.json's, else 0)");
-         cmd.add_option("--repetition-penalty", o.repetition_penalty,
-                        "divide (or multiply, if negative) the logits of tokens already in the sequence (1: off; default: "
-                        "generation_config.json's, else 1)");
-         cmd.add_option("--no-repeat-ngram-size", o.no_repeat_ngram_size, "never repeat an n-gram of this size (0: off; default: generation_config.json's, else 0)");
-         cmd.add_option("--seed", o.seed, "sampling: seed of the host generator (default 0)");
-         cmd.add_option("--stop", o.stops, "stop when this text appears; it is not printed (repeatable)");
-         cmd.add_flag("--stream", o.stream, "print the text as it is generated (one prompt)");
-         cmd.add_flag("--no-cache", o.no_cache, "recompute the whole prefix every step (slow; for checking)");
+         add_generation_options(cmd, o);
          add_json(cmd, o.json, "print {\"sequences\": [[...], ...], \"texts\": [...]}");
        },
        [&] { return t::run_generate(c.ctx, c.generate); }},
+
+      {"chat", "talk with a model through its chat template: on a terminal, streamed answers, /reset, /exit; "
+               "piped, each line of stdin is the next message",
+       [&](CLI::App& cmd) {
+         t::GenerateCliOptions& o = c.chat;
+         add_model(cmd, c, o.model_dir, "model directory with a chat template (tokenizer_config.json)");
+         cmd.add_option("--system", o.system, "the system message");
+         add_generation_options(cmd, o);
+       },
+       [&] { return t::run_chat(c.ctx, c.chat); }},
 
       {"kernel", "run one kernel on given shapes: checked against its CPU reference, timed with "
                  "timestamp queries",

@@ -205,7 +205,10 @@ class TransformerSlots : public SlotSource {
     ctx_.write_bytes(sh.ids, tokens.data(), tokens.size() * 4);
     ctx_.write_bytes(sh.positions, pos.data(), pos.size() * 4);
     std::vector<int32_t> mask(size_t(slots_) * max_len_, 1);
-    for (uint32_t b = 0; b < n; ++b) std::fill_n(mask.begin() + size_t(b) * max_len_, lengths[b] + 1, 0);
+    for (uint32_t b = 0; b < n; ++b) {  // rows [0, lengths[b]], or the last sliding_window of them
+      const uint32_t W = cfg_.sliding_window, first = W && lengths[b] + 1 > W ? lengths[b] + 1 - W : 0;
+      std::fill_n(mask.begin() + size_t(b) * max_len_ + first, lengths[b] + 1 - first, 0);
+    }
     ctx_.write_bytes(mask_, mask.data(), mask.size() * 4);
     Recorder rec(ctx_, s_.profiling);
     const StackAttention self{{&mask_, max_len_, true, nullptr, 0, 0, &lengths}, &caches_};

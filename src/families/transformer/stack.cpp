@@ -40,6 +40,16 @@ void self_attention(Recorder& rec, const ModelConfig& cfg, const LinearWeights& 
                     const Tensor& in, Activations& a, const SelfAttentionSpec& s) {
   const uint32_t q = cfg.q_width(), kv = cfg.kv_width(), kv_cols = 2 * kv;
   linear(rec, in, qkv_w, a.qkv, Activation::None, nullptr, a.gemm_variant);
+  if (s.rope_inv_freq) {  // Q and K heads side by side in a.qkv, rotated in place before the cache copy
+    RopeArgs r;
+    r.x = &a.qkv;
+    r.heads = cfg.n_heads + cfg.kv_head_count();
+    r.head_dim = cfg.head_width();
+    r.inv_freq = s.rope_inv_freq;
+    r.position_ids = s.position_ids;
+    r.pos_offset = s.pos_offset;
+    rope(rec, r);
+  }
   FlashAttentionArgs f = attention_args(cfg, a, a.len);
   f.q = {&a.qkv, 0};
   if (s.cache && s.rows) {
@@ -72,6 +82,8 @@ void self_attention(Recorder& rec, const ModelConfig& cfg, const LinearWeights& 
   f.mask.key_padding_stride = s.key_padding_stride;
   f.mask.causal = s.causal && !s.rows;  // own rows: key_padding hides each sequence's future
   f.mask.causal_offset = s.cache ? s.past : 0;
+  // A continuous batch's own rows carry the window in key_padding (TransformerSlots::step).
+  f.mask.window = f.mask.causal ? cfg.sliding_window : 0;
   f.bias = s.bias;
   flash_attention(rec, f);
 }
@@ -178,9 +190,17 @@ void record_final_norm(Recorder& rec, const ModelConfig& cfg, const NormWeights&
 
 /// The stack's self-attention with its relative-position bias (if the config
 /// has one) recorded from `table` for this call's queries and keys.
-SelfAttentionSpec stack_self(Recorder& rec, const ModelConfig& cfg, const Tensor& table, const Activations& a,
-                             const StackAttention& att, const std::string& scope) {
+SelfAttentionSpec stack_self(Recorder& rec, const ModelConfig& cfg, const Tensor& table, const Tensor& inv_freq,
+                             const StackInput& in, const Activations& a, const StackAttention& att,
+                             const std::string& scope) {
   SelfAttentionSpec s = att.self;
+  if (cfg.positional_encoding == PositionalEncoding::Rotary) {
+    if (inv_freq.empty()) throw Error("internal: a rotary stack was recorded without its inverse frequencies");
+    s.rope_inv_freq = &inv_freq;
+    s.position_ids = in.position_ids;
+    s.pos_offset = in.pos_offset;
+    return s;
+  }
   if (cfg.positional_encoding != PositionalEncoding::RelativeBias) return s;
   if (!att.position_bias || att.position_bias->bias.empty())
     throw Error("internal: a relative-position bias stack was recorded without its PositionBias");
@@ -230,7 +250,7 @@ PositionBias::PositionBias(Context& ctx, const ModelConfig& cfg, bool bidirectio
 void record_encoder_stack(Recorder& rec, const ModelConfig& cfg, const TransformerWeights& w,
                           const std::string& scope, const StackInput& in, Activations& a,
                           const StackAttention& att) {
-  const SelfAttentionSpec self = stack_self(rec, cfg, w.src_position_bias, a, att, scope);
+  const SelfAttentionSpec self = stack_self(rec, cfg, w.src_position_bias, w.rope_inv_freq, in, a, att, scope);
   rec.set_scope(scope + ".embed");
   record_embedding(rec, cfg, w.src_embed, w.src_pos, in, a);
   if (w.src_embed_norm) record_final_norm(rec, cfg, *w.src_embed_norm, a);
@@ -253,7 +273,7 @@ void record_encoder_layers(Recorder& rec, const ModelConfig& cfg, const std::vec
 void record_decoder_stack(Recorder& rec, const ModelConfig& cfg, const TransformerWeights& w,
                           const std::string& scope, const StackInput& in, Activations& a,
                           const StackAttention& att, const DecoderMemory& m) {
-  const SelfAttentionSpec self = stack_self(rec, cfg, w.tgt_position_bias, a, att, scope);
+  const SelfAttentionSpec self = stack_self(rec, cfg, w.tgt_position_bias, w.rope_inv_freq, in, a, att, scope);
   rec.set_scope(scope + ".embed");
   record_embedding(rec, cfg, w.tgt_embed, w.tgt_pos, in, a);
   if (w.tgt_embed_norm) record_final_norm(rec, cfg, *w.tgt_embed_norm, a);

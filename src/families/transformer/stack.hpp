@@ -65,6 +65,11 @@ struct SelfAttentionSpec {
   const std::vector<uint32_t>* rows = nullptr;
   /// [heads, len, ≥ kv_len] added to every layer's scores: the stack's PositionBias, set by the stack.
   const Tensor* bias = nullptr;
+  /// PositionalEncoding::Rotary: the inverse frequencies [head_dim / 2], and each
+  /// token's position (the StackInput's), set by the stack.
+  const Tensor* rope_inv_freq = nullptr;
+  const Tensor* position_ids = nullptr;
+  uint32_t pos_offset = 0;
 };
 
 /// Cross-attention keys and values: the memory projected by cross_kv.

@@ -54,6 +54,8 @@ std::unique_ptr<ModelWeights> TransformerFamily::build_weights(Loader& L, const 
       if (encdec) w->tgt_pos = w->src_pos;  // the same read-only table serves both sides
       break;
     case PositionalEncoding::None:
+    case PositionalEncoding::RelativeBias:  // T5's and the rotary families' kinds: their own weight maps
+    case PositionalEncoding::Rotary:
       break;
   }
 

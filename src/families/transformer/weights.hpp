@@ -37,6 +37,8 @@ struct TransformerWeights : ModelWeights {
   Tensor tgt_pos;     ///< the same for the decoder (enc–dec only)
   /// PositionalEncoding::RelativeBias: each stack's bucket table [relative_buckets, n_heads].
   Tensor src_position_bias, tgt_position_bias;
+  /// PositionalEncoding::Rotary: RoPE's inverse frequencies [head_dim / 2] f32 (the family's, with its scaling).
+  Tensor rope_inv_freq;
   /// A LayerNorm right after each stack's embedding (BART's layernorm_embedding); none: nothing.
   std::optional<NormWeights> src_embed_norm, tgt_embed_norm;
   std::vector<EncoderLayerWeights> encoder;

@@ -55,6 +55,8 @@ void Engine::add_model(const std::string& name, const std::string& dir, const st
   const ModelDir files = ModelDir::open(dir);  // before the weights: a bad file fails fast
   m->tok = files.tokenizer();
   m->gen_defaults = files.generation();
+  // A broken chat template fails here, at start, not on the first chat request.
+  if (m->tok && ChatTemplate::present(dir)) m->chat = ChatTemplate::load(dir, m->tok);
   m->model = load_model(ctx_, dir, precision);
   m->info = m->model->info();
   m->embeds = m->model->supports(Task::Embed);

@@ -16,6 +16,7 @@
 #include <future>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -24,6 +25,7 @@
 #include "vkformer/context.hpp"
 #include "vkformer/decode_batch.hpp"
 #include "vkformer/model.hpp"
+#include "vkformer/chat.hpp"
 #include "vkformer/session.hpp"
 #include "vkformer/model_dir.hpp"
 #include "vkformer/tokenizer.hpp"
@@ -40,6 +42,7 @@ struct ServedModel {
   uint32_t dim = 0;                ///< embedding width (embedding models)
   uint32_t max_tokens = 0;         ///< the longest input it takes; 0: no limit known
   GenerateOptions gen_defaults;    ///< generation_config.json over GenerateOptions' defaults
+  std::optional<ChatTemplate> chat;  ///< tokenizer_config.json's chat template, when it has one
 };
 
 /// A request the queue refused (HTTP 503) or that ran into a lost device (503 too).

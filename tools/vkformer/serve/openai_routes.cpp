@@ -1,5 +1,6 @@
 // OpenAI's API, as its clients send it: GET /v1/models, POST /v1/embeddings,
-// POST /v1/completions (with "stream": server-sent events ending in [DONE]).
+// POST /v1/completions and POST /v1/chat/completions (with "stream": server-sent
+// events ending in [DONE]).
 #include <atomic>
 #include <chrono>
 #include <cmath>
@@ -8,6 +9,7 @@
 
 #include "encoder_input.hpp"
 #include "model/json_text.hpp"
+#include "run/search.hpp"
 #include "serve/routes.hpp"
 #include "text/text_stream.hpp"
 
@@ -159,28 +161,56 @@ struct Completion {
   std::atomic<bool> gone{false};   ///< the client closed the connection
 };
 
-void completions(Server& s, const httplib::Request& req, httplib::Response& res) {
-  const json body = s.body(req);
-  const ServedModel& m = s.model(string_or(body, "model", ""));
-  if (!m.generates) throw HttpError(400, "the model \"" + m.name + "\" does not generate (model_type \"" +
-                                             m.model->config().model_type + "\")");
-  Inputs in = read_inputs(body, "prompt", s.options.max_inputs, true);
-  if (!in.texts.empty() && !m.tok) throw HttpError(400, "the model \"" + m.name + "\" has no tokenizer: send token ids");
-  for (const std::string& t : in.texts) in.ids.push_back(m.tok->encode(t));
-  const auto n = uint32_t(integer(body, "n", 1, 16).value_or(1));
-  const uint32_t prompts = uint32_t(in.ids.size());
-  if (uint64_t(prompts) * n > s.options.max_inputs)
-    throw HttpError(400, "prompts × n is " + std::to_string(uint64_t(prompts) * n) + ", more than " +
-                             std::to_string(s.options.max_inputs) + " (--max-inputs)");
-  if (body.contains("best_of") && body["best_of"] != 1 && !body["best_of"].is_null())
-    throw HttpError(400, "\"best_of\" is not supported");
-  if (body.contains("logprobs") && !body["logprobs"].is_null()) throw HttpError(400, "\"logprobs\" is not supported");
-  if (body.contains("echo") && body["echo"] == true) throw HttpError(400, "\"echo\" is not supported");
+/// How a generation route words its replies: OpenAI's text completions, or chat
+/// completions (a message, and streamed deltas that open with the role).
+struct Shape {
+  std::string route;  ///< "/v1/completions"
+  std::string id;     ///< "cmpl-<n>" or "chatcmpl-<n>"
+  bool chat = false;
+  std::string name;   ///< the model's
+  int64_t created = 0;
 
-  // The model's generation_config.json, then the request. Temperature 0 means
-  // greedy; a temperature > 0 samples (top_k off unless given, as OpenAI has none).
+  Shape(const char* route, bool chat, const std::string& name)
+      : route(route), id(std::string(chat ? "chatcmpl-" : "cmpl-") +
+                         std::to_string(std::chrono::steady_clock::now().time_since_epoch().count())),
+        chat(chat), name(name), created(int64_t(std::time(nullptr))) {}
+
+  json head(const char* object) const {
+    return {{"id", id}, {"object", object}, {"created", created}, {"model", name}};
+  }
+  /// One server-sent event: choice `index` grew by `text` (chat: and says its role first), or ended (`finish`).
+  std::string chunk(uint32_t index, const std::string& text, const json& finish, bool role = false) const {
+    json choice = {{"index", index}, {"finish_reason", finish}};
+    if (chat) {
+      json delta = json::object();
+      if (role) delta["role"] = "assistant";
+      if (!text.empty() || role) delta["content"] = text;
+      choice["delta"] = delta;
+    } else {
+      choice["text"] = text;
+      choice["logprobs"] = nullptr;
+    }
+    json j = head(chat ? "chat.completion.chunk" : "text_completion");
+    j["choices"] = {choice};
+    return "data: " + j.dump(-1, ' ', false, json::error_handler_t::replace) + "\n\n";
+  }
+  /// A whole choice of the non-streaming reply.
+  json choice(uint32_t index, const std::string& text, const char* finish, const Ids& tokens) const {
+    if (chat)
+      return {{"index", index}, {"message", {{"role", "assistant"}, {"content", text}}}, {"finish_reason", finish},
+              {"logprobs", nullptr}};
+    return {{"text", text}, {"index", index}, {"logprobs", nullptr}, {"finish_reason", finish}, {"tokens", tokens}};
+  }
+};
+
+/// The request's generation options over the model's generation_config.json, and its stop strings.
+GenerateOptions request_options(const Server& s, const ServedModel& m, const json& body,
+                                std::vector<std::string>& stops) {
+  // Temperature 0 means greedy; a temperature > 0 samples (top_k off unless given, as OpenAI has none).
   GenerateOptions g = m.gen_defaults;
-  g.max_new_tokens = uint32_t(integer(body, "max_tokens", 0, s.options.max_tokens).value_or(16));
+  auto max_tokens = integer(body, "max_tokens", 0, s.options.max_tokens);
+  if (auto mct = integer(body, "max_completion_tokens", 0, s.options.max_tokens)) max_tokens = mct;  // the newer name
+  g.max_new_tokens = uint32_t(max_tokens.value_or(16));
   if (auto t = number(body, "temperature", 0, 100)) {
     g.do_sample = *t > 0;
     if (g.do_sample) g.temperature = *t, g.top_k = 0;
@@ -191,7 +221,6 @@ void completions(Server& s, const httplib::Request& req, httplib::Response& res)
   if (auto p = number(body, "repetition_penalty", 0, 100)) g.repetition_penalty = *p;
   if (auto seed = integer(body, "seed", INT64_MIN, INT64_MAX)) g.seed = uint64_t(*seed);
   g.beam = 1;
-  std::vector<std::string> stops;
   if (body.contains("stop") && !body["stop"].is_null()) {
     const json& st = body["stop"];
     if (st.is_string()) stops.push_back(st.get<std::string>());
@@ -200,35 +229,31 @@ void completions(Server& s, const httplib::Request& req, httplib::Response& res)
     else throw HttpError(400, "\"stop\" must be a string or a list of up to 4 strings");
     if (!m.tok) throw HttpError(400, "\"stop\" needs a tokenizer; the model \"" + m.name + "\" has none");
   }
+  if (body.contains("logprobs") && !body["logprobs"].is_null() && body["logprobs"] != false)
+    throw HttpError(400, "\"logprobs\" is not supported");
   try {
     validate(g);
   } catch (const Error& e) {
     throw HttpError(400, e.what());
   }
-  const bool stream = body.value("stream", false);
-  std::vector<Ids> sources;  // choice i = prompt i / n, draw i % n (source i has its own seed + i)
-  for (const Ids& p : in.ids)
-    for (uint32_t j = 0; j < n; ++j) sources.push_back(p);
+  return g;
+}
 
-  const std::string id = "cmpl-" + std::to_string(std::chrono::steady_clock::now().time_since_epoch().count());
-  const auto created = int64_t(std::time(nullptr));
+/// Generates `sources` and replies in `shape`: the whole reply, or (with "stream") server-sent events.
+void reply_generation(Server& s, httplib::Response& res, const ServedModel& m, const Shape& shape, bool stream,
+                      const std::vector<Ids>& sources, const GenerateOptions& g, const std::vector<std::string>& stops) {
   auto c = std::make_shared<Completion>();
   if (m.tok)
     for (size_t i = 0; i < sources.size(); ++i) c->streams.emplace_back(*m.tok, stops);
-  auto chunk = [=, name = m.name](uint32_t index, const std::string& text, const json& finish) {
-    return "data: " +
-           json{{"id", id}, {"object", "text_completion"}, {"created", created}, {"model", name},
-                {"choices", {{{"text", text}, {"index", index}, {"logprobs", nullptr}, {"finish_reason", finish}}}}}
-               .dump(-1, ' ', false, json::error_handler_t::replace) +
-           "\n\n";
-  };
-  TokenSink sink = [c, stream, chunk](uint32_t b, int32_t token) {
+  if (stream && shape.chat)  // a chat stream opens each choice with its role
+    for (uint32_t b = 0; b < sources.size(); ++b) c->events.push_back(shape.chunk(b, "", nullptr, true));
+  TokenSink sink = [c, stream, shape](uint32_t b, int32_t token) {
     std::lock_guard<std::mutex> l(c->mu);
     if (c->gone) return false;
     if (c->streams.empty()) return true;
     const std::string piece = c->streams[b].push(token);
     if (stream && !piece.empty()) {
-      c->events.push_back(chunk(b, piece, nullptr));
+      c->events.push_back(shape.chunk(b, piece, nullptr));
       c->cv.notify_all();
     }
     return !c->streams[b].stopped();
@@ -251,22 +276,21 @@ void completions(Server& s, const httplib::Request& req, httplib::Response& res)
     for (uint32_t b = 0; b < out.size(); ++b) {
       std::string rest;
       const char* why = finish(out, b, rest);
-      choices.push_back({{"text", c->streams.empty() ? std::string() : c->streams[b].text()},
-                         {"index", b}, {"logprobs", nullptr}, {"finish_reason", why}, {"tokens", out[b]}});
+      choices.push_back(shape.choice(b, c->streams.empty() ? std::string() : c->streams[b].text(), why, out[b]));
       made += out[b].size();
     }
-    reply(s.metrics, "/v1/completions", res, 200,
-          {{"id", id}, {"object", "text_completion"}, {"created", created}, {"model", m.name}, {"choices", choices},
-           {"usage", {{"prompt_tokens", prompt_tokens}, {"completion_tokens", made},
-                      {"total_tokens", prompt_tokens + made}}}});
+    json j = shape.head(shape.chat ? "chat.completion" : "text_completion");
+    j["choices"] = choices;
+    j["usage"] = {{"prompt_tokens", prompt_tokens}, {"completion_tokens", made}, {"total_tokens", prompt_tokens + made}};
+    reply(s.metrics, shape.route, res, 200, j);
     return;
   }
   // Streaming: the status is 200 once the request is queued; a later failure is an error event.
-  s.metrics.request("/v1/completions", 200);
+  s.metrics.request(shape.route, 200);
   const unsigned timeout_s = s.options.timeout_s;
   res.set_header("Cache-Control", "no-cache");
   res.set_chunked_content_provider(
-      "text/event-stream", [c, future, chunk, finish, timeout_s](size_t, httplib::DataSink& sink) {
+      "text/event-stream", [c, future, shape, finish, timeout_s](size_t, httplib::DataSink& sink) {
         const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(timeout_s);
         for (;;) {
           std::deque<std::string> ready;
@@ -294,8 +318,8 @@ void completions(Server& s, const httplib::Request& req, httplib::Response& res)
           for (uint32_t b = 0; b < out.size(); ++b) {
             std::string rest;
             const char* why = finish(out, b, rest);
-            if (!rest.empty()) tail += chunk(b, rest, nullptr);
-            tail += chunk(b, "", why);
+            if (!rest.empty()) tail += shape.chunk(b, rest, nullptr);
+            tail += shape.chunk(b, "", why);
           }
         } catch (const std::exception& e) {
           tail += "data: " + openai_error(e.what(), "server_error").dump(-1, ' ', false, json::error_handler_t::replace) + "\n\n";
@@ -307,6 +331,93 @@ void completions(Server& s, const httplib::Request& req, httplib::Response& res)
       });
 }
 
+const ServedModel& generating_model(const Server& s, const json& body) {
+  const ServedModel& m = s.model(string_or(body, "model", ""));
+  if (!m.generates) throw HttpError(400, "the model \"" + m.name + "\" does not generate (model_type \"" +
+                                             m.model->config().model_type + "\")");
+  return m;
+}
+
+/// "n": choices per prompt, within --max-inputs in all.
+uint32_t choices_per_prompt(const Server& s, const json& body, size_t prompts) {
+  const auto n = uint32_t(integer(body, "n", 1, 16).value_or(1));
+  if (uint64_t(prompts) * n > s.options.max_inputs)
+    throw HttpError(400, "prompts × n is " + std::to_string(uint64_t(prompts) * n) + ", more than " +
+                             std::to_string(s.options.max_inputs) + " (--max-inputs)");
+  return n;
+}
+
+void completions(Server& s, const httplib::Request& req, httplib::Response& res) {
+  const json body = s.body(req);
+  const ServedModel& m = generating_model(s, body);
+  Inputs in = read_inputs(body, "prompt", s.options.max_inputs, true);
+  if (!in.texts.empty() && !m.tok) throw HttpError(400, "the model \"" + m.name + "\" has no tokenizer: send token ids");
+  for (const std::string& t : in.texts) in.ids.push_back(m.tok->encode(t));
+  const uint32_t n = choices_per_prompt(s, body, in.ids.size());
+  if (body.contains("best_of") && body["best_of"] != 1 && !body["best_of"].is_null())
+    throw HttpError(400, "\"best_of\" is not supported");
+  if (body.contains("echo") && body["echo"] == true) throw HttpError(400, "\"echo\" is not supported");
+  std::vector<std::string> stops;
+  const GenerateOptions g = request_options(s, m, body, stops);
+  std::vector<Ids> sources;  // choice i = prompt i / n, draw i % n (source i has its own seed + i)
+  for (const Ids& p : in.ids)
+    for (uint32_t j = 0; j < n; ++j) sources.push_back(p);
+  reply_generation(s, res, m, Shape("/v1/completions", false, m.name), body.value("stream", false), sources, g, stops);
+}
+
+/// "messages": [{"role", "content"}], content a string or a list of {"type": "text", "text"} parts.
+std::vector<ChatMessage> read_messages(const json& body) {
+  auto it = body.find("messages");
+  if (it == body.end() || !it->is_array() || it->empty())
+    throw HttpError(400, "\"messages\" is required: a non-empty list of {\"role\", \"content\"}");
+  std::vector<ChatMessage> out;
+  for (size_t i = 0; i < it->size(); ++i) {
+    const json& m = (*it)[i];
+    const std::string where = "\"messages\"[" + std::to_string(i) + "]";
+    if (!m.is_object() || !m.contains("role") || !m["role"].is_string())
+      throw HttpError(400, where + " must be an object with a string \"role\"");
+    ChatMessage msg{m["role"].get<std::string>(), ""};
+    const json content = m.value("content", json());
+    if (content.is_string()) {
+      msg.content = content.get<std::string>();
+    } else if (content.is_array()) {
+      for (const json& part : content) {
+        if (!part.is_object() || part.value("type", "") != "text" || !part.contains("text") || !part["text"].is_string())
+          throw HttpError(400, where + ".content: only {\"type\": \"text\", \"text\": ...} parts are supported");
+        msg.content += part["text"].get<std::string>();
+      }
+    } else if (!content.is_null()) {
+      throw HttpError(400, where + ".content must be a string or a list of text parts");
+    }
+    out.push_back(std::move(msg));
+  }
+  return out;
+}
+
+void chat_completions(Server& s, const httplib::Request& req, httplib::Response& res) {
+  const json body = s.body(req);
+  const ServedModel& m = generating_model(s, body);
+  if (!m.chat)
+    throw HttpError(400, "the model \"" + m.name + "\" has no chat template (tokenizer_config.json \"chat_template\"): "
+                         "use /v1/completions");
+  const std::vector<ChatMessage> messages = read_messages(body);
+  for (const char* key : {"tools", "functions", "response_format"})
+    if (body.contains(key) && !body[key].is_null()) throw HttpError(400, std::string("\"") + key + "\" is not supported");
+  Ids prompt;
+  try {
+    prompt = m.chat->encode(messages);
+  } catch (const Error& e) {  // the template's raise_exception: the conversation's fault
+    throw HttpError(400, e.what());
+  }
+  check_lengths({prompt}, m.max_tokens, "messages");
+  const uint32_t n = choices_per_prompt(s, body, 1);
+  std::vector<std::string> stops;
+  GenerateOptions g = request_options(s, m, body, stops);
+  g.eos_token_ids = m.chat->end_ids(stop_tokens(m.model->config(), g));
+  reply_generation(s, res, m, Shape("/v1/chat/completions", true, m.name), body.value("stream", false),
+                   std::vector<Ids>(n, prompt), g, stops);
+}
+
 }  // namespace
 
 void add_openai_routes(httplib::Server& http, Server& s) {
@@ -315,7 +426,7 @@ void add_openai_routes(httplib::Server& http, Server& s) {
     for (const auto& m : s.engine.models())
       data.push_back({{"id", m->name}, {"object", "model"}, {"created", 0}, {"owned_by", "vkformer"},
                       {"model_type", m->model->config().model_type}, {"embeddings", m->embeds},
-                      {"completions", m->generates}});
+                      {"completions", m->generates}, {"chat", m->generates && m->chat.has_value()}});
     reply(s.metrics, "/v1/models", res, 200, {{"object", "list"}, {"data", data}});
   });
   http.Post("/v1/embeddings", [&s](const httplib::Request& req, httplib::Response& res) {
@@ -323,6 +434,9 @@ void add_openai_routes(httplib::Server& http, Server& s) {
   });
   http.Post("/v1/completions", [&s](const httplib::Request& req, httplib::Response& res) {
     guarded(s.metrics, "/v1/completions", res, false, [&] { completions(s, req, res); });
+  });
+  http.Post("/v1/chat/completions", [&s](const httplib::Request& req, httplib::Response& res) {
+    guarded(s.metrics, "/v1/chat/completions", res, false, [&] { chat_completions(s, req, res); });
   });
 }
 
