@@ -192,6 +192,34 @@ std::vector<float> halves_sinusoidal_table(uint32_t max_positions, uint32_t d);
 /// to fp32 first, as TensorFlow computes it; sin and cos in double.
 std::vector<float> concat_sinusoidal_table(uint32_t max_positions, const std::vector<float>& freqs);
 
+/// In place: rotary position embedding (HF's rotate_half form) on `heads` heads of x,
+/// the heads starting at column col0, each head_dim wide. For token t of batch b at
+/// position p and i < rotary_dim/2, with a = p·inv_freq[i] (an fp32 product, as HF):
+///   x[i]             ← x[i]·cos(a)·scaling − x[i+rotary_dim/2]·sin(a)·scaling
+///   x[i+rotary_dim/2] ← x[i+rotary_dim/2]·cos(a)·scaling + x[i]·sin(a)·scaling
+/// Columns rotary_dim..head_dim-1 of a head are left as they are.
+/// cos and sin are the kernel's own (shaders/lib/trig.glsl: exact range reduction,
+/// within 1 ulp of the fp32 angle's true cos and sin at any position), not GLSL's.
+struct RopeArgs {
+  Tensor* x = nullptr;                  ///< [batch, len, width] f32, rotated in place
+  uint32_t col0 = 0;                    ///< first column of the first rotated head
+  uint32_t heads = 0;                   ///< heads rotated, contiguous from col0
+  uint32_t head_dim = 0;
+  uint32_t rotary_dim = 0;              ///< even, ≤ head_dim; 0: head_dim
+  const Tensor* inv_freq = nullptr;     ///< [rotary_dim/2] f32
+  const Tensor* position_ids = nullptr; ///< optional [batch, len] i32; else pos_offset + t
+  uint32_t pos_offset = 0;
+  float scaling = 1.0f;                 ///< HF's attention_scaling (multiplies cos and sin)
+  std::string variant;                  ///< "default" or ""
+};
+/// @throws vkf::Error naming the argument when a head falls outside x's rows, a
+/// tensor has the wrong shape or dtype, or x overlaps inv_freq or position_ids.
+OpInfo rope(Recorder& rec, const RopeArgs& a);
+/// HF's default inv_freq: 1 / theta^(2i/dim) for i < dim/2, computed in fp32 as torch does
+/// (base ** (arange(0, dim, 2).float() / dim), then 1.0 / that).
+/// The power is rounded correctly (torch's vectorized pow is within 1 ulp of it).
+std::vector<float> rope_inv_freq(float theta, uint32_t dim);
+
 /// How mean_pool() pools a sequence's rows (sentence-transformers' pooling modes).
 enum class PoolMode {
   Mean,         ///< Σ / count (TF's Σ/max(count, 1))

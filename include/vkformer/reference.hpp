@@ -81,6 +81,14 @@ std::vector<double> embedding_at(const std::vector<int32_t>& ids, uint32_t batch
 std::vector<float> copy_rows(const std::vector<float>& src, std::vector<float> dst,
                              const CopyRowsArgs& a, const std::vector<int32_t>* index);
 
+/// rope() on a host [batch, len, width] x: the angle p·inv_freq[i] rounded to fp32
+/// (p rounded to fp32 too, as HF's position_ids.float()), its cos and sin in double;
+/// position_ids [batch, len] when given (else a.pos_offset + t). Returns all of x,
+/// the columns rope() leaves alone included.
+std::vector<double> rope(const std::vector<float>& x, uint32_t batch, uint32_t len, uint32_t width,
+                         const RopeArgs& a, const std::vector<float>& inv_freq,
+                         const std::vector<int32_t>* position_ids);
+
 /// Mean (or `mode`) of x[b, i, :] over the rows whose key_padding is 0 (stride `mask_stride`), [B, d].
 std::vector<double> mean_pool(const std::vector<float>& x, const std::vector<int32_t>* key_padding,
                               uint32_t mask_stride, uint32_t batch, uint32_t len, uint32_t d,
