@@ -20,6 +20,7 @@
 #include <limits>
 #include <string_view>
 #include <unordered_map>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -1253,6 +1254,9 @@ struct Stmt {
   std::vector<std::pair<ExprP, Body>> branches;  // If (a null condition is `else`)
   Body body, orelse;                             // For (orelse: `else`), SetBlock, Scope
   std::vector<ExprP> filters;                    // SetBlock's filters (subject a[0] empty)
+  // Names that start undefined in the frame of `body` (For, SetBlock, Scope) and of
+  // `orelse` (For), whatever the context holds (see Scopes).
+  std::vector<std::string> fresh, fresh_else;
 };
 
 // Names known at parse time: unknown ones are refused when the template is read.
@@ -1267,7 +1271,8 @@ const std::vector<std::string_view> kJinjaFilters = {  // jinja2's, not implemen
 const std::vector<std::string_view> kTests = {
     "boolean", "callable", "defined", "divisibleby", "eq", "equalto", "even", "false", "float", "ge",
     "gt", "in", "integer", "iterable", "le", "lower", "lt", "mapping", "ne", "none", "number", "odd",
-    "sameas", "sequence", "string", "true", "undefined", "upper", "greaterthan", "lessthan"};
+    "sameas", "sequence", "string", "true", "undefined", "upper", "greaterthan", "lessthan",
+    "==", "!=", "<", "<=", ">", ">="};  // the operator names only by string: select('==', 1)
 const std::vector<std::string_view> kJinjaTests = {"escaped", "filter", "test"};
 const std::vector<std::string_view> kFunctions = {"dict", "namespace", "raise_exception", "range", "strftime_now"};
 const std::vector<std::string_view> kJinjaFunctions = {"cycler", "joiner", "lipsum"};
@@ -1277,6 +1282,140 @@ const std::vector<std::string_view> kUnsupportedTags = {
 bool among(const std::vector<std::string_view>& names, std::string_view n) {
   return std::find(names.begin(), names.end(), n) != names.end();
 }
+
+// ===================================================================== scopes
+
+// Where a name read in a frame comes from is decided by jinja2 before rendering
+// (idtracking.py): a frame is the template's top level, a for loop's body (one per
+// iteration) or its else block, a {% set %} block or a {% generation %} body. When
+// the first mention of a name in a frame stores it, and no enclosing frame mentions
+// it, the name starts out undefined in that frame, even when the context has it;
+// every other read finds the innermost value set so far or the context. The
+// renderer follows the second rule by looking up frames from the inside out; the
+// analysis below gives each frame the names of the first rule.
+
+enum class Load : uint8_t { Param, Resolve, Alias, Undefined };
+
+struct Symbols {
+  const Symbols* parent = nullptr;
+  std::unordered_map<std::string, Load> refs;
+  std::unordered_set<std::string> stores;
+
+  bool has_ref(const std::string& n) const {
+    for (const Symbols* s = this; s; s = s->parent)
+      if (s->refs.count(n)) return true;
+    return false;
+  }
+  void load(const std::string& n) {
+    if (!has_ref(n)) refs[n] = Load::Resolve;
+  }
+  void store(const std::string& n) {
+    stores.insert(n);
+    if (!refs.count(n)) refs[n] = parent && parent->has_ref(n) ? Load::Alias : Load::Undefined;
+  }
+  void param(const std::string& n) {
+    stores.insert(n);
+    refs[n] = Load::Param;
+  }
+};
+
+class Scopes {
+ public:
+  void frame(Body& body, const Symbols* parent, const std::vector<std::string>& params, std::vector<std::string>& fresh) {
+    Symbols s;
+    s.parent = parent;
+    for (const std::string& p : params) s.param(p);
+    std::vector<Child> children;
+    visit(body, s, children);
+    for (const auto& [n, how] : s.refs)
+      if (how == Load::Undefined) fresh.push_back(n);
+    std::sort(fresh.begin(), fresh.end());
+    for (Child& c : children) frame(*c.body, &s, c.params, *c.fresh);
+  }
+
+ private:
+  struct Child {  // a frame inside the one analysed, analysed after it
+    Body* body;
+    std::vector<std::string> params;
+    std::vector<std::string>* fresh;
+  };
+
+  static void expr(const Expr* e, Symbols& s) {
+    if (!e) return;
+    if (e->k == E::Name) s.load(e->name);
+    for (const auto& c : e->a) expr(c.get(), s);
+    for (const auto& kv : e->kw) expr(kv.second.get(), s);
+  }
+
+  static void store(const Target& tg, Symbols& s) {
+    if (!tg.attr.empty()) {
+      s.load(tg.names[0]);  // ns.attr = ... reads ns
+      return;
+    }
+    for (const std::string& n : tg.names) s.store(n);
+  }
+
+  static void branch_update(Symbols& s, const std::vector<Symbols>& branches) {
+    std::unordered_map<std::string, size_t> count;
+    for (const Symbols& b : branches)
+      for (const std::string& t : b.stores)
+        if (!s.stores.count(t)) ++count[t];
+    for (const Symbols& b : branches) {
+      for (const auto& [n, how] : b.refs) s.refs[n] = how;
+      s.stores.insert(b.stores.begin(), b.stores.end());
+    }
+    for (const auto& [n, c] : count) {
+      if (c == branches.size()) continue;
+      s.refs[n] = s.parent && s.parent->has_ref(n) ? Load::Alias : Load::Resolve;
+    }
+  }
+
+  // jinja2's If node: the first test and body, the elif branches as If nodes of
+  // their own (no elif or else), the else body.
+  void visit_if(Stmt& st, Symbols& s, std::vector<Child>& children) {
+    auto& br = st.branches;
+    expr(br[0].first.get(), s);
+    std::vector<Symbols> parts(3, s);
+    visit(br[0].second, parts[0], children);
+    for (size_t k = 1; k < br.size() && br[k].first; ++k) {
+      Symbols& c = parts[1];
+      expr(br[k].first.get(), c);
+      std::vector<Symbols> sub(3, c);
+      visit(br[k].second, sub[0], children);
+      branch_update(c, sub);
+    }
+    if (br.size() > 1 && !br.back().first) visit(br.back().second, parts[2], children);
+    branch_update(s, parts);
+  }
+
+  void visit(Body& body, Symbols& s, std::vector<Child>& children) {
+    for (auto& sp : body) {
+      Stmt& st = *sp;
+      switch (st.k) {
+        case S::Text: case S::Break: case S::Continue: break;
+        case S::Print: expr(st.e.get(), s); break;
+        case S::Set:
+          expr(st.e.get(), s);
+          store(st.target, s);
+          break;
+        case S::SetBlock:
+          store(st.target, s);
+          children.push_back({&st.body, {}, &st.fresh});
+          break;
+        case S::Scope: children.push_back({&st.body, {}, &st.fresh}); break;
+        case S::For: {
+          expr(st.e.get(), s);
+          std::vector<std::string> params = st.target.names;
+          params.push_back("loop");
+          children.push_back({&st.body, params, &st.fresh});
+          if (!st.orelse.empty()) children.push_back({&st.orelse, {}, &st.fresh_else});
+          break;
+        }
+        case S::If: visit_if(st, s, children); break;
+      }
+    }
+  }
+};
 
 // ===================================================================== parser
 
@@ -2744,12 +2883,12 @@ bool apply_test(const std::string& n, const Value& v, const Args& a, int line) {
     return (r == 1) == (n == "odd");
   }
   if (n == "divisibleby") return py_mod_num(v, arg(1), line) == 0;
-  if (n == "eq" || n == "equalto") return py_eq(v, arg(1));
-  if (n == "ne") return !py_eq(v, arg(1));
-  if (n == "lt" || n == "lessthan") return py_order("<", v, arg(1), line);
-  if (n == "le") return py_order("<=", v, arg(1), line);
-  if (n == "gt" || n == "greaterthan") return py_order(">", v, arg(1), line);
-  if (n == "ge") return py_order(">=", v, arg(1), line);
+  if (n == "eq" || n == "equalto" || n == "==") return py_eq(v, arg(1));
+  if (n == "ne" || n == "!=") return !py_eq(v, arg(1));
+  if (n == "lt" || n == "lessthan" || n == "<") return py_order("<", v, arg(1), line);
+  if (n == "le" || n == "<=") return py_order("<=", v, arg(1), line);
+  if (n == "gt" || n == "greaterthan" || n == ">") return py_order(">", v, arg(1), line);
+  if (n == "ge" || n == ">=") return py_order(">=", v, arg(1), line);
   if (n == "in") return contains(arg(1), v, line);
   if (n == "sameas") return sameas(v, arg(1));
   if (n == "lower") return arg(0), py_islower(decode(to_str(v, line)));
@@ -3003,11 +3142,12 @@ enum class Flow { Normal, Break, Continue };
 
 class Renderer {
  public:
-  explicit Renderer(const std::unordered_map<std::string, Value>& context) : ctx_(context) { frames_.emplace_back(); }
+  explicit Renderer(const std::unordered_map<std::string, Value>& context) : ctx_(context) {}
 
-  std::string run(const Body& body) {
+  std::string run(const Body& body, const std::vector<std::string>& fresh) {
     std::string out;
     out_ = &out;
+    enter(fresh);
     exec(body);
     return out;
   }
@@ -3025,6 +3165,12 @@ class Renderer {
     if (const auto it = ctx_.find(n); it != ctx_.end()) return it->second;
     if (among(kFunctions, n)) return func(n);
     return undef(quote(n) + " is undefined");
+  }
+
+  // A new frame, where the `fresh` names start undefined (Scopes).
+  void enter(const std::vector<std::string>& fresh) {
+    frames_.emplace_back();
+    for (const std::string& n : fresh) frames_.back().emplace_back(n, undef(quote(n) + " is undefined"));
   }
 
   void assign(const std::string& n, Value v) {
@@ -3083,7 +3229,7 @@ class Renderer {
         case S::SetBlock: {
           std::string captured;
           std::string* saved = std::exchange(out_, &captured);
-          frames_.emplace_back();
+          enter(st.fresh);
           exec(st.body);
           frames_.pop_back();
           out_ = saved;
@@ -3095,7 +3241,7 @@ class Renderer {
         case S::Break: return Flow::Break;
         case S::Continue: return Flow::Continue;
         case S::Scope:
-          frames_.emplace_back();
+          enter(st.fresh);
           exec(st.body);
           frames_.pop_back();
           break;
@@ -3119,14 +3265,14 @@ class Renderer {
     }
     if (items.empty()) {
       if (st.orelse.empty()) return Flow::Normal;
-      frames_.emplace_back();
+      enter(st.fresh_else);
       const Flow f = exec(st.orelse);
       frames_.pop_back();
       return f;
     }
     const int64_t n = int64_t(items.size());
     for (int64_t k = 0; k < n; ++k) {
-      frames_.emplace_back();
+      enter(st.fresh);
       bind_target(st.target, items[size_t(k)], st.line);
       auto loop = std::make_shared<DictData>();
       loop->loop = true;
@@ -3295,6 +3441,7 @@ Value from_json(const J& j, int depth) {
 struct Template::Impl {
   std::string name;
   Body body;
+  std::vector<std::string> fresh;  // names that start undefined at the top level (Scopes)
 };
 
 namespace {
@@ -3305,7 +3452,7 @@ std::string render_with(const Template::Impl& impl, const J& context) {
   try {
     std::unordered_map<std::string, Value> vars;
     for (auto it = context.begin(); it != context.end(); ++it) vars[it.key()] = from_json(it.value(), 0);
-    return Renderer(vars).run(impl.body);
+    return Renderer(vars).run(impl.body, impl.fresh);
   } catch (const Failure& f) {
     throw error_of(impl.name, f);
   }
@@ -3318,6 +3465,7 @@ Template::Template(const std::string& source, const std::string& name) {
   impl->name = name;
   try {
     impl->body = Parser(Lexer(source).run()).parse();
+    Scopes().frame(impl->body, nullptr, {}, impl->fresh);
   } catch (const Failure& f) {
     throw error_of(name, f);
   }
