@@ -20,6 +20,7 @@ PACKAGES=(
   libopenblas-dev                    # CPU baseline for the GEMM benchmark
   python3-torch python3-numpy        # PyTorch: the reference for every number
   python3-venv                       # tools/hf/.venv: the Hugging Face reference (tests only)
+  python3-jinja2                     # jinja2: the reference chat templates are rendered against (tests only)
   libicu-dev                         # ICU: NFKC for the sentencepiece tokenizer (as Node's normalize)
   libsentencepiece-dev               # SentencePiece: reads Marian (OPUS-MT) source.spm / target.spm
   sentencepiece                      # spm_train: tests train tiny SentencePiece models (T5's tokenizer check, tiny T5, Marian's tokenizer)
