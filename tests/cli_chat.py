@@ -60,8 +60,19 @@ check(p.returncode == 0 and lines[:2] == [chats[0]["greedy"], chats[2]["greedy"]
 
 # Errors: no chat template; a template using a feature vkformer does not have.
 p = run("generate", "--model", plain_dir, "--chat", "hi")
-check(p.returncode == 1 and "chat" in p.stderr and len(p.stderr.strip().split("\n")) == 1,
-      f"--chat without a tokenizer or template: exit {p.returncode}, {p.stderr.strip()!r}")
+check(p.returncode == 1 and "tokenizer" in p.stderr and len(p.stderr.strip().split("\n")) == 1,
+      f"--chat without a tokenizer: exit {p.returncode}, {p.stderr.strip()!r}")
+with tempfile.TemporaryDirectory() as tmp:
+    plain = os.path.join(tmp, "no_template")
+    shutil.copytree(chat_dir, plain)
+    cfg_path = os.path.join(plain, "tokenizer_config.json")
+    cfg = json.load(open(cfg_path))
+    del cfg["chat_template"]
+    json.dump(cfg, open(cfg_path, "w"))
+    for cmd in (["generate", "--model", plain, "--chat", "hi"], ["chat", "--model", plain]):
+        p = run(*cmd, stdin="hi\n")
+        check(p.returncode == 1 and "has no \"chat_template\"" in p.stderr and len(p.stderr.strip().split("\n")) == 1,
+              f"{cmd[0]} without a chat template: exit {p.returncode}, {p.stderr.strip()!r}")
 with tempfile.TemporaryDirectory() as tmp:
     bad = os.path.join(tmp, "bad_template")
     shutil.copytree(chat_dir, bad)

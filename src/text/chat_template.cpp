@@ -40,6 +40,11 @@ bool is_set(const nlohmann::json& v) {
 
 std::string render_chat(const std::string& chat_template, const std::vector<ChatMessage>& messages,
                         bool add_generation_prompt, const nlohmann::json& special_tokens) {
+  return render_chat(jinja::Template(chat_template, "chat_template"), messages, add_generation_prompt, special_tokens);
+}
+
+std::string render_chat(const jinja::Template& chat_template, const std::vector<ChatMessage>& messages,
+                        bool add_generation_prompt, const nlohmann::json& special_tokens) {
   if (!special_tokens.is_null() && !special_tokens.is_object())
     throw Error("chat_template: the special tokens must be a JSON object");
   // ordered_json: each message is {"role", "content"} in that order, as Python's dicts
@@ -61,7 +66,7 @@ std::string render_chat(const std::string& chat_template, const std::vector<Chat
   context["tools"] = nullptr;
   context["documents"] = nullptr;
   context["add_generation_prompt"] = add_generation_prompt;
-  return jinja::Template(chat_template, "chat_template").render(context);
+  return chat_template.render(context);
 }
 
 std::string chat_template_of(const nlohmann::json& tokenizer_config) {

@@ -8,11 +8,10 @@
 
 #include <nlohmann/json.hpp>
 
-namespace vkf {
+#include "text/jinja.hpp"
+#include "vkformer/chat.hpp"
 
-struct ChatMessage {
-  std::string role, content;
-};
+namespace vkf {
 
 /// Renders tokenizer_config.json's chat_template with messages, add_generation_prompt,
 /// bos_token, eos_token (and the other special tokens as strings, as transformers
@@ -25,6 +24,9 @@ struct ChatMessage {
 ///         parsed or rendered, "chat_template: raise_exception: <message>" when the
 ///         template refuses the conversation.
 std::string render_chat(const std::string& chat_template, const std::vector<ChatMessage>& messages,
+                        bool add_generation_prompt, const nlohmann::json& special_tokens);
+/// The same with a template parsed once (ChatTemplate renders every turn with it).
+std::string render_chat(const jinja::Template& chat_template, const std::vector<ChatMessage>& messages,
                         bool add_generation_prompt, const nlohmann::json& special_tokens);
 
 /// The chat_template of a tokenizer_config.json (string, or a list of {name, template}

@@ -53,7 +53,10 @@ def make_llama(out, name, manifest, made, randomize, write_golden, greedy, golde
         low = copy.deepcopy(model).to(LLAMA_ROUNDED[name])
         d = os.path.join(out, name)
         low.save_pretrained(d, safe_serialization=True)
-        write_golden(d, golden(low.float(), seqs, model.config.eos_token_id))
+        # Read back as a user would, in fp32: .to(bfloat16) above also rounded the rotary
+        # inv_freq buffer, which from_pretrained computes anew in fp32.
+        ref = type(model).from_pretrained(d, torch_dtype=torch.float32, attn_implementation="eager")
+        write_golden(d, golden(ref.eval(), seqs, model.config.eos_token_id))
         manifest[name] = {"copy_of": "llama_gqa", "dtype": name.rsplit("_", 1)[1].upper()}
         return
     seed, cls, config = LLAMA_MODELS[name]
