@@ -43,6 +43,7 @@ DIR_FOR = {  # command -> the model directory DIR stands for
     "tokenize": lambda: os.path.join(hf, "st_mean_norm"),
     "forward": lambda: DATES,
     "generate": lambda: DATES,
+    "chat": lambda: os.path.join(hf, "llama_chat"),  # also `generate --chat`
 }
 
 # The README's code blocks: indented by 4 spaces, or fenced; a command line is
@@ -73,7 +74,7 @@ for argv, expected, own_cache in commands:
     args = []
     for a in argv:
         if a == "DIR":
-            a = DIR_FOR[cmd]()
+            a = DIR_FOR["chat" if "--chat" in argv else cmd]()
         elif a.startswith("models/"):
             a = os.path.join(source, a)
         args.append(a)
@@ -87,7 +88,8 @@ for argv, expected, own_cache in commands:
         args = [a if p != "--budget-s" else "1" for p, a in zip([""] + args, args)] + ["--repeat", "1"]
     env = dict(os.environ, VKFORMER_CACHE_DIR=os.path.join(tmp, "cache")) if own_cache else None
     t0 = time.time()
-    r = subprocess.run([exe, "-q", *args], capture_output=True, text=True, cwd=tmp, timeout=300, env=env)
+    r = subprocess.run([exe, "-q", *args], capture_output=True, text=True, cwd=tmp, timeout=300, env=env,
+                       stdin=subprocess.DEVNULL)  # `chat` reads its messages from stdin: none
     seconds = time.time() - t0
     what = "vkformer " + " ".join(argv)
     check(r.returncode == 0, f"{what}: exit {r.returncode}: {r.stderr.strip()[-500:]}")

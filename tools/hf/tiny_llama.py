@@ -104,6 +104,7 @@ def make_chat(out, manifest, randomize, seed=48):
     rng = random.Random(seed)
     d = os.path.join(out, "llama_chat")
     corpus = [" ".join(rng.choice(CHAT_WORDS) for _ in range(rng.randrange(3, 12))) for _ in range(300)]
+    corpus.append("".join(chr(c) for c in range(32, 127)) + "\n")  # every printable ASCII character a token
     # Byte-level BPE over the corpus's own characters only (no 256-byte alphabet), so
     # that whatever the random model picks decodes to whole ASCII text.
     bpe = Tokenizer(models.BPE())
@@ -119,7 +120,7 @@ def make_chat(out, manifest, randomize, seed=48):
     im_end = tok.convert_tokens_to_ids("<|im_end|>")
     torch.manual_seed(seed)
     model = Qwen2ForCausalLM(base(Qwen2Config, vocab_size=len(tok), bos_token_id=None, eos_token_id=im_end,
-                                  tie_word_embeddings=True))
+                                  tie_word_embeddings=True, max_position_embeddings=128))
     randomize(model, seed)
     model.eval()
     model.save_pretrained(d, safe_serialization=True)
