@@ -63,6 +63,9 @@ struct ModelConfig {
   uint32_t relative_buckets = 0, relative_max_distance = 0;  ///< RelativeBias: T5's buckets
   /// Padding is masked by position, never by id (T5, whose pad id is also the decoder's start token).
   bool pad_by_position = false;
+  /// The family's choice for generation's KV cache under KvCacheType::Auto
+  /// (vkformer/session.hpp): true for fp16 where the device can store it.
+  bool kv_cache_f16_default = false;
 
   bool encoder_decoder() const { return decoder_layers > 0; }
   uint32_t head_width() const { return head_dim ? head_dim : d_model / n_heads; }
