@@ -23,6 +23,7 @@ struct GenerateCliOptions {
   uint64_t seed = 0;
   std::vector<std::string> stops;               ///< --stop, repeatable
   bool json = false, no_cache = false, stream = false;
+  std::string kv_cache = "auto";                ///< --kv-cache: auto, f32 or f16
 };
 
 /// Returns the exit code; bad input throws vkf::Error.

@@ -47,7 +47,8 @@ Engine::Engine(Context& ctx, EngineLimits limits, Metrics& metrics)
 
 Engine::~Engine() { drain(); }
 
-void Engine::add_model(const std::string& name, const std::string& dir, const std::string& precision) {
+void Engine::add_model(const std::string& name, const std::string& dir, const std::string& precision,
+                       KvCacheType kv_cache) {
   if (find(name)) throw Error("--model " + name + "=" + dir + ": the name \"" + name + "\" is taken");
   auto m = std::make_unique<ServedModel>();
   m->name = name;
@@ -55,6 +56,7 @@ void Engine::add_model(const std::string& name, const std::string& dir, const st
   const ModelDir files = ModelDir::open(dir);  // before the weights: a bad file fails fast
   m->tok = files.tokenizer();
   m->gen_defaults = files.generation();
+  m->gen_defaults.kv_cache = kv_cache;
   m->model = load_model(ctx_, dir, precision);
   m->info = m->model->info();
   m->embeds = m->model->supports(Task::Embed);
@@ -64,7 +66,7 @@ void Engine::add_model(const std::string& name, const std::string& dir, const st
   if (m->info.max_seq_length) m->max_tokens = std::min(m->max_tokens, m->info.max_seq_length);
   sessions_.push_back(std::make_unique<Session>(m->model));
   batches_.push_back(m->generates && limits_.max_decode > 0
-                         ? DecodeBatch::make(*sessions_.back(), limits_.max_decode, kDecodeRows)
+                         ? DecodeBatch::make(*sessions_.back(), limits_.max_decode, kDecodeRows, kv_cache)
                          : nullptr);
   seqs_.emplace_back();
   models_.push_back(std::move(m));
