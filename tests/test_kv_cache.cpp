@@ -112,15 +112,15 @@ TEST_F(DeviceTest, Fp16CacheGreedyEqualsFp32) {
       if (!caps->storage_16bit || !caps->f16_packed) continue;
       caps->storage_16bit = false;
     }
-    SCOPED_TRACE(packed ? "packed fp16" : "fp16 storage " + std::string(caps->f16_storage()));
+    SCOPED_TRACE(std::string("fp16 storage ") + caps->f16_storage());
     Session s(m.model);
     EXPECT_EQ(s.generate(m.ids, with_cache(KvCacheType::F32)), m.greedy);
     EXPECT_EQ(s.generate(m.ids, with_cache(KvCacheType::F16)), m.greedy);
     for (size_t i = 0; i < m.ids.size(); ++i)
       EXPECT_EQ(s.generate({m.ids[i]}, with_cache(KvCacheType::F16)), std::vector<Ids>{m.greedy[i]}) << "prompt " << i;
     const Difference d = logits_difference(*m.model, m.ids, m.greedy, KvCacheType::F16, KvCacheType::F32);
-    std::printf("gpt2_lm, %s: fp16 cache vs fp32 cache logits: max rel %.3g, max abs %.3g (greedy margin %.3g)\n",
-                packed ? "packed" : "native", d.rel, d.abs, m.margin);
+    std::printf("gpt2_lm, fp16 storage %s: fp16 cache vs fp32 cache logits: max rel %.3g, max abs %.3g (greedy "
+                "margin %.3g)\n", caps->f16_storage(), d.rel, d.abs, m.margin);
     EXPECT_LE(d.rel, kLogitsBound);
     EXPECT_GT(d.abs, 0.0) << "the fp16 cache gave the fp32 cache's logits exactly: is it fp16?";
     EXPECT_LT(2 * d.abs, m.margin) << "the greedy tokens' equality would not be well defined";

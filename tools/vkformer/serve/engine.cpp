@@ -10,8 +10,8 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 /// Rows (prompt + new tokens) of a decode batch's slots: its caches take
-/// slots × rows × 2·d_model floats per layer (GPT-2 small, 8 slots: 151 MB).
-/// A longer request runs alone.
+/// slots × rows × 2·d_model values per layer (GPT-2 small, 8 slots: 151 MB in
+/// fp32, half with --kv-cache f16). A longer request runs alone.
 constexpr uint32_t kDecodeRows = 256;
 
 const char* const kLost = "the device was lost; this server can no longer run models";
