@@ -31,8 +31,9 @@ EOS = 2
 failures = []
 
 
-def run(*args, ok=True):
-    p = subprocess.run([vkf, "generate", *args], capture_output=True, text=True)
+def run(*args, ok=True, env=None):
+    p = subprocess.run([vkf, "generate", *args], capture_output=True, text=True,
+                       env=dict(os.environ, **env) if env else None)
     if ok and p.returncode != 0:
         sys.exit("vkformer generate %s failed:\n%s" % (" ".join(args), p.stderr))
     return p
@@ -88,6 +89,19 @@ with tempfile.TemporaryDirectory() as tmp:
                 "--max-new-tokens", "10", *flags(o)]
         check(generated(*args, "--no-cache") == want, "%s seed %d, no cache: %s" % (o, seed, want))
         check(generated(*args) == want, "%s seed %d, KV cache" % (o, seed))
+
+    # An fp16 KV cache: greedy gives the fp32 cache's tokens here; auto is fp32 (no
+    # family asks for fp16 yet); without fp16 storage (the no-fp16 profile) auto stays
+    # fp32 and f16 is refused.
+    greedy = ["--model", MODEL, "--src-ids", ",".join(map(str, prompt)), "--max-new-tokens", "10"]
+    want = generated(*greedy, "--kv-cache", "f32")
+    check(generated(*greedy, "--kv-cache", "f16") == want, "--kv-cache f16 greedy equals f32: %s" % want)
+    check(generated(*greedy) == want and generated(*greedy, "--kv-cache", "auto") == want, "--kv-cache auto")
+    no_fp16 = {"VKFORMER_DEVICE_PROFILE": "no-fp16"}
+    check(json.loads(run(*greedy, "--json", env=no_fp16).stdout)["sequences"][0] == want, "auto under no-fp16")
+    p = run(*greedy, "--kv-cache", "f16", ok=False, env=no_fp16)
+    check(p.returncode == 1 and "vkformer: error: an fp16 KV cache needs fp16 tensors, which the device (profile "
+          "no-fp16) cannot store" in p.stderr, "--kv-cache f16 under no-fp16 is refused: %s" % p.stderr.strip())
 
     # generation_config.json gives the defaults; the command line overrides them.
     cfg_dir = os.path.join(tmp, "with_config")
@@ -145,6 +159,7 @@ with tempfile.TemporaryDirectory() as tmp:
             (["--model", MODEL, *ids, "--temperature", "-1"], "temperature (--temperature) must be a finite number > 0, got -1", 2),
             (["--model", MODEL, *ids, "--temperature", "nan"], "got nan", 2),
             (["--model", MODEL, *ids, "--top-k", "-2"], "top_k (--top-k) must be >= 0 (0: off), got -2", 2),
+            (["--model", MODEL, *ids, "--kv-cache", "bf16"], "--kv-cache: bf16 not in {auto,f32,f16}", 2),
             (["--model", MODEL, *ids, "--do-sample", "--beam", "2"], "beam sampling is not supported", 2),
             (["--model", bad_cfg, *ids], bad_cfg + "/generation_config.json: \"top_k\" must be an integer", 1),
             (["--model", tok_dir, "--prompt", ""], "prompt #1 is empty and the model has no bos_token_id", 1),

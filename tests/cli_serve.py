@@ -371,6 +371,13 @@ total = float(re.search(r'vkformer_batch_size_sum\{kind="decode_step"\} (\S+)', 
 check(total / count > 1, f"generation steps were batched: {total:.0f} sequence-steps in {count:.0f} decode steps")
 print(f"generation: {made} tokens in 8 streams, {batch_rate:.0f} tokens/s together vs {solo_rate:.0f} one "
       f"stream at a time ({batch_rate / solo_rate:.1f}x)")
+# --kv-cache f16: the decode batch's caches and each request alone in fp16; batched equals alone.
+h = Server("--model", "gpt2=" + gpt2_dir, "--kv-cache", "f16")
+alone16 = [h.request("/v1/completions", {"model": "gpt2", **b})[2]["choices"][0] for b in GEN]
+together16 = streams_together(h, GEN)
+check(all(t == (a["text"], a["finish_reason"], True) for t, a in zip(together16, alone16)),
+      "--kv-cache f16: 8 concurrent streams equal each request alone")
+check(h.stop() == 0, "--kv-cache f16: SIGTERM, exit 0")
 # The dates translator (enc–dec) batches too: 4 concurrent requests equal `vkformer translate`.
 dates_out = [None] * len(DATES)
 

@@ -1,6 +1,11 @@
 // copy_rows: a table of sizes, KV-cache appends, beam gathers, column offsets
-// and strides, grid folding and argument checks. A copy is exact, so every
-// check asks for zero error.
+// and strides, grid folding and argument checks, with f32 and f16 on either
+// side. A copy is exact, so every check asks for zero error, except f32 → f16,
+// which rounds: within one fp16 ulp of the largest value (2⁻¹⁰; Vulkan lets
+// the conversion round to nearest or towards zero; the reference rounds to
+// nearest even).
+#include <cstring>
+#include <limits>
 #include <numeric>
 
 #include "op_test.hpp"
@@ -18,13 +23,14 @@ struct Copied {
 };
 
 // Copies from a random src into a random dst (so untouched elements are
-// checked too); `a` gives everything but the tensors.
+// checked too), stored as `st` and `dt`; `a` gives everything but the tensors.
 Copied run_copy(Context& ctx, const std::vector<int64_t>& src_shape, const std::vector<int64_t>& dst_shape,
-                CopyRowsArgs a, const std::vector<int32_t>* index = nullptr) {
+                CopyRowsArgs a, const std::vector<int32_t>* index = nullptr, DType st = DType::F32,
+                DType dt = DType::F32) {
   Copied c;
-  c.src = random_vector(numel(src_shape), uint32_t(numel(src_shape)) + a.width);
-  c.before = random_vector(numel(dst_shape), uint32_t(numel(dst_shape)) + 7, 2.f, 3.f);
-  Tensor ts = ctx.tensor(src_shape, c.src), td = ctx.tensor(dst_shape, c.before), ti;
+  c.src = as_stored(random_vector(numel(src_shape), uint32_t(numel(src_shape)) + a.width), st);
+  c.before = as_stored(random_vector(numel(dst_shape), uint32_t(numel(dst_shape)) + 7, 2.f, 3.f), dt);
+  Tensor ts = ctx.tensor(src_shape, c.src, st), td = ctx.tensor(dst_shape, c.before, dt), ti;
   if (index) ti = ctx.tensor_i32({int64_t(index->size())}, *index);
   a.src = &ts;
   a.dst = &td;
@@ -44,12 +50,18 @@ double error(const Copied& c) { return ref::max_rel_error(c.got, std::vector<dou
 // The registered case appends q_len rows of width n to a cache of kv_len rows,
 // gathering batches in reverse: width 1, odd (scalar) and vec4, narrow rows
 // (several per workgroup), wide rows (several workgroups per row), one row, and
-// contiguous blocks (one long row: kv_len = q_len).
+// contiguous blocks (one long row: kv_len = q_len); then into an fp16 cache
+// (f32 → f16; odd widths put two rows, and two lanes, in one 32-bit word of
+// the packed path), which the harness also runs packed.
 VKF_OP_SHAPES(copy_rows, {"batch=1,q_len=1,kv_len=1,n=1", "batch=2,q_len=1,kv_len=4,n=7",
                           "batch=3,q_len=37,kv_len=40,n=3", "batch=2,q_len=100,kv_len=101,n=5",
                           "batch=2,q_len=9,kv_len=9,n=33", "batch=1,q_len=3,kv_len=4,n=1000",
                           "batch=2,q_len=2,kv_len=3,n=1001", "batch=4,q_len=1,kv_len=1,n=12",
-                          "batch=2,q_len=50,kv_len=50,n=16", "batch=2,q_len=2,kv_len=2,n=6"});
+                          "batch=2,q_len=50,kv_len=50,n=16", "batch=2,q_len=2,kv_len=2,n=6",
+                          "batch=1,q_len=1,kv_len=1,n=1,dtype=f16", "batch=2,q_len=1,kv_len=4,n=7,dtype=f16",
+                          "batch=3,q_len=37,kv_len=40,n=3,dtype=f16", "batch=2,q_len=9,kv_len=9,n=33,dtype=f16",
+                          "batch=2,q_len=2,kv_len=3,n=1001,dtype=f16", "batch=4,q_len=1,kv_len=1,n=12,dtype=f16",
+                          "batch=2,q_len=50,kv_len=50,n=16,dtype=f16", "batch=2,q_len=2,kv_len=2,n=6,dtype=f16"});
 
 // A decoder step: K and V of the new token, columns [d, 3d) of a packed QKV
 // projection [B, 1, 3d], go to row t of a [B, max_len, 2d] cache.
@@ -154,7 +166,7 @@ std::string describe(const Layout& l) {
          std::to_string(l.width) + " cols " + std::to_string(l.src_col) + "→" + std::to_string(l.dst_col);
 }
 
-double run_layout(Context& ctx, const Layout& l) {
+double run_layout(Context& ctx, const Layout& l, DType st = DType::F32, DType dt = DType::F32) {
   CopyRowsArgs a;
   a.batch = l.batch;
   a.rows = l.rows;
@@ -167,7 +179,7 @@ double run_layout(Context& ctx, const Layout& l) {
   a.src_batch_stride = l.src_batch_stride;
   a.dst_row_stride = l.dst_row_stride;
   a.dst_batch_stride = l.dst_batch_stride;
-  return error(run_copy(ctx, l.src_shape, l.dst_shape, a));
+  return error(run_copy(ctx, l.src_shape, l.dst_shape, a, nullptr, st, dt));
 }
 
 // With the device's own workgroup sizes and as for a discrete GPU (wide groups, few units per lane).
@@ -188,6 +200,91 @@ TEST_F(DeviceTest, CopyRowsFoldsTheGrid) {
   caps->max_workgroup_count[1] = 3;
   EXPECT_EQ(run_layout(ctx(), {5, 300, 3, 0, 1, 0, 0, {5, 300, 3}, {5, 301, 4}}), 0.0);  // 50 groups: x, y and z
   EXPECT_EQ(run_layout(ctx(), {3, 2, 1001, 2, 0, 1, 0, {3, 3, 1003}, {3, 2, 1001}}), 0.0);
+}
+
+// fp16 on either side: f32 → f16 (an fp16 KV cache's append), f16 → f16
+// (slot copies, beam reordering) and f16 → f32, through every layout, a KV
+// append with odd widths and a beam gather; with the device's sizes, as for a
+// discrete GPU, and packed (32-bit words of two halves, written by atomics
+// where a word is shared) when the device has 16-bit storage to compare with.
+TEST_F(DeviceTest, CopyRowsFp16EitherSide) {
+  if (!has_f16()) GTEST_SKIP() << "the device (profile) stores no fp16 tensors";
+  const DType F32 = DType::F32, F16 = DType::F16;
+  const std::vector<std::pair<DType, DType>> pairs{{F32, F16}, {F16, F16}, {F16, F32}};
+  for (const char* sizes : {"native", "gpu", "packed"}) {
+    ScopedCaps caps(ctx());
+    if (std::string(sizes) == "gpu") caps->device_type = "discrete";
+    if (std::string(sizes) == "packed") {
+      if (!caps->storage_16bit || !caps->f16_packed) continue;
+      caps->storage_16bit = false;
+    }
+    for (const auto& [st, dt] : pairs) {
+      const std::string formats = std::string("_") + dtype_name(st) + "_" + dtype_name(dt);
+      const double bound = st == F32 ? 0x1p-10 : 0.0;
+      SCOPED_TRACE(std::string(sizes) + " sizes, " + formats);
+      for (const Layout& l : layouts()) {
+        SCOPED_TRACE(describe(l));
+        EXPECT_LE(run_layout(ctx(), l, st, dt), bound);
+      }
+      // A decoder step's K/V append, odd and aligned d, one row and a prompt of 5.
+      for (uint32_t d : {5u, 12u}) {
+        for (uint32_t len : {1u, 5u}) {
+          CopyRowsArgs a;
+          a.src_col = d;
+          a.dst_row0 = 2;
+          a.batch = 3;
+          a.rows = len;
+          a.width = 2 * d;
+          const Copied c = run_copy(ctx(), {3, len, 3 * d}, {3, 9, 2 * d}, a, nullptr, st, dt);
+          EXPECT_LE(error(c), bound) << "d " << d << " len " << len;
+          EXPECT_NE(c.info.spec.size(), 0u);
+          EXPECT_EQ(c.info.bytes, double(dtype_size(st) + dtype_size(dt)) * 3 * len * 2 * d);
+        }
+      }
+      // Beam gathers, the whole cache and only V of rows 1..4 (odd column offset).
+      const std::vector<int32_t> index{2, 2, 0, 3};
+      for (uint32_t d : {6u, 7u}) {
+        CopyRowsArgs a;
+        a.batch = 4;
+        a.rows = 6;
+        a.width = 2 * d;
+        EXPECT_LE(error(run_copy(ctx(), {4, 6, 2 * d}, {4, 6, 2 * d}, a, &index, st, dt)), bound);
+        a.src_col = a.dst_col = d;
+        a.src_row0 = a.dst_row0 = 1;
+        a.rows = 4;
+        a.width = d;
+        EXPECT_LE(error(run_copy(ctx(), {4, 6, 2 * d}, {4, 6, 2 * d}, a, &index, st, dt)), bound);
+      }
+    }
+  }
+}
+
+// f16 → f16 copies the halves themselves: signed zeros, subnormals, infinities
+// and the largest finite value come through unchanged (natively and packed).
+TEST_F(DeviceTest, CopyRowsFp16CopiesBits) {
+  if (!has_f16()) GTEST_SKIP() << "the device (profile) stores no fp16 tensors";
+  const float inf = std::numeric_limits<float>::infinity();
+  const std::vector<float> v{-0.0f, 0.0f, 0x1p-24f, -0x1p-24f, 0x1.ff8p-15f, 65504.0f, -65504.0f, inf, -inf};
+  for (bool packed : {false, true}) {
+    ScopedCaps caps(ctx());
+    if (packed) {
+      if (!caps->storage_16bit || !caps->f16_packed) continue;
+      caps->storage_16bit = false;
+    }
+    Tensor src = ctx().tensor({1, 1, 9}, v, DType::F16), dst = ctx().tensor({1, 2, 9}, DType::F16);
+    Recorder rec(ctx());
+    CopyRowsArgs a;
+    a.src = &src;
+    a.dst = &dst;
+    a.dst_row0 = 1;
+    a.width = 9;
+    copy_rows(rec, a);
+    ctx().submit(rec);
+    const std::vector<float> got = ctx().read(dst);
+    for (size_t i = 0; i < v.size(); ++i)
+      EXPECT_EQ(std::memcmp(&got[9 + i], &v[i], 4), 0) << (packed ? "packed " : "") << "element " << i << ": "
+                                                       << got[9 + i] << " for " << v[i];
+  }
 }
 
 // rows = 0 is an empty copy: checked, nothing recorded, no cost.
@@ -226,7 +323,8 @@ TEST_F(DeviceTest, CopyRowsRejectsBadArguments) {
   };
   bad([](CopyRowsArgs& a) { a.src = nullptr; }, "src is missing");
   bad([&](CopyRowsArgs& a) { a.dst = &idx; }, "dst");
-  if (has_f16()) bad([&](CopyRowsArgs& a) { a.src = &half; }, "src [2, 3, 8] f16 must be f32");
+  bad([&](CopyRowsArgs& a) { a.src = &idx; }, "src [2] i32 must be f32 or f16");
+  if (has_f16()) bad([&](CopyRowsArgs& a) { a.dst = &half; a.dst_row0 = 1; }, "dst [2, 3, 8] f16 is too small");
   bad([](CopyRowsArgs& a) { a.width = 0; }, "width");
   bad([](CopyRowsArgs& a) { a.batch = 0; }, "batch");
   bad([](CopyRowsArgs& a) { a.src_col = 1; }, "src columns [1, 9)");
@@ -241,6 +339,12 @@ TEST_F(DeviceTest, CopyRowsRejectsBadArguments) {
   bad([&](CopyRowsArgs& a) { a.index = &idx3; }, "index [3] i32 must hold batch = 2");
   bad([&](CopyRowsArgs& a) { a.index = &fidx; }, "index");
   bad([](CopyRowsArgs& a) { a.variant = "fast"; }, "variant");
+  if (has_f16()) {  // without fp16 tensors (the no-fp16 profile) an f16 side is refused by name
+    ScopedCaps caps(ctx());
+    caps->storage_16bit = caps->f16_packed = false;
+    bad([&](CopyRowsArgs& a) { a.dst = &half; }, "dst is f16 but the device (or its profile) has no 16-bit storage");
+    bad([&](CopyRowsArgs& a) { a.src = &half; }, "src is f16 but the device");
+  }
   EXPECT_EQ(rec.dispatches(), 0u);
   CopyRowsArgs with_index = ok;
   with_index.index = &idx;

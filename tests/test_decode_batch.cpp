@@ -91,10 +91,11 @@ TEST_F(DeviceTest, DecodeBatchEqualsEachRequestAlone) {
 
 // Below the tokens: the logits of a prefill and of each batched step's row are
 // bit for bit those of the KV-cached source of that prompt alone (6 rows: not
-// gemv's 4 of the automatic choice, which would sum them in register blocks).
-void expect_slot_logits_equal_solo(const std::shared_ptr<Model>& model) {
+// gemv's 4 of the automatic choice, which would sum them in register blocks),
+// with the caches (every slot's and the solo source's) stored as `kv`.
+void expect_slot_logits_equal_solo(const std::shared_ptr<Model>& model, KvCacheType kv = KvCacheType::F32) {
   Session::Impl impl(*model);
-  auto slots = model->family().slot_source(impl, 6, 40);
+  auto slots = model->family().slot_source(impl, 6, 40, kv_cache_dtype(kv, model->config(), impl.ctx.caps()));
   ASSERT_TRUE(slots);
   const ModelConfig& cfg = model->config();
   const uint32_t V = cfg.out_vocab(), steps = 3;
@@ -104,6 +105,7 @@ void expect_slot_logits_equal_solo(const std::shared_ptr<Model>& model) {
   auto token = [V](uint32_t b, uint32_t k) { return int32_t(4 + (13 * k + 5 * b) % (V - 4)); };
   GenerateOptions o;
   o.max_new_tokens = steps + 1;
+  o.kv_cache = kv;
   std::vector<uint32_t> rows;
   for (uint32_t b = 0; b < 6; ++b) {
     auto solo = model->family().logits_source(impl, {prompts[b]}, o);
@@ -136,6 +138,14 @@ TEST_F(DeviceTest, SlotLogitsEqualSoloBitForBitGpt2) {
 // the rows past it masked.
 TEST_F(DeviceTest, SlotLogitsEqualSoloBitForBitEncDec) {
   expect_slot_logits_equal_solo(Model::load(ctx(), std::string(VKF_MODELS_DIR) + "/../../models/dates"));
+}
+
+// The same with fp16 caches (the cross-attention K/V too): copied and moved as halves.
+TEST_F(DeviceTest, SlotLogitsEqualSoloBitForBitFp16Cache) {
+  if (!has_f16()) GTEST_SKIP() << "no fp16 tensors";
+  expect_slot_logits_equal_solo(Model::load(ctx(), hf_model_dir("gpt2_lm")), KvCacheType::F16);
+  expect_slot_logits_equal_solo(Model::load(ctx(), std::string(VKF_MODELS_DIR) + "/../../models/dates"),
+                                KvCacheType::F16);
 }
 
 TEST_F(DeviceTest, DecodeBatchRefusals) {

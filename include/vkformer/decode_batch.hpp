@@ -18,15 +18,21 @@ class SlotSource;
 class DecodeBatch {
  public:
   /// Up to `slots` sequences of up to `max_len` rows (prompt + new tokens, at
-  /// most the model's positions) on `session`'s model, which must outlive it.
+  /// most the model's positions) on `session`'s model, which must outlive it,
+  /// their KV caches stored as `kv_cache` says (kv_cache_dtype()).
   /// nullptr if the model's family has no such batch (T5).
-  static std::unique_ptr<DecodeBatch> make(Session& session, uint32_t slots, uint32_t max_len);
+  /// @throws vkf::Error for an fp16 cache on a device without fp16 tensors.
+  static std::unique_ptr<DecodeBatch> make(Session& session, uint32_t slots, uint32_t max_len,
+                                           KvCacheType kv_cache = KvCacheType::Auto);
   ~DecodeBatch();
 
-  /// Whether add() takes this request: greedy or sampling with the KV cache,
-  /// a non-empty prompt, prompt + max_new_tokens within max_len. Otherwise
-  /// Session::generate runs it alone.
+  /// Whether add() takes this request: greedy or sampling with the KV cache
+  /// stored as this batch's (o.kv_cache resolved the same), a non-empty prompt,
+  /// prompt + max_new_tokens within max_len. Otherwise Session::generate runs
+  /// it alone.
   bool fits(const Ids& prompt, const GenerateOptions& o) const;
+  /// The dtype of the batch's KV caches: F32 or F16.
+  DType kv_cache() const;
   bool full() const;
   /// Sequences decoding (finished ones leave at once).
   size_t size() const;
@@ -44,12 +50,13 @@ class DecodeBatch {
 
  private:
   struct Seq;
-  DecodeBatch(Session& s, std::unique_ptr<SlotSource> src);
+  DecodeBatch(Session& s, std::unique_ptr<SlotSource> src, DType kv);
   /// Picks seq's next token from its logits row; false once it is finished.
   bool choose(Seq& seq, const float* row);
 
   Session& session_;
   std::unique_ptr<SlotSource> src_;
+  DType kv_;
   std::vector<Seq> live_;  ///< live_[i] is in slot i
   std::vector<std::pair<uint64_t, Ids>> finished_;
   uint64_t next_id_ = 1;

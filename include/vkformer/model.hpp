@@ -68,6 +68,9 @@ struct ModelConfig {
   /// Self-attention sees only the last `sliding_window` keys (Mistral: query i sees
   /// keys j with i − W < j ≤ i); 0: all of them.
   uint32_t sliding_window = 0;
+  /// The family's choice for generation's KV cache under KvCacheType::Auto
+  /// (vkformer/session.hpp): true for fp16 where the device can store it.
+  bool kv_cache_f16_default = false;
 
   bool encoder_decoder() const { return decoder_layers > 0; }
   uint32_t head_width() const { return head_dim ? head_dim : d_model / n_heads; }

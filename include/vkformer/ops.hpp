@@ -278,13 +278,16 @@ OpInfo position_bias(Recorder& rec, const PositionBiasArgs& a);
 /// Copies a block of rows between two [batch, rows, cols] layouts, optionally
 /// gathering source batches by index: dst[b, dst_row0 + i, dst_col + c] =
 /// src[index ? index[b] : b, src_row0 + i, src_col + c] for i < rows, c < width.
-/// Appending to a KV cache and reordering beams are both this.
+/// Appending to a KV cache and reordering beams are both this. src and dst are
+/// each f32 or f16 (fp16 on a device that can store it, natively or packed):
+/// f32 → f16 rounds as the device converts (to nearest, or towards zero), f16 →
+/// f16 and f32 → f32 copy the bits, f16 → f32 widens exactly.
 struct CopyRowsArgs {
-  const Tensor* src = nullptr;     ///< f32
+  const Tensor* src = nullptr;     ///< f32 or f16
   uint32_t src_col = 0, src_row0 = 0;
   uint32_t src_row_stride = 0;     ///< elements; 0: src's last dim
   uint32_t src_batch_stride = 0;   ///< elements; 0: src_row_stride·src.dim(-2)
-  Tensor* dst = nullptr;           ///< f32; must not overlap src
+  Tensor* dst = nullptr;           ///< f32 or f16; must not overlap src
   uint32_t dst_col = 0, dst_row0 = 0;
   uint32_t dst_row_stride = 0, dst_batch_stride = 0;  ///< as for src
   uint32_t batch = 1, rows = 1, width = 0;

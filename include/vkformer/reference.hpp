@@ -77,7 +77,8 @@ std::vector<double> embedding_at(const std::vector<int32_t>& ids, uint32_t batch
                                  const std::vector<float>& positions,
                                  const std::vector<int32_t>& position_ids, double scale);
 
-/// copy_rows() on host vectors: returns dst after the copy.
+/// copy_rows() on host vectors: returns dst after the copy. With an f16 a.dst the
+/// copied values are rounded to fp16 (to nearest even).
 std::vector<float> copy_rows(const std::vector<float>& src, std::vector<float> dst,
                              const CopyRowsArgs& a, const std::vector<int32_t>* index);
 

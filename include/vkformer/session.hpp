@@ -58,6 +58,28 @@ enum class EarlyStopping {
   Never,      ///< "never": ...none could, even at max_new_tokens (length_penalty > 0)
 };
 
+/// How generate()'s KV cache stores K and V (GenerateOptions::kv_cache). A
+/// forward pass has no cache and is the same whatever this says.
+enum class KvCacheType {
+  /// fp16 when the model's family asks for it (ModelConfig::kv_cache_f16_default)
+  /// and the device can store fp16 tensors (Capabilities::f16_tensors()), else fp32.
+  Auto,
+  F32,  ///< 4 bytes a value: K and V as the layers compute them
+  /// 2 bytes a value, half the memory: K and V are rounded to fp16 as they are
+  /// appended (attention still sums in fp32). Needs fp16 tensors, natively or packed.
+  F16,
+};
+
+/// "auto", "f32" or "f16".
+const char* kv_cache_type_name(KvCacheType t);
+/// Reads kv_cache_type_name()'s names (also "fp32", "fp16").
+/// @throws vkf::Error naming `what` and the valid names.
+KvCacheType parse_kv_cache_type(const std::string& s, const std::string& what = "kv_cache");
+/// The dtype (F32 or F16) of a KV cache of type `t` for a model of `cfg` on a
+/// device with `caps`: Auto as it says, F16 only where caps.f16_tensors().
+/// @throws vkf::Error for F16 on a device (or profile) without fp16 tensors.
+DType kv_cache_dtype(KvCacheType t, const ModelConfig& cfg, const Capabilities& caps);
+
 /// How generate() chooses tokens. The defaults are Hugging Face generate()'s (with
 /// max_new_tokens 32); read_generation_config() takes them from a model directory.
 /// Every choice is made on the host in double precision: the same options, seed and
@@ -73,6 +95,8 @@ struct GenerateOptions {
   /// is the "transformer" family's reference search.
   EarlyStopping early_stopping = EarlyStopping::Enough;
   bool use_cache = true;          ///< false: recompute the whole prefix every step (for checking)
+  /// The KV cache's storage (with use_cache): fp32, fp16, or the model's and device's choice.
+  KvCacheType kv_cache = KvCacheType::Auto;
   bool stop_at_eos = true;        ///< false: always generate max_new_tokens (for benchmarks)
 
   /// true: draw each token from the processed distribution (beam must be 1); false:

@@ -41,7 +41,7 @@ std::unique_ptr<LogitsSource> Family::logits_source(Runner&, const std::vector<I
   throw Error(refusal(Task::Generate));
 }
 
-std::unique_ptr<SlotSource> Family::slot_source(Runner&, uint32_t, uint32_t) const { return nullptr; }
+std::unique_ptr<SlotSource> Family::slot_source(Runner&, uint32_t, uint32_t, DType) const { return nullptr; }
 
 void Family::refuse_options(const RunOptions& o) const {
   const std::string type = std::string("a \"") + name() + "\" model";

@@ -22,10 +22,10 @@ KvCacheSource::KvCacheSource(Runner& s, uint32_t batch, uint32_t beam, uint32_t 
   first_slot_ = ctx_.tensor_i32({slots_}, owner);
 }
 
-void KvCacheSource::make_caches(size_t layers, uint32_t max_len, uint32_t width) {
+void KvCacheSource::make_caches(size_t layers, uint32_t max_len, uint32_t width, DType dtype) {
   width_ = width;
   for (auto& set : caches_)
-    for (size_t l = 0; l < layers; ++l) set.push_back(ctx_.tensor({slots_, max_len, width}));
+    for (size_t l = 0; l < layers; ++l) set.push_back(ctx_.tensor({slots_, max_len, width}, dtype));
 }
 
 std::vector<float> KvCacheSource::step(const std::vector<int32_t>& tokens, const std::vector<int32_t>& parents) {

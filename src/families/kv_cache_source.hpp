@@ -1,7 +1,10 @@
 // What every KV-cached decoder shares (the transformer family's and T5's):
 // `beam` slots per source, each decoder layer's self-attention K/V cache
 // double-buffered so that beams are reordered by gathering, and one submission
-// per step. A family records its embedding, layers and head in record_step.
+// per step. The caches are f32 or f16 (GenerateOptions::kv_cache, resolved by
+// kv_cache_dtype()); copy_rows converts as it appends and copies the halves as
+// it reorders, flash_attention reads either. A family records its embedding,
+// layers and head in record_step.
 #pragma once
 
 #include <vector>
@@ -19,8 +22,8 @@ class KvCacheSource : public LogitsSource {
  protected:
   /// logits_ is [slots, 1, vocab]; no caches yet (make_caches).
   KvCacheSource(Runner& s, uint32_t batch, uint32_t beam, uint32_t vocab);
-  /// `layers` caches [slots, max_len, width], twice.
-  void make_caches(size_t layers, uint32_t max_len, uint32_t width);
+  /// `layers` caches [slots, max_len, width] of `dtype` (f32 or f16), twice.
+  void make_caches(size_t layers, uint32_t max_len, uint32_t width, DType dtype);
   /// The current caches, one per layer.
   std::vector<Tensor>& caches() { return caches_[cur_]; }
   /// Gathers every layer's cache rows [0, filled_) by slot `index` into the other buffer.

@@ -118,8 +118,10 @@ class Family {
   virtual std::unique_ptr<LogitsSource> logits_source(Runner& s, const std::vector<Ids>& src,
                                                       const GenerateOptions& o) const;
   /// A continuous decode batch of `slots` sequences of up to `max_len` rows
-  /// (vkformer/decode_batch.hpp); nullptr (the default) if the family has none.
-  virtual std::unique_ptr<SlotSource> slot_source(Runner& s, uint32_t slots, uint32_t max_len) const;
+  /// (vkformer/decode_batch.hpp), its KV caches stored as `kv_cache` (f32 or
+  /// f16: kv_cache_dtype()); nullptr (the default) if the family has none.
+  virtual std::unique_ptr<SlotSource> slot_source(Runner& s, uint32_t slots, uint32_t max_len,
+                                                  DType kv_cache) const;
 
  protected:
   /// For families without RunOptions: an error naming the first option that is set.

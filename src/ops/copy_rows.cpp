@@ -2,6 +2,9 @@
 // reordering): shaders/copy_rows.comp, reference in src/reference/copy_rows.cpp.
 //
 // Decisions:
+//   - src and dst are each f32 or f16 (a device that can store fp16 tensors,
+//     natively or packed): one shader per pair, copy_rows_<src>_<dst>; f32 → f16
+//     rounds (an fp16 KV cache's append), f16 → f16 copies the bits;
 //   - every element either side touches must lie inside its tensor, and the
 //     columns [col, col + width) must fit in a row (row stride), so rows never
 //     run into each other; dst batches must not overlap either (else two lanes
@@ -23,10 +26,10 @@ struct Side {
 };
 
 Side resolve(const Tensor* t, uint32_t col, uint32_t row0, uint32_t row_stride, uint32_t batch_stride,
-             const CopyRowsArgs& a, const char* name) {
+             const CopyRowsArgs& a, const Capabilities& caps, const char* name) {
   const char* op = "copy_rows";
   const std::string n(name);
-  require_tensor(t, op, name, DType::F32);
+  require_weight(t, op, name, caps);
   require(batch_stride || t->shape().size() >= 2, op,
           n + " " + t->describe() + " needs a " + n + "_batch_stride or at least 2 dimensions");
   Side s;
@@ -54,8 +57,8 @@ OpInfo copy_rows(Recorder& rec, const CopyRowsArgs& a) {
   const auto [r, caps, op] = start_op(rec, "copy_rows");
   require(a.batch >= 1, op, "batch must be at least 1");
   require(a.width >= 1, op, "width must be at least 1");
-  const Side src = resolve(a.src, a.src_col, a.src_row0, a.src_row_stride, a.src_batch_stride, a, "src");
-  const Side dst = resolve(a.dst, a.dst_col, a.dst_row0, a.dst_row_stride, a.dst_batch_stride, a, "dst");
+  const Side src = resolve(a.src, a.src_col, a.src_row0, a.src_row_stride, a.src_batch_stride, a, caps, "src");
+  const Side dst = resolve(a.dst, a.dst_col, a.dst_row0, a.dst_row_stride, a.dst_batch_stride, a, caps, "dst");
   require(!tensors_overlap(a.dst, a.src), op, "dst must not overlap src");
   if (a.index) {
     require_tensor(a.index, op, "index", DType::I32);
@@ -64,6 +67,15 @@ OpInfo copy_rows(Recorder& rec, const CopyRowsArgs& a) {
     require(!tensors_overlap(a.dst, a.index), op, "dst must not overlap index");
   }
   require(a.variant.empty() || a.variant == "default", op, "unknown variant \"" + a.variant + "\" (default)");
+  // Packed (no 16-bit storage), an fp16 dst is written a 32-bit word at a time:
+  // an odd count of halves needs the word past its end, which the pool's slots
+  // have and a host's buffer (Context::wrap_buffer) may not.
+  if (a.dst->dtype() == DType::F16 && !caps.storage_16bit) {
+    const Allocation& m = *a.dst->allocation();
+    require((m.size + 3) / 4 * 4 <= m.reserved, op,
+            "dst " + a.dst->describe() + " is an odd number of fp16 values in a host's buffer, which a device "
+            "without 16-bit storage cannot write");
+  }
 
   // Batches of src whose block of rows lies inside src.
   const uint64_t src_n = uint64_t(a.src->numel()), dst_n = uint64_t(a.dst->numel());
@@ -118,20 +130,24 @@ OpInfo copy_rows(Recorder& rec, const CopyRowsArgs& a) {
   const uint64_t total = gpb * a.batch;
   require(total < (1ull << 32), op, "more than 2^32 workgroups");
 
-  const Pipeline& p = r.pipeline("copy_rows", {wg, ir, ic, uint32_t(aligned)});
+  // copy_rows_<src>_<dst>; without 16-bit storage an f16 one runs packed (Pipelines::get).
+  const std::string formats = weight_suffix(a.src) + weight_suffix(a.dst);
+  const Pipeline& p = r.pipeline("copy_rows" + formats, {wg, ir, ic, uint32_t(aligned)});
   const CopyRowsPush push{uint32_t(src.off), uint32_t(src.row), uint32_t(src.batch), uint32_t(src_batches),
                           uint32_t(dst.off), uint32_t(dst.row), uint32_t(dst.batch), uint32_t(rows),
                           uint32_t(units),   lpr,               rpg,                 uint32_t(segs),
                           uint32_t(gpb),     uint32_t(total),   a.index ? 1u : 0u};
   const Tensor* index = a.index ? a.index : a.src;  // unread when absent
   r.dispatch(p, {{a.src, false}, {index, false}, {a.dst, true}}, push, r.fold(total),
-             aligned ? "copy_rows/vec4" : "copy_rows/scalar");
+             std::string(aligned ? "copy_rows/vec4" : "copy_rows/scalar") +
+                 (formats == "_f32_f32" ? "" : formats));
   const double n = double(a.batch) * double(a.rows) * double(a.width);
+  const double elem = double(dtype_size(a.src->dtype()) + dtype_size(a.dst->dtype()));
   return {op,
           "default",
           {{"WG", wg}, {"IR", ir}, {"IC", ic}, {"ALIGNED", uint32_t(aligned)}},
           0,
-          n * 8 + (a.index ? 4.0 * a.batch : 0)};
+          n * elem + (a.index ? 4.0 * a.batch : 0)};
 }
 
 // ---- descriptor ----
@@ -140,40 +156,48 @@ namespace {
 
 // KV-cache append: q_len new rows of width n go after the first kv_len − q_len
 // rows of a [batch, max(kv_len, q_len), n] cache, batches gathered in reverse
-// order (a beam reorder) through an index.
+// order (a beam reorder) through an index. The new rows are f32, the cache is
+// stored as dtype: an fp16 cache's values are the rows rounded to fp16, within
+// one fp16 ulp (Vulkan lets the conversion round to nearest or towards zero):
+// 2⁻¹⁰ of the largest value. fp16 → fp16 is a TEST of tests/test_copy_rows.cpp.
 OpCase copy_rows_case(Context& ctx, const OpShape& o) {
   auto D = std::make_shared<cases::Data>();
   const uint32_t width = uint32_t(o.n), rows = o.q_len, len = std::max(o.kv_len, o.q_len);
   const auto* src = &D->h(cases::random_vector(size_t(o.batch) * rows * width, 61));
-  const auto* dst = &D->h(cases::random_vector(size_t(o.batch) * len * width, 62));
+  const auto* dst = &D->h(cases::as_stored(cases::random_vector(size_t(o.batch) * len * width, 62), o.dtype));
   D->ids.resize(o.batch);
   for (uint32_t b = 0; b < o.batch; ++b) D->ids[b] = int32_t(o.batch - 1 - b);
   CopyRowsArgs a;
   a.src = &D->t(ctx.tensor({o.batch, rows, width}, *src));
-  a.dst = &D->t(ctx.tensor({o.batch, len, width}, *dst));
+  a.dst = &D->t(ctx.tensor({o.batch, len, width}, *dst, o.dtype));
   a.dst_row0 = len - rows;
   a.batch = o.batch;
   a.rows = rows;
   a.width = width;
   a.index = &D->t(ctx.tensor_i32({o.batch}, D->ids));
   const auto* ids = &D->ids;
+  const DType dt = o.dtype;
   return cases::make(D, "B=" + std::to_string(o.batch) + " rows=" + std::to_string(rows) + " width=" +
-                            std::to_string(width) + " into " + std::to_string(len) + " rows",
+                            std::to_string(width) + " into " + std::to_string(len) + " rows " + dtype_name(dt),
                      cases::recording(copy_rows, a), cases::against(ctx, *a.dst, [=] {
                        const auto w = ref::copy_rows(*src, *dst, a, ids);
                        return std::vector<double>(w.begin(), w.end());
-                     }));
+                     }),
+                     dt == DType::F16 ? 0x1p-10 : 1e-5);
 }
 
 }  // namespace
 
-// Standard shape: a KV-cache append under beam reorder.
+// Standard shapes: a KV-cache append under beam reorder, into an fp32 and an fp16 cache.
 VKF_OP_DESCRIPTOR(copy_rows) {
   OpShape s;
   s.batch = 4, s.q_len = 1, s.kv_len = 128, s.n = 768;
+  OpShape h = s;
+  h.dtype = DType::F16;
   return {"copy_rows",
-          "copies a block of rows between [batch, rows, cols] layouts, gathering batches by index (KV-cache append, beam reorder)",
-          {"default"}, {"WG", "IR", "IC", "ALIGNED"}, {"batch", "q_len", "n"}, {s}, copy_rows_case};
+          "copies a block of rows between [batch, rows, cols] layouts, f32 or f16 either side, gathering batches by "
+          "index (KV-cache append, beam reorder; dtype: dst)",
+          {"default"}, {"WG", "IR", "IC", "ALIGNED"}, {"batch", "q_len", "n"}, {s, h}, copy_rows_case};
 }
 
 }  // namespace vkf

@@ -29,12 +29,14 @@ std::vector<float> copy_rows(const std::vector<float>& src, std::vector<float> d
   const uint64_t span = uint64_t(a.src_row0 + a.rows - 1) * sr + a.src_col + a.width;
   if (span > src.size()) throw Error("ref::copy_rows: src is too small");
   const int64_t src_batches = int64_t((src.size() - span) / sb + 1);
+  const bool f16 = a.dst && a.dst->dtype() == DType::F16;
   for (uint32_t b = 0; b < a.batch; ++b) {
     const int64_t s = index ? std::clamp<int64_t>(index->at(b), 0, src_batches - 1) : b;
     for (uint32_t i = 0; i < a.rows; ++i)
-      for (uint32_t c = 0; c < a.width; ++c)
-        dst.at(b * db + (a.dst_row0 + i) * dr + a.dst_col + c) =
-            src.at(uint64_t(s) * sb + (a.src_row0 + i) * sr + a.src_col + c);
+      for (uint32_t c = 0; c < a.width; ++c) {
+        const float v = src.at(uint64_t(s) * sb + (a.src_row0 + i) * sr + a.src_col + c);
+        dst.at(b * db + (a.dst_row0 + i) * dr + a.dst_col + c) = f16 ? half_to_float(float_to_half(v)) : v;
+      }
   }
   return dst;
 }

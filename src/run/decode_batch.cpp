@@ -25,22 +25,36 @@ struct DecodeBatch::Seq {
   int32_t next = 0;          ///< the token the next step feeds
 };
 
-std::unique_ptr<DecodeBatch> DecodeBatch::make(Session& session, uint32_t slots, uint32_t max_len) {
+std::unique_ptr<DecodeBatch> DecodeBatch::make(Session& session, uint32_t slots, uint32_t max_len,
+                                               KvCacheType kv_cache) {
   Session::Impl& s = *session.impl_;
   if (slots == 0 || !s.family.supports(Task::Generate)) return nullptr;
-  std::unique_ptr<SlotSource> src = s.family.slot_source(s, slots, max_len);
+  const DType kv = kv_cache_dtype(kv_cache, s.model.config(), s.ctx.caps());
+  std::unique_ptr<SlotSource> src = s.family.slot_source(s, slots, max_len, kv);
   if (!src) return nullptr;
-  return std::unique_ptr<DecodeBatch>(new DecodeBatch(session, std::move(src)));
+  return std::unique_ptr<DecodeBatch>(new DecodeBatch(session, std::move(src), kv));
 }
 
-DecodeBatch::DecodeBatch(Session& s, std::unique_ptr<SlotSource> src) : session_(s), src_(std::move(src)) {}
+DecodeBatch::DecodeBatch(Session& s, std::unique_ptr<SlotSource> src, DType kv)
+    : session_(s), src_(std::move(src)), kv_(kv) {}
 DecodeBatch::~DecodeBatch() = default;
 
 bool DecodeBatch::fits(const Ids& prompt, const GenerateOptions& o) const {
+  // The request's cache must be this batch's (an fp16 request the device
+  // cannot store runs alone, and gets generate's error).
+  const Session::Impl& s = *session_.impl_;
+  DType kv = DType::F32;
+  try {
+    kv = kv_cache_dtype(o.kv_cache, s.model.config(), s.ctx.caps());
+  } catch (const Error&) {
+    return false;
+  }
   // Steps write rows up to prompt + max_new_tokens − 1 (the last token is not fed).
-  return o.beam == 1 && o.use_cache && !prompt.empty() && o.max_new_tokens > 0 &&
+  return o.beam == 1 && o.use_cache && kv == kv_ && !prompt.empty() && o.max_new_tokens > 0 &&
          uint64_t(prompt.size()) + o.max_new_tokens - 1 <= src_->max_len();
 }
+
+DType DecodeBatch::kv_cache() const { return kv_; }
 
 bool DecodeBatch::full() const { return live_.size() >= src_->slots(); }
 size_t DecodeBatch::size() const { return live_.size(); }

@@ -231,9 +231,10 @@ void Recorder::Impl::dispatch_bytes(const Pipeline& p, const std::vector<Use>& u
     if (b >= e || e > a.size)
       throw Error("internal: " + label + " binds bytes [" + std::to_string(b) + ", " + std::to_string(e) +
                   ") of tensor " + t->describe() + " (" + std::to_string(a.size) + " bytes)");
-    // A packed-fp16 shader reads whole 32-bit words: an odd number of halves needs
-    // the word's other half, which the pool's slot (4-byte granular) holds.
-    if (!uses[i].write && e % 4 && (e + 3) / 4 * 4 <= a.reserved) e = (e + 3) / 4 * 4;
+    // A packed-fp16 shader reads (and copy_rows writes, by atomics on its own
+    // half) whole 32-bit words: an odd number of halves needs the word's other
+    // half, which the pool's slot (4-byte granular) holds.
+    if (e % 4 && (e + 3) / 4 * 4 <= a.reserved) e = (e + 3) / 4 * 4;
     if (p.texel[i]) {
       if (uses[i].write) throw Error("internal: " + label + " writes through a texel buffer");
       views[i] = texel_view(*t, uses[i].texel_width, a.buffer, a.offset + b, e - b, label);

@@ -31,6 +31,7 @@ GenerateOptions generate_options(const ModelDir& dir, const GenerateCliOptions& 
   if (o.no_repeat_ngram_size) g.no_repeat_ngram_size = *o.no_repeat_ngram_size;
   g.seed = o.seed;
   g.use_cache = !o.no_cache;
+  g.kv_cache = parse_kv_cache_type(o.kv_cache, "--kv-cache");
   // The file's values were checked as it was read: what is wrong now is the command line's.
   try {
     validate(g);

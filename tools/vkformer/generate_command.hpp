@@ -27,6 +27,7 @@ struct GenerateCliOptions {
   bool json = false, no_cache = false, stream = false;
   std::string chat;    ///< --chat MESSAGE: one user turn through the model's chat template
   std::string system;  ///< --system TEXT: the chat's system message
+  std::string kv_cache = "auto";                ///< --kv-cache: auto, f32 or f16
 };
 
 /// generation_config.json's defaults, then what the command line says.

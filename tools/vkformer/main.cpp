@@ -121,6 +121,14 @@ void add_precision(CLI::App& cmd, std::string& precision, const char* help = "we
   cmd.add_option("--precision", precision, help);
 }
 
+/// --kv-cache: how generation stores K and V (vkf::KvCacheType).
+void add_kv_cache(CLI::App& cmd, std::string& kv_cache) {
+  cmd.add_option("--kv-cache", kv_cache,
+                 "KV cache storage: f32, f16 (half the memory; needs fp16 storage) or auto (default: the model "
+                 "family's choice where the device stores fp16, else f32)")
+      ->check(CLI::IsMember({"auto", "f32", "f16"}));
+}
+
 /// The model group: --model and --precision.
 void add_model_group(CLI::App& cmd, Cli& c, std::string& dir, std::string& precision,
                      const char* help = "model directory") {
@@ -152,6 +160,7 @@ void add_generation_options(CLI::App& cmd, vkf::tools::GenerateCliOptions& o) {
   cmd.add_option("--stop", o.stops, "stop when this text appears; it is not printed (repeatable)");
   cmd.add_flag("--stream", o.stream, "print the text as it is generated (one prompt)");
   cmd.add_flag("--no-cache", o.no_cache, "recompute the whole prefix every step (slow; for checking)");
+  add_kv_cache(cmd, o.kv_cache);
 }
 
 /// The random workload of `profile` and `bench model`: the model group, --batch,
@@ -464,6 +473,7 @@ std::vector<Command> command_table(Cli& c) {
          cmd.add_option("--port", o.port, "port (default 8080; 0: any free port, printed at start)");
          cmd.add_option("--api-key", o.api_key, "require \"Authorization: Bearer KEY\" (all but the health checks)");
          add_precision(cmd, o.precision);
+         add_kv_cache(cmd, o.kv_cache);
          cmd.add_option("--threads", o.threads, "HTTP connections served at once (default 16)");
          cmd.add_option("--max-queue", o.max_queue, "requests waiting for the device; beyond: 503 with Retry-After (default 64)");
          cmd.add_option("--max-batch", o.max_batch, "sequences per embedding submission (default 32)");

@@ -108,6 +108,7 @@ void LlamaFamily::read_config(const ConfigReader& r, ModelConfig& c) const {
   c.decoder_layers = 0;
   c.scale_embeddings = false;
   c.pad_id = -1;  // padding is masked by position
+  c.kv_cache_f16_default = true;  // generation keeps K/V in fp16 where the device stores it (--kv-cache f32: not)
   l->rope_theta = r.set("rope_theta") ? double(r.positive_float("rope_theta")) : 10000.0;
   l->rope_scaling = read_rope_scaling(r, c.model_type);
 

@@ -26,9 +26,9 @@ std::unique_ptr<LogitsSource> TransformerBasedFamily::logits_source(Runner& s, c
   return transformer_family().logits_source(s, src, o);
 }
 
-std::unique_ptr<SlotSource> TransformerBasedFamily::slot_source(Runner& s, uint32_t slots,
-                                                                uint32_t max_len) const {
-  return transformer_family().slot_source(s, slots, max_len);
+std::unique_ptr<SlotSource> TransformerBasedFamily::slot_source(Runner& s, uint32_t slots, uint32_t max_len,
+                                                                DType kv_cache) const {
+  return transformer_family().slot_source(s, slots, max_len, kv_cache);
 }
 
 }  // namespace vkf

@@ -18,7 +18,8 @@ class TransformerBasedFamily : public Family {
   void record(Recorder& rec, const Model& m, Plan& p) const override;
   std::unique_ptr<LogitsSource> logits_source(Runner& s, const std::vector<Ids>& src,
                                               const GenerateOptions& o) const override;
-  std::unique_ptr<SlotSource> slot_source(Runner& s, uint32_t slots, uint32_t max_len) const override;
+  std::unique_ptr<SlotSource> slot_source(Runner& s, uint32_t slots, uint32_t max_len,
+                                          DType kv_cache) const override;
 };
 
 }  // namespace vkf

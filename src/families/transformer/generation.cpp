@@ -18,12 +18,12 @@ namespace {
 
 /// The encoder once, then one submission per step: each decoder layer keeps
 /// its self-attention K/V in a cache (KvCacheSource), and cross-attention K/V
-/// are computed once.
+/// are computed once; both stored as `kv` (f32 or f16).
 class CachedSource : public KvCacheSource {
  public:
-  CachedSource(Runner& s, const std::vector<Ids>& src, uint32_t beam, uint32_t max_new, int32_t start)
+  CachedSource(Runner& s, const std::vector<Ids>& src, uint32_t beam, uint32_t max_new, int32_t start, DType kv)
       : CachedSource(s, pad_batch(src, s.model.config(), s.model.config().src_vocab_size, "source"), beam,
-                     max_new, start) {}
+                     max_new, start, kv) {}
 
   std::vector<float> start() override {
     return cfg_.encoder_decoder() ? start_encdec() : start_decoder_only();
@@ -34,9 +34,9 @@ class CachedSource : public KvCacheSource {
   std::vector<Tensor>& cross_kv() { return cross_kv_; }
 
  private:
-  CachedSource(Runner& s, PaddedIds prompt, uint32_t beam, uint32_t max_new, int32_t start)
+  CachedSource(Runner& s, PaddedIds prompt, uint32_t beam, uint32_t max_new, int32_t start, DType kv_dtype)
       : KvCacheSource(s, prompt.batch, beam, s.model.config().out_vocab()), cfg_(s.model.config()),
-        w_(transformer_weights(s.model)), prompt_(std::move(prompt)), start_(start) {
+        w_(transformer_weights(s.model)), prompt_(std::move(prompt)), start_(start), kv_dtype_(kv_dtype) {
     const bool encdec = cfg_.encoder_decoder();
     const uint32_t kv = cfg_.kv_width();
     // Enc–dec: BOS at position 0, the token chosen at step t fed at position t + 1.
@@ -47,7 +47,7 @@ class CachedSource : public KvCacheSource {
                   " new tokens need " + std::to_string(need) + " positions, more than the model's " +
                   std::to_string(cfg_.max_positions) + " (config.json \"" + cfg_.positions_key + "\")");
     max_len_ = uint32_t(std::max<uint64_t>(need, 1)) + (encdec ? 0 : 1);
-    make_caches(encdec ? w_.decoder.size() : w_.encoder.size(), max_len_, 2 * kv);
+    make_caches(encdec ? w_.decoder.size() : w_.encoder.size(), max_len_, 2 * kv, kv_dtype_);
     step_ = Activations(ctx_, cfg_, slots_, 1);
     if (relative()) step_bias_ = PositionBias(ctx_, cfg_, false, 1, max_len_);
     ids_ = ctx_.tensor({slots_, 1}, DType::I32);
@@ -90,7 +90,7 @@ class CachedSource : public KvCacheSource {
     for (size_t l = 0; l < w_.decoder.size(); ++l) {
       rec.set_scope("decoder." + std::to_string(l) + ".cross_kv");
       record_cross_kv(rec, w_.decoder[l], enc.x(), memory_kv);
-      cross_kv_.push_back(ctx_.tensor({slots_, S, 2 * int64_t(kv)}));
+      cross_kv_.push_back(ctx_.tensor({slots_, S, 2 * int64_t(kv)}, kv_dtype_));  // rounded by the copy
       to_slots(rec, memory_kv, cross_kv_.back(), S, 2 * kv);
     }
     record_step(rec, std::vector<int32_t>(slots_, start_));
@@ -144,6 +144,7 @@ class CachedSource : public KvCacheSource {
   const TransformerWeights& w_;
   PaddedIds prompt_;
   int32_t start_;  ///< the decoder's start token (enc–dec)
+  DType kv_dtype_;  ///< of the caches and cross_kv_
   uint32_t max_len_ = 0;
   std::vector<Tensor> cross_kv_;   ///< per decoder layer [slots, src_len, 2·kv]
   Tensor src_pad_, holes_;
@@ -159,19 +160,20 @@ class CachedSource : public KvCacheSource {
 /// slot's token with gemv linears (each row summed as alone) and flash attention
 /// over the slot's own rows, the others masked (they add exact zeros), so each
 /// row's logits equal its solo run's. Not for a relative-position bias, whose
-/// query rows would each need their own positions.
+/// query rows would each need their own positions. Every cache (and the solo
+/// prefill's) is stored as `kv` (f32 or f16).
 class TransformerSlots : public SlotSource {
  public:
-  TransformerSlots(Runner& s, uint32_t slots, uint32_t max_len)
+  TransformerSlots(Runner& s, uint32_t slots, uint32_t max_len, DType kv_dtype)
       : s_(s), ctx_(s.ctx), cfg_(s.model.config()), w_(transformer_weights(s.model)), slots_(slots),
-        max_len_(std::min(max_len, cfg_.max_positions)), encdec_(cfg_.encoder_decoder()) {
+        max_len_(std::min(max_len, cfg_.max_positions)), encdec_(cfg_.encoder_decoder()), kv_dtype_(kv_dtype) {
     const int64_t kv = cfg_.kv_width();
     const std::vector<float> zeros(size_t(slots_) * max_len_ * 2 * kv, 0.0f);  // masked rows read as finite
     for (size_t l = 0; l < (encdec_ ? w_.decoder.size() : w_.encoder.size()); ++l) {
-      caches_.push_back(ctx_.tensor({slots_, max_len_, 2 * kv}, zeros));
-      if (encdec_) cross_kv_.push_back(ctx_.tensor({slots_, max_len_, 2 * kv}, zeros));
+      caches_.push_back(ctx_.tensor({slots_, max_len_, 2 * kv}, zeros, kv_dtype_));
+      if (encdec_) cross_kv_.push_back(ctx_.tensor({slots_, max_len_, 2 * kv}, zeros, kv_dtype_));
     }
-    scratch_ = ctx_.tensor({1, max_len_, 2 * kv});
+    scratch_ = ctx_.tensor({1, max_len_, 2 * kv}, kv_dtype_);
     mask_ = ctx_.tensor({slots_, max_len_}, DType::I32);
     src_pad_host_.assign(size_t(slots_) * max_len_, 1);
     src_pad_ = ctx_.tensor_i32({slots_, max_len_}, src_pad_host_);
@@ -180,7 +182,7 @@ class TransformerSlots : public SlotSource {
   uint32_t max_len() const override { return max_len_; }
 
   std::vector<float> prefill(uint32_t slot, const Ids& prompt, int32_t start) override {
-    CachedSource solo(s_, {prompt}, 1, 1, start);
+    CachedSource solo(s_, {prompt}, 1, 1, start, kv_dtype_);
     std::vector<float> logits = solo.start();
     Recorder rec(ctx_, s_.profiling);
     rec.set_scope("slot_prefill");
@@ -282,6 +284,7 @@ class TransformerSlots : public SlotSource {
   const TransformerWeights& w_;
   uint32_t slots_, max_len_;
   bool encdec_;
+  DType kv_dtype_;
   std::vector<Tensor> caches_;     ///< per (decoder) layer [slots, max_len, 2·kv]
   std::vector<Tensor> cross_kv_;   ///< enc–dec: per decoder layer [slots, max_len, 2·kv], a source per slot
   std::vector<int32_t> src_pad_host_;
@@ -291,11 +294,11 @@ class TransformerSlots : public SlotSource {
 
 }  // namespace
 
-std::unique_ptr<SlotSource> TransformerFamily::slot_source(Runner& s, uint32_t slots,
-                                                          uint32_t max_len) const {
+std::unique_ptr<SlotSource> TransformerFamily::slot_source(Runner& s, uint32_t slots, uint32_t max_len,
+                                                          DType kv_cache) const {
   if (!transformer_weights(s.model).generator) return nullptr;
   if (s.model.config().positional_encoding == PositionalEncoding::RelativeBias) return nullptr;
-  return std::make_unique<TransformerSlots>(s, slots, max_len);
+  return std::make_unique<TransformerSlots>(s, slots, max_len, kv_cache);
 }
 
 std::unique_ptr<LogitsSource> TransformerFamily::logits_source(Runner& s, const std::vector<Ids>& src,
@@ -303,7 +306,9 @@ std::unique_ptr<LogitsSource> TransformerFamily::logits_source(Runner& s, const 
   if (!transformer_weights(s.model).generator)
     throw Error("generation needs a generator (the model has no generator.weight)");
   const int32_t start = decoder_start(s.model.config(), o);
-  if (o.use_cache) return std::make_unique<CachedSource>(s, src, o.beam, o.max_new_tokens, start);
+  if (o.use_cache)
+    return std::make_unique<CachedSource>(s, src, o.beam, o.max_new_tokens, start,
+                                          kv_cache_dtype(o.kv_cache, s.model.config(), s.ctx.caps()));
   return recompute_source(s, src, o.beam, start);
 }
 

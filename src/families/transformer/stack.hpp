@@ -52,8 +52,8 @@ struct SelfAttentionSpec {
   const Tensor* key_padding = nullptr;  ///< [batch, ≥ kv_len] i32, nonzero = masked
   uint32_t key_padding_stride = 0;
   bool causal = false;
-  /// KV cache [slots, max_len, 2·kv] (K in columns [0, kv), V in [kv, 2·kv),
-  /// kv = ModelConfig::kv_width()): this call's K/V rows are appended at row
+  /// KV cache [slots, max_len, 2·kv], f32 or f16 (K in columns [0, kv), V in [kv, 2·kv),
+  /// kv = ModelConfig::kv_width()): this call's K/V rows are appended (rounded, into f16) at row
   /// `past`, and attention reads rows [0, past + len). Without a cache, K/V
   /// come from this call's projection.
   Tensor* cache = nullptr;
@@ -74,7 +74,7 @@ struct SelfAttentionSpec {
 
 /// Cross-attention keys and values: the memory projected by cross_kv.
 struct CrossAttentionSpec {
-  const Tensor* kv = nullptr;           ///< [batch, src_len, 2·kv]
+  const Tensor* kv = nullptr;           ///< [batch, src_len, 2·kv], f32 or f16
   uint32_t src_len = 0;
   const Tensor* key_padding = nullptr;  ///< [batch, src_len] i32
 };

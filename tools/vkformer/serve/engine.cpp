@@ -10,8 +10,8 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 /// Rows (prompt + new tokens) of a decode batch's slots: its caches take
-/// slots × rows × 2·d_model floats per layer (GPT-2 small, 8 slots: 151 MB).
-/// A longer request runs alone.
+/// slots × rows × 2·d_model values per layer (GPT-2 small, 8 slots: 151 MB in
+/// fp32, half with --kv-cache f16). A longer request runs alone.
 constexpr uint32_t kDecodeRows = 256;
 
 const char* const kLost = "the device was lost; this server can no longer run models";
@@ -47,7 +47,8 @@ Engine::Engine(Context& ctx, EngineLimits limits, Metrics& metrics)
 
 Engine::~Engine() { drain(); }
 
-void Engine::add_model(const std::string& name, const std::string& dir, const std::string& precision) {
+void Engine::add_model(const std::string& name, const std::string& dir, const std::string& precision,
+                       KvCacheType kv_cache) {
   if (find(name)) throw Error("--model " + name + "=" + dir + ": the name \"" + name + "\" is taken");
   auto m = std::make_unique<ServedModel>();
   m->name = name;
@@ -57,6 +58,7 @@ void Engine::add_model(const std::string& name, const std::string& dir, const st
   m->gen_defaults = files.generation();
   // A broken chat template fails here, at start, not on the first chat request.
   if (m->tok && ChatTemplate::present(dir)) m->chat = ChatTemplate::load(dir, m->tok);
+  m->gen_defaults.kv_cache = kv_cache;
   m->model = load_model(ctx_, dir, precision);
   m->info = m->model->info();
   m->embeds = m->model->supports(Task::Embed);
@@ -66,7 +68,7 @@ void Engine::add_model(const std::string& name, const std::string& dir, const st
   if (m->info.max_seq_length) m->max_tokens = std::min(m->max_tokens, m->info.max_seq_length);
   sessions_.push_back(std::make_unique<Session>(m->model));
   batches_.push_back(m->generates && limits_.max_decode > 0
-                         ? DecodeBatch::make(*sessions_.back(), limits_.max_decode, kDecodeRows)
+                         ? DecodeBatch::make(*sessions_.back(), limits_.max_decode, kDecodeRows, kv_cache)
                          : nullptr);
   seqs_.emplace_back();
   models_.push_back(std::move(m));

@@ -69,7 +69,9 @@ class Engine {
   Engine& operator=(const Engine&) = delete;
 
   /// Loads DIR as NAME (before serving starts). @throws vkf::Error.
-  void add_model(const std::string& name, const std::string& dir, const std::string& precision);
+  /// `kv_cache`: the KV cache of its generations (its decode batch's and each alone).
+  void add_model(const std::string& name, const std::string& dir, const std::string& precision,
+                 KvCacheType kv_cache = KvCacheType::Auto);
   const ServedModel* find(const std::string& name) const;
   const std::vector<std::unique_ptr<ServedModel>>& models() const { return models_; }
 

@@ -30,6 +30,7 @@ int run_serve(const ContextOptions& ctx_opts, const ServeOptions& o) {
     std::fprintf(stderr, "vkformer: warning: serving on %s without --api-key: anyone who reaches it may use it\n",
                  o.host.c_str());
 
+  const KvCacheType kv_cache = parse_kv_cache_type(o.kv_cache, "--kv-cache");
   Context ctx(ctx_opts);
   Metrics metrics;
   Engine engine(ctx, {o.max_queue, o.max_batch, o.batch_window_ms, o.max_decode_batch}, metrics);
@@ -40,7 +41,7 @@ int run_serve(const ContextOptions& ctx_opts, const ServeOptions& o) {
                                                : spec.substr(0, eq);
     if (name.empty()) name = std::filesystem::path(dir).lexically_normal().parent_path().filename().string();
     if (name.empty() || dir.empty()) throw Error("--model " + spec + ": expected DIR or NAME=DIR");
-    engine.add_model(name, dir, o.precision);
+    engine.add_model(name, dir, o.precision, kv_cache);
   }
 
   httplib::Server http;

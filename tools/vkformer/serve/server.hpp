@@ -13,6 +13,7 @@ namespace vkf::tools {
 struct ServeOptions {
   std::vector<std::string> models;  ///< DIR or NAME=DIR (the name defaults to the directory's)
   std::string host = "127.0.0.1", precision = "fp32", api_key;
+  std::string kv_cache = "auto";    ///< --kv-cache: auto, f32 or f16
   int port = 8080;                  ///< 0: any free port (printed at start)
   unsigned threads = 16;            ///< HTTP connections served at once
   unsigned max_queue = 64, max_batch = 32, batch_window_ms = 5;
