@@ -2,7 +2,9 @@
 // O = softmax(scale·QKᵀ + bias, masked)·V with an online softmax: running max m,
 // running sum l and an accumulator rescaled when the max grows; the score
 // matrix is never stored. Query head h reads K/V head h / heads_per_kv
-// (grouped-query attention), in place.
+// (grouped-query attention), in place. Row i sees keys [kfirst, kvis): kvis =
+// i + causal_offset + 1 under the causal mask, kfirst = kvis − window under a
+// sliding window; a block's tiles start at its first row's kfirst.
 // A workgroup takes BQ = WG/TPR query rows of one (batch, head). TPR
 // invocations share a row, each taking every TPR-th key of a tile, and merge
 // their (m, l, acc) through shared memory at the end; TPR > 1 keeps lanes busy
@@ -92,12 +94,15 @@ void main() {
   }
   float m = NEG_INF, l = 0.0;
 
-  // Keys no row of this block sees under the causal mask are never loaded.
-  const uint i_last = min(p.q_len, (qb + 1) * BQ) - 1;
+  // Keys no row of this block sees under the causal mask or its sliding
+  // window are never loaded (p.window is 0 or comes with causal).
+  const uint i_last = min(p.q_len, (qb + 1) * BQ) - 1, i_first = qb * BQ;
   const uint kend = p.causal != 0 ? min(p.kv_len, i_last + p.causal_offset + 1) : p.kv_len;
   const uint kvis = p.causal != 0 ? min(kend, i + p.causal_offset + 1) : kend;
+  const uint kbegin = p.window != 0 && i_first + p.causal_offset >= p.window ? i_first + p.causal_offset + 1 - p.window : 0;
+  const uint kfirst = p.window != 0 && i + p.causal_offset >= p.window ? i + p.causal_offset + 1 - p.window : 0;
 
-  for (uint j0 = 0; j0 < kend; j0 += BK) {
+  for (uint j0 = kbegin; j0 < kend; j0 += BK) {
 #if TEXEL
     if (!live) continue;
 #else
@@ -116,7 +121,7 @@ void main() {
     float tmax = NEG_INF;
     [[dont_unroll]] for (uint n = 0; n < KPT; ++n) {
       const uint jj = lane + n * TPR, j = j0 + jj;
-      const bool ok = j < kvis && (p.has_pad == 0 || pad[pbase + j] == 0);
+      const bool ok = j >= kfirst && j < kvis && (p.has_pad == 0 || pad[pbase + j] == 0);
       vec4 d = vec4(0.0);
 #if TEXEL
       // A key past the end is masked (ok is false); read row 0 in its place.

@@ -1,7 +1,9 @@
 #version 450
 // In place: each row of S[b,h,i,:] becomes softmax over its unmasked keys.
 // One workgroup per row. Masked keys count as -inf; a row with every key
-// masked becomes all zeros (never exp(-inf - -inf) = NaN).
+// masked becomes all zeros (never exp(-inf - -inf) = NaN). Row i sees keys
+// [start, end): end = i + causal_offset + 1 under the causal mask, start =
+// end − window under a sliding window (0 when either would pass the row).
 // USE_SUBGROUP: reductions with subgroup arithmetic, else a shared-memory tree.
 #extension GL_GOOGLE_include_directive : require
 #include "lib/types.glsl"
@@ -24,6 +26,12 @@ layout(std430, binding = 1) readonly buffer Mb4 { ivec4 pad4[]; };
 
 #define NEG_INF uintBitsToFloat(0xff800000u)
 
+// The first key row i sees: its sliding window's (p.window is 0 or comes with causal).
+uint first_key(const uint i) {
+  const uint last = i + p.causal_offset;
+  return p.window != 0 && last >= p.window ? last + 1 - p.window : 0;
+}
+
 // Rows are short next to a workgroup's fixed cost on CPU devices: a
 // workgroup takes ROWS of them in turn.
 void softmax_row(const uint row) {
@@ -31,10 +39,11 @@ void softmax_row(const uint row) {
   const uint base = row * p.kv_len, pbase = b * p.pad_stride;
   // Causal: keys past i + causal_offset are masked.
   const uint end = p.causal != 0 ? min(p.kv_len, i + p.causal_offset + 1) : p.kv_len;
+  const uint start = first_key(i);
   const uint t = gl_LocalInvocationID.x;
 
   float m = NEG_INF;
-  for (uint j = t; j < end; j += WG)
+  for (uint j = start + t; j < end; j += WG)
     if (p.has_pad == 0 || pad[pbase + j] == 0) m = max(m, s[base + j]);
   m = workgroup_max(m);
 
@@ -44,19 +53,20 @@ void softmax_row(const uint row) {
   }
   float sum = 0.0;
   for (uint j = t; j < p.kv_len; j += WG) {
-    const bool keep = j < end && (p.has_pad == 0 || pad[pbase + j] == 0);
+    const bool keep = j >= start && j < end && (p.has_pad == 0 || pad[pbase + j] == 0);
     const float e = keep ? exp(s[base + j] - m) : 0.0;
     s[base + j] = e;
     sum += e;
   }
   const float inv = 1.0 / workgroup_sum(sum);
-  for (uint j = t; j < end; j += WG) s[base + j] *= inv;
+  for (uint j = start + t; j < end; j += WG) s[base + j] *= inv;
 }
 
 void softmax_row_vec4(const uint row) {
   const uint i = row % p.q_len, b = row / (p.heads * p.q_len);
   const uint base4 = row * (p.kv_len / 4), pbase = b * p.pad_stride, n4 = p.kv_len / 4;
   const uint end = p.causal != 0 ? min(p.kv_len, i + p.causal_offset + 1) : p.kv_len;
+  const uint start = first_key(i);
   const uint t = gl_LocalInvocationID.x;
   vec4 x[VEC4 > 0 ? VEC4 : 1];
   float m = NEG_INF;
@@ -69,7 +79,7 @@ void softmax_row_vec4(const uint row) {
                      : ivec4(pad[pbase + j4 * 4], pad[pbase + j4 * 4 + 1], pad[pbase + j4 * 4 + 2],
                              pad[pbase + j4 * 4 + 3]);
     for (uint e = 0; e < 4; ++e)
-      if (j4 * 4 + e >= end || pm[e] != 0) v[e] = NEG_INF;
+      if (j4 * 4 + e >= end || j4 * 4 + e < start || pm[e] != 0) v[e] = NEG_INF;
     x[k] = v;
     m = max(m, max(max(v.x, v.y), max(v.z, v.w)));
   }

@@ -24,6 +24,7 @@ struct AttnCase {
   DType kv = DType::F32;
   bool bias = false;  ///< an additive [heads, q_len, kv_len] bias (T5), flash_attention only
   uint32_t kv_heads = 0;  ///< heads of K and V (AttentionShape::kv_heads); 0: heads
+  uint32_t window = 0;    ///< a sliding window (AttentionMask::window), with a causal mask; 0: none
 };
 
 /// The case with K/V heads shared by heads/kv_heads query heads each (grouped-query attention).
@@ -32,14 +33,21 @@ inline AttnCase grouped(AttnCase c, uint32_t kv_heads) {
   return c;
 }
 
-/// A gtest-safe name: b2_h3_d64_q17_k33_qkv_both_off0_f16 (_kv1 with kv_heads 1).
+/// The case with Mistral's sliding window of `window` keys on its causal mask.
+inline AttnCase windowed(AttnCase c, uint32_t window) {
+  c.window = window;
+  return c;
+}
+
+/// A gtest-safe name: b2_h3_d64_q17_k33_qkv_both_off0_f16 (_kv1 with kv_heads 1, _w4 with window 4).
 inline std::string case_name(const AttnCase& c) {
   static const char* layouts[] = {"sep", "qkv", "kv", "cache"};
   static const char* masks[] = {"none", "pad", "causal", "both"};
   std::ostringstream s;
   s << "b" << c.batch << "_h" << c.heads << "_d" << c.head_dim << "_q" << c.q_len << "_k" << c.kv_len << "_"
     << layouts[int(c.layout)] << "_" << masks[int(c.mask)] << "_off" << c.causal_offset << "_"
-    << dtype_name(c.kv) << (c.bias ? "_bias" : "") << (c.kv_heads ? "_kv" + std::to_string(c.kv_heads) : "");
+    << dtype_name(c.kv) << (c.bias ? "_bias" : "") << (c.kv_heads ? "_kv" + std::to_string(c.kv_heads) : "")
+    << (c.window ? "_w" + std::to_string(c.window) : "");
   return s.str();
 }
 
@@ -154,6 +162,7 @@ struct AttnInputs {
     }
     mask.causal = hmask.causal = c.mask == MaskKind::Causal || c.mask == MaskKind::Both;
     mask.causal_offset = hmask.causal_offset = c.causal_offset;
+    mask.window = hmask.window = c.window;
     if (c.bias) {  // T5's biases are a few units wide: scaled so they move the softmax
       // On the device in rows 3 longer, NaN past kv_len: the kernel must not read them.
       bias = random_vector(size_t(c.heads) * c.q_len * c.kv_len, seed + 4);
@@ -201,6 +210,7 @@ inline std::string op_shape(const AttnCase& c) {
   s << "batch=" << c.batch << ",heads=" << c.heads << ",head_dim=" << c.head_dim << ",q_len=" << c.q_len
     << ",kv_len=" << c.kv_len << ",mask=" << masks[int(c.mask)] << ",dtype=" << dtype_name(c.kv);
   if (c.kv_heads) s << ",kv_heads=" << c.kv_heads;
+  if (c.window) s << ",window=" << c.window;
   return s.str();
 }
 inline std::vector<std::string> op_shapes(const std::vector<AttnCase>& cases) {
@@ -211,13 +221,15 @@ inline std::vector<std::string> op_shapes(const std::vector<AttnCase>& cases) {
 
 /// The cases the registered case cannot stand for, which an op's own test runs
 /// on AttnInputs: another layout (when the op reads Q, K or V), a row whose
-/// every key is masked, or a causal offset other than kv_len − q_len.
+/// every key is masked (or may be: padding in a sliding window), or a causal
+/// offset other than kv_len − q_len.
 inline std::vector<AttnCase> own_input_cases(const std::vector<AttnCase>& cases, bool layout_matters = true) {
   std::vector<AttnCase> out;
   for (const auto& c : cases) {
     const bool pad = c.mask == MaskKind::Padding || c.mask == MaskKind::Both;
     const bool causal = c.mask == MaskKind::Causal || c.mask == MaskKind::Both;
-    const bool fully_masked = (pad && c.batch == 3) || (c.mask == MaskKind::Both && c.causal_offset == 0);
+    const bool fully_masked =
+        (pad && c.batch == 3) || (c.mask == MaskKind::Both && c.causal_offset == 0) || (pad && c.window);
     const bool other_offset = causal && c.causal_offset != (c.kv_len > c.q_len ? c.kv_len - c.q_len : 0);
     if ((layout_matters && c.layout != Layout::PackedKV) || fully_masked || other_offset) out.push_back(c);
   }

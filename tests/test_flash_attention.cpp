@@ -11,7 +11,11 @@ namespace vkf::test {
 // off the tiles, cross attention, packed QKV/KV views, decode steps (Lq = 1 or
 // a few rows against a KV cache, causal_offset = keys before them), long keys
 // (several tiles, keys split across the invocations of a row), fully masked rows;
-// grouped-query and multi-query K/V (kv_heads) with masks, packed views and a cache.
+// grouped-query and multi-query K/V (kv_heads) with masks, packed views and a cache;
+// Mistral's sliding window: shorter than the prompt, 1 (each query sees only
+// itself), at least kv_len (plain causal), decode steps over a cache (whole
+// tiles before the window skipped), grouped K/V, padding (fully masked rows)
+// and several query blocks.
 // Padding comes with two sequences or more: the table's mask pads none of the first.
 std::vector<AttnCase> flash_cases() {
   const std::vector<AttnCase> base = {
@@ -30,6 +34,15 @@ std::vector<AttnCase> flash_cases() {
       grouped({2, 4, 64, 1, 65, Layout::Cache, MaskKind::Causal, 64}, 1),
       grouped({3, 4, 40, 33, 33, Layout::PackedQKV, MaskKind::Both}, 2),
       grouped({2, 6, 32, 5, 70, Layout::PackedKV, MaskKind::Causal, 65}, 3),
+      windowed({2, 2, 64, 33, 33, Layout::Separate, MaskKind::Causal}, 5),
+      windowed({1, 3, 32, 17, 17, Layout::PackedQKV, MaskKind::Causal}, 1),
+      windowed({2, 2, 40, 17, 33, Layout::Separate, MaskKind::Causal, 16}, 40),
+      windowed({2, 2, 64, 1, 65, Layout::Cache, MaskKind::Causal, 64}, 16),
+      windowed({2, 1, 32, 4, 130, Layout::Cache, MaskKind::Causal, 126}, 50),
+      grouped(windowed({2, 4, 64, 17, 40, Layout::Separate, MaskKind::Causal, 23}, 7), 2),
+      grouped(windowed({3, 4, 40, 9, 9, Layout::PackedQKV, MaskKind::Both}, 1), 2),
+      windowed({2, 2, 40, 5, 70, Layout::PackedKV, MaskKind::Both, 65}, 9),
+      windowed({1, 2, 64, 70, 70, Layout::Separate, MaskKind::Causal}, 20),
       {1, 1, 128, 5, 5, Layout::Separate, MaskKind::Causal},
       {2, 3, 30, 17, 1, Layout::Separate, MaskKind::Both},
   };
@@ -146,6 +159,61 @@ TEST_P(FlashBiasTest, AddsTheBiasBeforeTheMask) {
 INSTANTIATE_TEST_SUITE_P(Bias, FlashBiasTest, ::testing::ValuesIn(bias_cases()),
                          [](const auto& i) { return case_name(i.param); });
 
+/// flash_attention on a case's inputs with `mask` (the case's own when null), forcing `variant`.
+std::vector<float> run_flash(Context& ctx, const AttnInputs& in, const std::string& variant,
+                             const AttentionMask* mask = nullptr) {
+  const auto& s = in.shape;
+  Tensor out = ctx.tensor({s.batch, s.q_len, int64_t(s.heads) * s.head_dim});
+  Recorder rec(ctx);
+  const OpInfo info = flash_attention(rec, {in.hq, in.hk, in.hv, s, mask ? *mask : in.mask, in.scale, &out, variant});
+  EXPECT_EQ(info.variant, variant);
+  ctx.submit(rec);
+  return ctx.read(out);
+}
+
+std::vector<std::string> flash_variants(const Capabilities& c) {
+  if (c.texel_f32) return {"online", "texel"};
+  return {"online"};
+}
+
+// A sliding window that reaches back to key 0 from the last query (position
+// 16 + 16 = 32: 33 keys) is the causal mask itself: bit for bit the same output.
+TEST_F(DeviceTest, FlashAttentionWindowOverAllKeysIsCausal) {
+  AttnInputs in(ctx(), {2, 2, 40, 17, 33, Layout::Separate, MaskKind::Causal, 16}, 71);
+  for (const auto& variant : flash_variants(ctx().caps())) {
+    const auto causal = run_flash(ctx(), in, variant);
+    for (uint32_t window : {33u, 34u, 100000u}) {
+      SCOPED_TRACE(variant + ", window " + std::to_string(window));
+      AttentionMask m = in.mask;
+      m.window = window;
+      const auto got = run_flash(ctx(), in, variant, &m);
+      EXPECT_EQ(0, std::memcmp(got.data(), causal.data(), got.size() * sizeof(float)));
+    }
+    AttentionMask m = in.mask;
+    m.window = 32;  // one key short for the last query: not the same
+    EXPECT_NE(run_flash(ctx(), in, variant, &m), causal);
+  }
+}
+
+// Window 1: each query sees only the key at its own position, so its output
+// is exactly that key's V row (softmax weight exp(0)/1).
+TEST_F(DeviceTest, FlashAttentionWindowOfOneSeesItsOwnKey) {
+  const AttnCase c = grouped(windowed({2, 4, 32, 5, 12, Layout::Cache, MaskKind::Causal, 7}, 1), 2);
+  AttnInputs in(ctx(), c, 72);
+  const auto& s = in.shape;
+  for (const auto& variant : flash_variants(ctx().caps())) {
+    SCOPED_TRACE(variant);
+    const auto got = run_flash(ctx(), in, variant);
+    for (uint32_t b = 0; b < s.batch; ++b)
+      for (uint32_t i = 0; i < s.q_len; ++i)
+        for (uint32_t h = 0; h < s.heads; ++h)
+          for (uint32_t col = 0; col < s.head_dim; ++col)
+            ASSERT_EQ(got[(size_t(b) * s.q_len + i) * s.heads * s.head_dim + h * s.head_dim + col],
+                      float(in.rv.at(b, i + c.causal_offset, h / s.heads_per_kv() * s.head_dim + col)))
+                << "batch " << b << " query " << i << " head " << h;
+  }
+}
+
 TEST_F(DeviceTest, FlashAttentionRejectsBadArguments) {
   const AttentionShape s{2, 2, 8, 3, 5};
   Tensor q = ctx().tensor({2, 3, 16}), k = ctx().tensor({2, 5, 16}), v = ctx().tensor({2, 5, 16});
@@ -180,6 +248,15 @@ TEST_F(DeviceTest, FlashAttentionRejectsBadArguments) {
                "flash_attention: heads 2 is not a multiple of kv_heads 4");
   expect_error([&] { call({&q}, {&k, 8}, {&v}, &out, {}, {2, 2, 8, 3, 5, 2}); },
                "k: columns [8, 24) (col_offset + kv_heads·head_dim) do not fit in rows of 16 elements");
+  AttentionMask window;
+  window.window = 4;
+  expect_error([&] { call({&q}, {&k}, {&v}, &out, window); },
+               "flash_attention: mask.window 4 needs mask.causal (a sliding window counts back from each query's "
+               "position)");
+  window.causal = true;
+  EXPECT_NO_THROW(call({&q}, {&k}, {&v}, &out, window));
+  expect_error([&] { op("flash_attention").make_case(ctx(), parse_op_shape("mask=padding,window=4")); },
+               "window=4 needs mask=causal or mask=both");
   Tensor bias = ctx().tensor({2, 3, 7}), bad_bias = ctx().tensor({2, 3, 4});  // rows may be longer
   FlashAttentionArgs a{{&q}, {&k}, {&v}, s, {}, 1.0f, &out};
   a.bias = &bias;

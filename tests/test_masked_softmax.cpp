@@ -7,7 +7,10 @@ namespace vkf::test {
 
 // Row lengths from 1 to past one workgroup's 256 lanes; every mask kind,
 // causal with an offset (decoding after a prefix), Lq ≠ Lk, fully masked rows
-// (three batches: the last masks every key; "both": row 0 of batch 0).
+// (three batches: the last masks every key; "both": row 0 of batch 0);
+// Mistral's sliding window: shorter than the row, 1 (with padding: rows whose
+// only key is padded), at least kv_len (plain causal), after an offset, on the
+// vec4 path with windows that start off the vec4s.
 // Padding comes with two sequences or more: the table's mask pads none of the first.
 std::vector<AttnCase> softmax_cases() {
   return {
@@ -27,6 +30,13 @@ std::vector<AttnCase> softmax_cases() {
       {2, 2, 1, 9, 96, Layout::Separate, MaskKind::Causal, 3},
       {1, 1, 1, 3, 4, Layout::Separate, MaskKind::None},
       {1, 2, 1, 5, 768, Layout::Separate, MaskKind::Both, 700},  // 24 vec4 per lane on CPU devices
+      windowed({2, 3, 1, 9, 9, Layout::Separate, MaskKind::Causal}, 3),
+      windowed({2, 1, 1, 1, 70, Layout::Separate, MaskKind::Causal, 69}, 1),
+      windowed({3, 2, 1, 17, 33, Layout::Separate, MaskKind::Both}, 1),
+      windowed({2, 2, 1, 9, 96, Layout::Separate, MaskKind::Causal, 3}, 200),
+      windowed({2, 2, 1, 4, 300, Layout::Separate, MaskKind::Both, 296}, 100),
+      windowed({2, 2, 1, 20, 128, Layout::Separate, MaskKind::Causal, 108}, 17),
+      windowed({1, 2, 1, 5, 768, Layout::Separate, MaskKind::Both, 700}, 257),
   };
 }
 VKF_OP_SHAPES(masked_softmax, op_shapes(softmax_cases()));
@@ -116,10 +126,36 @@ std::vector<AttnCase> unfused_cases() {
     out.push_back({3, 1, 80, 33, 33, Layout::Cache, MaskKind::Both, 0, dt});
   }
   out.push_back({2, 2, 32, 17, 17, Layout::PackedQKV, MaskKind::Causal});
+  // Mistral: a sliding window over grouped K/V in a cache, and with padding.
+  out.push_back(grouped(windowed({2, 4, 32, 9, 20, Layout::Cache, MaskKind::Causal, 11}, 4), 2));
+  out.push_back(windowed({3, 2, 40, 5, 70, Layout::PackedKV, MaskKind::Both, 65}, 9));
   return out;
 }
 INSTANTIATE_TEST_SUITE_P(Shapes, UnfusedTest, ::testing::ValuesIn(unfused_cases()),
                          [](const auto& i) { return case_name(i.param); });
+
+// A window reaching back to key 0 from the last query is the causal mask: the same bits.
+TEST_F(DeviceTest, MaskedSoftmaxWindowOverAllKeysIsCausal) {
+  const AttnCase c{2, 2, 1, 9, 96, Layout::Separate, MaskKind::Both, 3};  // last query at position 11
+  AttnInputs in(ctx(), c, 33);
+  const auto& s = in.shape;
+  const auto x = random_vector(size_t(s.batch) * s.heads * s.q_len * s.kv_len, 34, -8.f, 8.f);
+  for (const char* v : {"subgroup", "shared"}) {
+    if (std::string(v) == "subgroup" && !ctx().caps().subgroup_arithmetic) continue;
+    std::vector<std::vector<float>> outs;
+    for (uint32_t window : {0u, 12u, 96u}) {
+      Tensor scores = ctx().tensor({s.batch, s.heads, s.q_len, s.kv_len}, x);
+      AttentionMask m = in.mask;
+      m.window = window;
+      Recorder rec(ctx());
+      masked_softmax(rec, {&scores, s, m, v});
+      ctx().submit(rec);
+      outs.push_back(ctx().read(scores));
+    }
+    EXPECT_EQ(outs[1], outs[0]) << v;
+    EXPECT_EQ(outs[2], outs[0]) << v;
+  }
+}
 
 TEST_F(DeviceTest, MaskedSoftmaxRejectsBadArguments) {
   const AttentionShape s{2, 2, 1, 3, 5};
@@ -138,6 +174,11 @@ TEST_F(DeviceTest, MaskedSoftmaxRejectsBadArguments) {
   EXPECT_THROW(call(&sc, {&pad, 4}), Error);           // stride < kv_len
   EXPECT_THROW(call(&sc, {}, "warp"), Error);
   EXPECT_THROW(masked_softmax(rec, {&sc, {2, 2, 1, 3, 0}, {}}), Error);
+  AttentionMask window;
+  window.window = 2;
+  expect_error([&] { call(&sc, window); }, "masked_softmax: mask.window 2 needs mask.causal");
+  window.causal = true;
+  EXPECT_NO_THROW(call(&sc, window));
 }
 
 }  // namespace vkf::test

@@ -85,6 +85,10 @@ struct AttentionMask {
   uint32_t key_padding_stride = 0;      ///< elements between batches; 0: kv_len
   bool causal = false;                  ///< query i sees keys j ≤ i + causal_offset
   uint32_t causal_offset = 0;           ///< keys before the first query (KV-cache decoding)
+  /// Sliding window (Mistral's sliding_window, HF's semantics); 0: none. Needs
+  /// causal: query i, at position i + causal_offset, sees keys j with
+  /// (i + causal_offset) − window < j ≤ i + causal_offset, the last `window` keys.
+  uint32_t window = 0;
 };
 
 /// S[b,h,i,j] = scale · Σ_c Q[b,i,h,c]·K[b,j,g,c], read straight from the views;

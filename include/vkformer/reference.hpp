@@ -27,6 +27,7 @@ struct HostMask {
   uint32_t key_padding_stride = 0;  ///< must be set when key_padding is
   bool causal = false;
   uint32_t causal_offset = 0;
+  uint32_t window = 0;  ///< with causal: keys j ≤ i + causal_offset − window are masked too
   bool masked(uint32_t b, uint32_t i, uint32_t j) const;
 };
 

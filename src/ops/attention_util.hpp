@@ -78,6 +78,9 @@ inline void check_out(const Tensor* t, const AttentionShape& s, const char* op) 
 inline uint32_t check_mask(const AttentionMask& m, const AttentionShape& s, const char* op) {
   require(!m.causal || uint64_t(m.causal_offset) + s.q_len < (1ull << 32), op,
           "mask.causal_offset " + std::to_string(m.causal_offset) + " + q_len passes 2^32");
+  require(!m.window || m.causal, op,
+          "mask.window " + std::to_string(m.window) +
+              " needs mask.causal (a sliding window counts back from each query's position)");
   if (!m.key_padding) return 0;
   require_tensor(m.key_padding, op, "mask.key_padding", DType::I32);
   const uint64_t stride = m.key_padding_stride ? m.key_padding_stride : s.kv_len;

@@ -101,7 +101,7 @@ OpInfo flash_attention(Recorder& rec, const FlashAttentionArgs& a) {
   const FlashAttentionPush push{s.heads, s.head_dim, s.q_len, s.kv_len, q.off, q.row, q.batch, k.off, k.row,
                                 k.batch, v.off, v.row, v.batch, pad_stride, a.mask.key_padding ? 1u : 0u,
                                 a.mask.causal ? 1u : 0u, a.mask.causal_offset, a.scale, q_blocks, uint32_t(total),
-                                a.bias ? uint32_t(a.bias->dim(-1)) : 0u, s.heads_per_kv()};
+                                a.bias ? uint32_t(a.bias->dim(-1)) : 0u, s.heads_per_kv(), a.mask.window};
   const std::string shader = std::string(op) + (texel ? "_texel" : "") + weight_suffix(a.k.t);
   const uint32_t has_bias = a.bias ? 1 : 0;  // a constant: the path without bias does not read one
   const uint32_t vec4 = texel && kv_vec4;

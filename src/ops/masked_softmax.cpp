@@ -22,7 +22,8 @@ OpInfo masked_softmax(Recorder& rec, const SoftmaxArgs& a) {
   const uint32_t wg = lanes(r.ctx.caps, ceil_div(s.kv_len, cpu ? 96 : 64));
   const uint64_t rows = uint64_t(s.batch) * s.heads * s.q_len;
   const MaskedSoftmaxPush push{uint32_t(rows), s.heads, s.q_len, s.kv_len, pad_stride,
-                               a.mask.key_padding ? 1u : 0u, a.mask.causal ? 1u : 0u, a.mask.causal_offset};
+                               a.mask.key_padding ? 1u : 0u, a.mask.causal ? 1u : 0u, a.mask.causal_offset,
+                               a.mask.window};
   const std::string variant = sub ? "subgroup" : "shared";
   const std::string shader = std::string(op) + "_" + variant;
   // On a CPU device a workgroup's launch costs more than a short row: leave

@@ -12,7 +12,7 @@ namespace vkf {
 bool OpShape::operator==(const OpShape& o) const {
   return m == o.m && n == o.n && k == o.k && batch == o.batch && heads == o.heads && kv_heads == o.kv_heads &&
          head_dim == o.head_dim && q_len == o.q_len && kv_len == o.kv_len && topk == o.topk &&
-         mask == o.mask && dtype == o.dtype && act == o.act && bias == o.bias && residual == o.residual;
+         mask == o.mask && window == o.window && dtype == o.dtype && act == o.act && bias == o.bias && residual == o.residual;
 }
 
 DType parse_storage_dtype(const std::string& s, const std::string& what) {
@@ -43,7 +43,7 @@ OpShape parse_op_shape(const std::string& s, OpShape o) {
   auto bad = [&](const std::string& why) {
     return Error("--shape \"" + s + "\": " + why +
                  " (expected MxNxK, MxN, or key=value,... with keys m n k batch heads kv_heads head_dim "
-                 "q_len kv_len mask topk dtype act bias residual)");
+                 "q_len kv_len mask window topk dtype act bias residual)");
   };
   auto number = [&](const std::string& v) {
     try {
@@ -98,6 +98,7 @@ OpShape parse_op_shape(const std::string& s, OpShape o) {
       else if (k == "q_len") o.q_len = u32(v);
       else if (k == "kv_len") o.kv_len = u32(v);
       else if (k == "topk") o.topk = u32(v);
+      else if (k == "window") o.window = u32(v);
       else throw bad("unknown key \"" + k + "\"");
     } catch (const Error& err) {
       if (std::string(err.what()).rfind("--shape", 0) == 0) throw;
@@ -172,6 +173,9 @@ std::shared_ptr<Mask> make_mask(Context& ctx, const OpShape& o) {
   }
   m->dm.causal = m->hm.causal = causal;
   m->dm.causal_offset = m->hm.causal_offset = causal && o.kv_len > o.q_len ? o.kv_len - o.q_len : 0;
+  if (o.window && !causal)
+    throw Error("window=" + std::to_string(o.window) + " needs mask=causal or mask=both (a sliding window is causal)");
+  m->dm.window = m->hm.window = o.window;
   return m;
 }
 
@@ -197,7 +201,8 @@ std::string attention_shape_text(const OpShape& o) {
   return "B=" + std::to_string(o.batch) + " H=" + std::to_string(o.heads) +
          (o.kv_heads ? " KVH=" + std::to_string(o.kv_heads) : "") + " D=" +
          std::to_string(o.head_dim) + " Lq=" + std::to_string(o.q_len) + " Lk=" +
-         std::to_string(o.kv_len) + " mask=" + o.mask + " kv " + dtype_name(o.dtype);
+         std::to_string(o.kv_len) + " mask=" + o.mask + (o.window ? " window=" + std::to_string(o.window) : "") +
+         " kv " + dtype_name(o.dtype);
 }
 
 std::string attention_label(const OpShape& o) {

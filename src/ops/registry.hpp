@@ -26,6 +26,7 @@ struct OpShape {
   uint32_t kv_heads = 0;            ///< attention's K/V heads (AttentionShape::kv_heads); 0: heads
   uint32_t topk = 1;
   std::string mask = "none";        ///< none, padding, causal, both
+  uint32_t window = 0;              ///< attention's sliding window (AttentionMask::window), with causal; 0: none
   DType dtype = DType::F32;         ///< storage of weights, tables or K/V
   Activation act = Activation::None;
   bool bias = true, residual = false;
@@ -33,7 +34,7 @@ struct OpShape {
 };
 
 /// Parses "m=128,n=768,dtype=f16,mask=causal" (keys: m n k batch heads kv_heads
-/// head_dim q_len kv_len topk mask dtype act bias residual) or "MxNxK" / "MxN"
+/// head_dim q_len kv_len topk mask window dtype act bias residual) or "MxNxK" / "MxN"
 /// on top of `base`. @throws vkf::Error naming the bad part.
 OpShape parse_op_shape(const std::string& text, OpShape base = {});
 /// "f32" / "f16" (also "fp32" / "fp16"). @throws vkf::Error naming `what`.

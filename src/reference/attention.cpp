@@ -10,6 +10,7 @@ namespace vkf::ref {
 
 bool HostMask::masked(uint32_t b, uint32_t i, uint32_t j) const {
   if (causal && j > i + causal_offset) return true;
+  if (causal && window && uint64_t(j) + window <= uint64_t(i) + causal_offset) return true;  // left the window
   return key_padding && (*key_padding)[size_t(b) * key_padding_stride + j] != 0;
 }
 
