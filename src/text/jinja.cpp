@@ -1223,12 +1223,25 @@ struct Expr {
   std::vector<std::pair<std::string, ExprP>> kw;   // Call, Filter, Test keyword arguments
   std::vector<std::string> ops;                    // Compare
   bool negated = false;                            // Test: `is not`
+  int depth = 1;                                   // of the tree below (see seal)
 };
 
 ExprP node(E k, int line) {
   auto e = std::make_unique<Expr>();
   e->k = k;
   e->line = line;
+  return e;
+}
+
+// Records the depth of a finished node: evaluating (and freeing) a tree recurses
+// along it, so hostile input such as 1+1+...+1 is bounded here.
+ExprP seal(ExprP e) {
+  int d = 0;
+  for (const auto& c : e->a)
+    if (c) d = std::max(d, c->depth);
+  for (const auto& kv : e->kw) d = std::max(d, kv.second->depth);
+  e->depth = d + 1;
+  if (e->depth > 300) fail(e->line, "expression nested too deeply");
   return e;
 }
 
@@ -1434,6 +1447,7 @@ class Parser {
   size_t p_ = 0;
   int loop_depth_ = 0;
   int nesting_ = 0;
+  int blocks_ = 0;  // open {% for %}, {% if %}... (bounded like nesting_)
 
   const Token& cur() const { return t_[p_]; }
   const Token& peek(size_t k = 1) const { return t_[std::min(p_ + k, t_.size() - 1)]; }
@@ -1452,6 +1466,7 @@ class Parser {
   // Statements until a {% name %} with `name` in `ends`; returns that name with the
   // cursor on it ("" at the end of the template, where `ends` must be empty).
   std::string parse_body(Body& out, std::initializer_list<std::string_view> ends, const char* opener, int opener_line) {
+    if (ends.size() && ++blocks_ > 200) fail(cur().line, "blocks nested too deeply");
     for (;;) {
       const Token& t = cur();
       switch (t.k) {
@@ -1481,6 +1496,7 @@ class Parser {
           const Token& nm = peek();
           if (nm.k == Tk::Name && std::find(ends.begin(), ends.end(), nm.text) != ends.end()) {
             ++p_;
+            --blocks_;
             return nm.text;
           }
           ++p_;
@@ -1700,7 +1716,7 @@ class Parser {
     }
     auto e = node(E::Tuple, line);
     e->a = std::move(items);
-    return e;
+    return seal(std::move(e));
   }
 
   ExprP parse_expression(bool condexpr = true) {
@@ -1720,7 +1736,7 @@ class Parser {
       c->a.push_back(std::move(test));
       c->a.push_back(std::move(e));
       c->a.push_back(std::move(orelse));
-      e = std::move(c);
+      e = seal(std::move(c));
     }
     return e;
   }
@@ -1730,7 +1746,7 @@ class Parser {
     e->name = std::move(opname);
     e->a.push_back(std::move(l));
     e->a.push_back(std::move(r));
-    return e;
+    return seal(std::move(e));
   }
 
   ExprP parse_or() {
@@ -1760,7 +1776,7 @@ class Parser {
       ++p_;
       auto e = node(E::Not, line);
       e->a.push_back(parse_not());
-      return e;
+      return seal(std::move(e));
     }
     return parse_compare();
   }
@@ -1788,7 +1804,7 @@ class Parser {
     }
     if (e->ops.empty()) return first;
     e->a.insert(e->a.begin(), std::move(first));
-    return e;
+    return seal(std::move(e));
   }
 
   ExprP parse_math1() {
@@ -1840,6 +1856,7 @@ class Parser {
       ++p_;
       e = node(neg ? E::Neg : E::Pos, line);
       e->a.push_back(parse_unary(false));
+      e = seal(std::move(e));
     } else {
       e = parse_primary();
     }
@@ -1904,7 +1921,7 @@ class Parser {
             e->a.push_back(parse_expression());
           }
           ++p_;
-          return e;
+          return seal(std::move(e));
         }
         if (t.text == "{") {
           ++p_;
@@ -1919,7 +1936,7 @@ class Parser {
             e->a.push_back(parse_expression());
           }
           ++p_;
-          return e;
+          return seal(std::move(e));
         }
         break;
       default: break;
@@ -1937,14 +1954,14 @@ class Parser {
           auto a = node(E::Attr, line);
           a->name = t.text;
           a->a.push_back(std::move(e));
-          e = std::move(a);
+          e = seal(std::move(a));
         } else if (t.k == Tk::Int) {
           auto a = node(E::Item, line);
           a->a.push_back(std::move(e));
           auto c = node(E::Const, line);
           c->v = integer(t.i);
           a->a.push_back(std::move(c));
-          e = std::move(a);
+          e = seal(std::move(a));
         } else {
           fail(t.line, "expected an attribute name after '.', got " + describe(t));
         }
@@ -1972,7 +1989,7 @@ class Parser {
         auto e = node(E::Item, line);
         e->a.push_back(std::move(obj));
         e->a.push_back(std::move(parts[0]));
-        return e;
+        return seal(std::move(e));
       }
     }
     slice = true;
@@ -1986,7 +2003,7 @@ class Parser {
     auto e = node(slice ? E::Slice : E::Item, line);
     e->a.push_back(std::move(obj));
     for (auto& part : parts) e->a.push_back(std::move(part));
-    return e;
+    return seal(std::move(e));
   }
 
   ExprP parse_call(ExprP callee) {
@@ -1998,7 +2015,7 @@ class Parser {
     auto e = node(E::Call, line);
     e->a.push_back(std::move(callee));
     parse_call_args(*e);
-    return e;
+    return seal(std::move(e));
   }
 
   // Positional arguments go after the operands already in e.a, keywords to e.kw.
@@ -2055,7 +2072,7 @@ class Parser {
     }
     e->a.push_back(std::move(subject));
     if (op("(")) parse_call_args(*e);
-    return e;
+    return seal(std::move(e));
   }
 
   ExprP parse_test(ExprP subject) {
@@ -2080,7 +2097,7 @@ class Parser {
       if (name("is")) fail(t.line, "you cannot chain several tests with 'is'");
       e->a.push_back(parse_postfix(parse_primary()));
     }
-    return e;
+    return seal(std::move(e));
   }
 };
 
