@@ -1196,6 +1196,18 @@ class Lexer {
             uint32_t v = uint32_t(e - '0');
             for (int d = 0; d < 2 && i < k && src_[i] >= '0' && src_[i] <= '7'; ++d) v = v * 8 + uint32_t(src_[i++] - '0');
             put(out, char32_t(v));
+          } else if (uint8_t(e) >= 0x80) {
+            // jinja2 escapes non-ASCII characters (backslashreplace) before decoding the
+            // escapes: a backslash before one leaves the text of that escape, \xe9.
+            size_t len = uint8_t(e) >= 0xF0 ? 4 : uint8_t(e) >= 0xE0 ? 3 : 2;
+            len = std::min(len, k - (i - 1));
+            const U32 c = decode(std::string_view(src_).substr(i - 1, len));
+            i += len - 1;
+            const uint32_t cp = c.empty() ? uint32_t(uint8_t(e)) : uint32_t(c[0]);
+            const uint32_t raw = cp >= 0xDC80 && cp <= 0xDCFF ? cp - 0xDC00 : cp;
+            out += '\\';
+            hex_escape(out, raw <= 0xFF ? "x" : raw <= 0xFFFF ? "u" : "U", raw, raw <= 0xFF ? 2 : raw <= 0xFFFF ? 4 : 8);
+            for (size_t r = 1; r < c.size(); ++r) put(out, c[r]);
           } else {
             out += '\\';
             out += e;
@@ -1976,33 +1988,60 @@ class Parser {
     }
   }
 
+  // One index or slice of a subscript: a slice is a Slice node without its object.
+  ExprP parse_subscribed() {
+    const int line = cur().line;
+    ExprP parts[3];
+    if (op(":")) {
+      ++p_;
+    } else {
+      ExprP e = parse_expression();
+      if (!op(":")) return e;
+      ++p_;
+      parts[0] = std::move(e);
+    }
+    auto end = [&] { return op("]") || op(","); };
+    if (!op(":") && !end()) parts[1] = parse_expression();
+    if (op(":")) {
+      ++p_;
+      if (!end()) parts[2] = parse_expression();
+    }
+    auto e = node(E::Slice, line);
+    e->a.push_back(nullptr);  // the object, filled in by parse_subscript
+    for (auto& part : parts) e->a.push_back(std::move(part));
+    return e;
+  }
+
   ExprP parse_subscript(ExprP obj) {
     const int line = cur().line;
     ++p_;  // [
-    ExprP parts[3];
-    bool slice = false;
-    if (!op(":")) {
-      parts[0] = parse_expression();
-      if (!op(":")) {
-        if (op(",")) fail(cur().line, "unsupported subscript with several indices");
-        expect_op("]");
-        auto e = node(E::Item, line);
-        e->a.push_back(std::move(obj));
-        e->a.push_back(std::move(parts[0]));
-        return seal(std::move(e));
-      }
+    std::vector<ExprP> args;
+    while (!op("]")) {
+      if (!args.empty()) expect_op(",");
+      args.push_back(parse_subscribed());
     }
-    slice = true;
-    ++p_;  // :
-    if (!op(":") && !op("]")) parts[1] = parse_expression();
-    if (op(":")) {
-      ++p_;
-      if (!op("]")) parts[2] = parse_expression();
+    ++p_;
+    if (args.size() == 1 && args[0]->k == E::Slice) {
+      args[0]->a[0] = std::move(obj);
+      return seal(std::move(args[0]));
     }
-    expect_op("]");
-    auto e = node(slice ? E::Slice : E::Item, line);
+    auto e = node(E::Item, line);
     e->a.push_back(std::move(obj));
-    for (auto& part : parts) e->a.push_back(std::move(part));
+    if (args.size() == 1) {
+      e->a.push_back(std::move(args[0]));
+    } else {
+      // obj[a, b] or obj[]: a tuple key, which no list or JSON object has (undefined);
+      // a slice inside counts as None.
+      auto key = node(E::Tuple, line);
+      for (auto& x : args) {
+        if (x->k == E::Slice) {
+          x = node(E::Const, x->line);
+          x->v = none();
+        }
+        key->a.push_back(std::move(x));
+      }
+      e->a.push_back(seal(std::move(key)));
+    }
     return seal(std::move(e));
   }
 
