@@ -292,6 +292,10 @@ SNIPPETS = [
     "{% set ns = namespace(v=n) %}{% for i in [1] %}{% set ns.v = ns.v + n %}{% endfor %}{{ ns.v }}{% set n = 0 %}",
     "{{ x }}\n    {% if t %}y{% endif %}|{{ x }}    {% if t %}y{% endif %}|\u3000 {% if t %}x{% endif %}",
     "{{ messages | selectattr('role', '==', 'user') | list | length }} {{ l | select('>', 1) | list }}",
+    # corners found by comparing random templates
+    "{{ f is even }} {{ f is odd }} {{ 3.0 is odd }} {{ '\u0661\u0662' | int }} {{ '\u0661.5' | float }} {{ \"\\\u00e9\\\u20ac\" }}",
+    "{{ d[1, 2] }}|{{ l[] }}|{{ ff and not [1] }}",
+    "{{ 'ΣΑΣ ΣΑΣ' | lower }} {{ 'ǅ ǆ Ǆ ﬁ ß ŉ' | title }} {{ 'ǅ ǆ Ǆ ﬁ ß ŉ'.title() }} {{ 'e\u0301t hello-world (x) [y] <z> {w}' | title }} {{ 'İstanbul' | lower }} {{ 'ﬀ' | capitalize }}",
     # refused by jinja2 (and so by vkformer)
     "{{ 1 / 0 }}",
     "{{ 1 // 0 }}",
@@ -322,6 +326,7 @@ SNIPPETS = [
     "{% endif %}",
     "{{ 'unterminated }}",
     "{{ 1 + }}",
+    "{{ l[0:1, 2] }}",
     "{{ ) }}",
     "{# unclosed comment",
     "{{ n is divisibleby }}",

@@ -2030,14 +2030,10 @@ class Parser {
     if (args.size() == 1) {
       e->a.push_back(std::move(args[0]));
     } else {
-      // obj[a, b] or obj[]: a tuple key, which no list or JSON object has (undefined);
-      // a slice inside counts as None.
+      // obj[a, b] or obj[]: a tuple key, which no list or JSON object has (undefined).
       auto key = node(E::Tuple, line);
       for (auto& x : args) {
-        if (x->k == E::Slice) {
-          x = node(E::Const, x->line);
-          x->v = none();
-        }
+        if (x->k == E::Slice) fail(x->line, "a slice among several indices");  // jinja2 compiles invalid Python
         key->a.push_back(std::move(x));
       }
       e->a.push_back(seal(std::move(key)));
@@ -2320,6 +2316,14 @@ std::string py_format(const std::string& f, const Args& a, int line) {
   return out;
 }
 
+// A character of a number as int() and float() read it: ASCII, or any Unicode
+// decimal digit as its value ('١' is 1); 0 for anything else.
+char ascii_digit(char32_t c) {
+  if (c < 0x80) return c ? char(c) : 0;
+  if (is_surrogate(c) || u_charType(UChar32(c)) != U_DECIMAL_DIGIT_NUMBER) return 0;
+  return char('0' + u_charDigitValue(UChar32(c)));
+}
+
 // Python's int(str, base): whitespace around, a sign, digits with single underscores.
 bool parse_int(const std::string& text, int base, int64_t& out) {
   U32 u = decode(text);
@@ -2328,8 +2332,9 @@ bool parse_int(const std::string& text, int base, int64_t& out) {
   while (b > a && py_space(u[b - 1])) --b;
   std::string s;
   for (size_t k = a; k < b; ++k) {
-    if (u[k] >= 0x80) return false;
-    s += char(u[k]);
+    const char c = ascii_digit(u[k]);
+    if (!c) return false;
+    s += c;
   }
   bool neg = false;
   size_t k = 0;
@@ -2366,8 +2371,9 @@ bool parse_float(const std::string& text, double& out) {
   while (b > a && py_space(u[b - 1])) --b;
   std::string s;
   for (size_t k = a; k < b; ++k) {
-    if (u[k] >= 0x80) return false;
-    s += char(u[k]);
+    const char c = ascii_digit(u[k]);
+    if (!c) return false;
+    s += c;
   }
   std::string body = s;
   std::string sign;
@@ -2511,6 +2517,10 @@ const std::vector<std::string_view> kPyDictMethods = {"clear", "copy", "fromkeys
 const std::vector<std::string_view> kPyListMethods = {"append", "clear", "copy", "count", "extend", "index",
                                                       "insert", "pop", "remove", "reverse", "sort"};
 
+bool indexable(const Value& v) {
+  return v.t == T::List && (v.l->kind == LK::List || v.l->kind == LK::Tuple || v.l->kind == LK::Range);
+}
+
 // obj.name as jinja2's sandbox resolves it: Python attributes (methods) first,
 // then items; a missing one is Undefined.
 Value get_attr(const Value& obj, const std::string& n, int line) {
@@ -2536,16 +2546,14 @@ Value get_attr(const Value& obj, const std::string& n, int line) {
       if (const Value* v = obj.d->find(n)) return *v;
       break;
     case T::List:
-      if ((obj.l->kind == LK::List || obj.l->kind == LK::Tuple) && among(kPyListMethods, n))
-        return undef("unsupported list method " + quote(n) + " (the sandbox allows no changes)");
+      if (indexable(obj) && among(kPyListMethods, n)) {
+        const bool changes = n != "count" && n != "index" && n != "copy";
+        return undef("unsupported " + type_name(obj) + " method " + quote(n) + (changes ? " (the sandbox allows no changes)" : ""));
+      }
       break;
     default: break;
   }
   return undef("'" + type_name(obj) + " object' has no attribute " + quote(n));
-}
-
-bool indexable(const Value& v) {
-  return v.t == T::List && (v.l->kind == LK::List || v.l->kind == LK::Tuple || v.l->kind == LK::Range);
 }
 
 // obj[key]: the item first, then (for a string key) the attribute.
@@ -2935,8 +2943,7 @@ bool apply_test(const std::string& n, const Value& v, const Args& a, int line) {
   }
   if (n == "odd" || n == "even") {
     arg(0);
-    const double r = py_mod_num(v, integer(2), line);
-    return (r == 1) == (n == "odd");
+    return py_mod_num(v, integer(2), line) == (n == "odd" ? 1 : 0);
   }
   if (n == "divisibleby") return py_mod_num(v, arg(1), line) == 0;
   if (n == "eq" || n == "equalto" || n == "==") return py_eq(v, arg(1));
