@@ -284,6 +284,20 @@ TEST(Jinja, RefusesWhatItDoesNotImplement) {
   EXPECT_EQ(error("{% for i in l %}{{ loop.changed(i) }}{% endfor %}"), "chat_template: line 1: unsupported loop.changed()");
 }
 
+TEST(Jinja, HostileTemplatesAreBounded) {
+  std::string sum = "{{ 1";
+  for (int k = 0; k < 100000; ++k) sum += "+1";
+  EXPECT_EQ(error(sum + " }}"), "chat_template: line 1: expression nested too deeply");
+  std::string ifs;
+  for (int k = 0; k < 1000; ++k) ifs += "{% if t %}";
+  EXPECT_EQ(error(ifs), "chat_template: line 1: blocks nested too deeply");
+  EXPECT_EQ(error("{% set ns = namespace(x=[]) %}{% for i in range(100000) %}{% set ns.x = [ns.x] %}{% endfor %}"),
+            "chat_template: line 1: value nested too deeply");
+  // A namespace holding itself: a cycle, emptied when the render ends (ASan's leak check).
+  EXPECT_EQ(render("{% set ns = namespace() %}{% set ns.me = ns %}{{ ns.me.me is defined }}"), "True");
+  EXPECT_EQ(error("{% set ns = namespace() %}{% set ns.me = ns %}{{ ns }}"), "chat_template: line 1: value nested too deeply to print");
+}
+
 TEST(Jinja, ParseOnceRenderMany) {
   const jinja::Template t("{% for m in messages %}{{ m.role }}:{{ m.content }};{% endfor %}");
   const jinja::Template copy = t;

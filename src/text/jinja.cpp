@@ -381,11 +381,13 @@ struct ListData {
   LK kind = LK::List;
   size_t pos = 0;                            // Generator: items already consumed
   int64_t start = 0, stop = 0, step = 1;     // Range, for printing
+  int depth = 1;                             // of nested containers (see kMaxValueDepth)
 };
 
 struct DictData {
   std::vector<std::pair<std::string, Value>> items;
   bool loop = false;  // the `loop` object of a for loop
+  int depth = 1;      // of nested containers (a namespace's grows as it is set)
 
   const Value* find(std::string_view k) const {
     for (const auto& [key, v] : items)
@@ -442,18 +444,31 @@ Value str(std::string s) {
   v.s = std::make_shared<const std::string>(std::move(s));
   return v;
 }
+// Values nest only as deep as a template builds them, but a loop can keep wrapping
+// a namespace attribute ({% set ns.x = [ns.x] %}): freeing, printing or comparing
+// such a value recurses along it, so setting one deeper than this is refused.
+constexpr int kMaxValueDepth = 400;
+
+int depth_of(const Value& v) {
+  if (v.t == T::List) return v.l->depth;
+  if (v.t == T::Dict || v.t == T::Namespace) return v.d->depth;
+  return 0;
+}
+
 Value list(std::vector<Value> items, LK kind = LK::List) {
   Value v;
   v.t = T::List;
   v.l = std::make_shared<ListData>();
   v.l->items = std::move(items);
   v.l->kind = kind;
+  for (const Value& x : v.l->items) v.l->depth = std::max(v.l->depth, 1 + depth_of(x));
   return v;
 }
 Value dict(std::shared_ptr<DictData> d) {
   Value v;
   v.t = T::Dict;
   v.d = std::move(d);
+  for (const auto& kv : v.d->items) v.d->depth = std::max(v.d->depth, 1 + depth_of(kv.second));
   return v;
 }
 Value func(std::string name, Value self = Value{}) {
@@ -3051,10 +3066,17 @@ Value dict_method(const std::string& m, const Value& self, const Args& a, int li
   return list(std::move(out), m == "items" ? LK::Items : m == "keys" ? LK::Keys : LK::Values);
 }
 
-Value call_func(const FuncData& fn, const Args& a, int line) {
+// `namespaces` collects the namespaces made, which the renderer empties at the end:
+// {% set ns.me = ns %} makes a cycle that reference counting alone never frees.
+Value call_func(const FuncData& fn, const Args& a, int line, std::vector<std::weak_ptr<DictData>>* namespaces) {
   const std::string& n = fn.name;
   if (n == "range") return make_range(a, line);
-  if (n == "namespace" || n == "dict") return make_dict(n, a, line);
+  if (n == "namespace" || n == "dict") {
+    Value v = make_dict(n, a, line);
+    if (v.d->depth > kMaxValueDepth) fail(line, "value nested too deeply");
+    if (v.t == T::Namespace && namespaces) namespaces->push_back(v.d);
+    return v;
+  }
   if (n == "raise_exception") {
     const auto p = bind(a, {"message"}, n, line);
     if (!p[0]) fail(line, "raise_exception() missing 1 required positional argument: 'message'");
@@ -3206,6 +3228,13 @@ enum class Flow { Normal, Break, Continue };
 class Renderer {
  public:
   explicit Renderer(const std::unordered_map<std::string, Value>& context) : ctx_(context) {}
+  Renderer(const Renderer&) = delete;
+  Renderer& operator=(const Renderer&) = delete;
+  ~Renderer() {
+    frames_.clear();
+    for (const auto& w : namespaces_)
+      if (const auto ns = w.lock()) ns->items.clear();
+  }
 
   std::string run(const Body& body, const std::vector<std::string>& fresh) {
     std::string out;
@@ -3220,6 +3249,7 @@ class Renderer {
   const std::unordered_map<std::string, Value>& ctx_;
   std::vector<Frame> frames_;  // the template's own variables: the top level, then one per loop iteration
   std::string* out_ = nullptr;
+  std::vector<std::weak_ptr<DictData>> namespaces_;  // made by namespace(): emptied at the end
 
   Value lookup(const std::string& n) const {
     for (auto f = frames_.rbegin(); f != frames_.rend(); ++f)
@@ -3249,6 +3279,8 @@ class Renderer {
     if (!tg.attr.empty()) {
       const Value ns = lookup(tg.names[0]);
       if (ns.t != T::Namespace) fail(line, "cannot assign attribute on non-namespace object");
+      ns.d->depth = std::max(ns.d->depth, 1 + depth_of(v));
+      if (ns.d->depth > kMaxValueDepth) fail(line, "value nested too deeply");
       ns.d->set(tg.attr, v);
       return;
     }
@@ -3404,7 +3436,7 @@ class Renderer {
       case E::Call: {
         const Value callee = eval(*e.a[0]);
         const Args a = eval_args(e);
-        if (callee.t == T::Func) return call_func(*callee.fn, a, e.line);
+        if (callee.t == T::Func) return call_func(*callee.fn, a, e.line, &namespaces_);
         check_defined(callee, e.line);
         fail(e.line, "'" + type_name(callee) + "' object is not callable");
       }
