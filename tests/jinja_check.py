@@ -268,6 +268,7 @@ SNIPPETS = [
     "{% for i in l %}{% for j in l %}{% if j == 1 %}{% break %}{% endif %}{{ i }}{{ j }},{% endfor %}{{ loop.index }};{% endfor %}",
     "{% for a, b in [(1, 2), (3, 4)] %}{{ a + b }}{% endfor %} {% for k in d %}{{ k }}{% endfor %} {% for c in 'héj' %}{{ c }}.{% endfor %}",
     "{% for m in messages %}{% if loop.first %}first:{% elif loop.last %}last:{% else %}mid:{% endif %}{{ m.role }} {% endfor %}",
+    "{% for m in messages %}{{ loop }} {{ [loop] }} {% endfor %}",
     "{% if n > 10 %}big{% elif n > 5 %}medium{% else %}small{% endif %} {% if undefined_thing %}x{% elif nothing %}y{% else %}z{% endif %}",
     "{% print n %} {% generation %}{{ 'generated' }}{% endgeneration %} {{ dict(a=1, b=[2]) }} {{ range(2, 8, 2) | list }}",
     "{{ messages[0]['content'] if messages[0]['role'] == 'system' else '' }}{% set rest = messages[1:] if messages[0]['role'] == 'system' else messages %}{{ rest | length }}",

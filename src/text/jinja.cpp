@@ -742,7 +742,10 @@ void repr(std::string& out, const Value& v, int line, int depth) {
       }
       return;
     case T::Dict:
-      if (v.d->loop) fail(line, "cannot print the loop object");
+      if (v.d->loop) {
+        out += "<LoopContext " + std::to_string(v.d->find("index")->i) + "/" + std::to_string(v.d->find("length")->i) + ">";
+        return;
+      }
       repr_dict(out, *v.d, line, depth);
       return;
     case T::Namespace:
