@@ -26,11 +26,14 @@ import sys
 import tempfile
 from datetime import datetime
 
-import jinja2
-from jinja2 import nodes
-from jinja2.exceptions import TemplateError
-from jinja2.ext import Extension
-from jinja2.sandbox import ImmutableSandboxedEnvironment
+try:
+    import jinja2
+    from jinja2 import nodes
+    from jinja2.exceptions import TemplateError
+    from jinja2.ext import Extension
+    from jinja2.sandbox import ImmutableSandboxedEnvironment
+except ImportError:
+    sys.exit("jinja_check: jinja2 is missing: install python3-jinja2 (tools/install-deps.sh)")
 
 
 def reference_env():
