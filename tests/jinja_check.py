@@ -26,11 +26,14 @@ import sys
 import tempfile
 from datetime import datetime
 
-import jinja2
-from jinja2 import nodes
-from jinja2.exceptions import TemplateError
-from jinja2.ext import Extension
-from jinja2.sandbox import ImmutableSandboxedEnvironment
+try:
+    import jinja2
+    from jinja2 import nodes
+    from jinja2.exceptions import TemplateError
+    from jinja2.ext import Extension
+    from jinja2.sandbox import ImmutableSandboxedEnvironment
+except ImportError:
+    sys.exit("jinja_check: jinja2 is missing: install python3-jinja2 (tools/install-deps.sh)")
 
 
 def reference_env():
@@ -268,6 +271,7 @@ SNIPPETS = [
     "{% for i in l %}{% for j in l %}{% if j == 1 %}{% break %}{% endif %}{{ i }}{{ j }},{% endfor %}{{ loop.index }};{% endfor %}",
     "{% for a, b in [(1, 2), (3, 4)] %}{{ a + b }}{% endfor %} {% for k in d %}{{ k }}{% endfor %} {% for c in 'héj' %}{{ c }}.{% endfor %}",
     "{% for m in messages %}{% if loop.first %}first:{% elif loop.last %}last:{% else %}mid:{% endif %}{{ m.role }} {% endfor %}",
+    "{% for m in messages %}{{ loop }} {{ [loop] }} {% endfor %}",
     "{% if n > 10 %}big{% elif n > 5 %}medium{% else %}small{% endif %} {% if undefined_thing %}x{% elif nothing %}y{% else %}z{% endif %}",
     "{% print n %} {% generation %}{{ 'generated' }}{% endgeneration %} {{ dict(a=1, b=[2]) }} {{ range(2, 8, 2) | list }}",
     "{{ messages[0]['content'] if messages[0]['role'] == 'system' else '' }}{% set rest = messages[1:] if messages[0]['role'] == 'system' else messages %}{{ rest | length }}",
@@ -292,6 +296,10 @@ SNIPPETS = [
     "{% set ns = namespace(v=n) %}{% for i in [1] %}{% set ns.v = ns.v + n %}{% endfor %}{{ ns.v }}{% set n = 0 %}",
     "{{ x }}\n    {% if t %}y{% endif %}|{{ x }}    {% if t %}y{% endif %}|\u3000 {% if t %}x{% endif %}",
     "{{ messages | selectattr('role', '==', 'user') | list | length }} {{ l | select('>', 1) | list }}",
+    # corners found by comparing random templates
+    "{{ f is even }} {{ f is odd }} {{ 3.0 is odd }} {{ '\u0661\u0662' | int }} {{ '\u0661.5' | float }} {{ \"\\\u00e9\\\u20ac\" }}",
+    "{{ d[1, 2] }}|{{ l[] }}|{{ ff and not [1] }}",
+    "{{ 'ΣΑΣ ΣΑΣ' | lower }} {{ 'ǅ ǆ Ǆ ﬁ ß ŉ' | title }} {{ 'ǅ ǆ Ǆ ﬁ ß ŉ'.title() }} {{ 'e\u0301t hello-world (x) [y] <z> {w}' | title }} {{ 'İstanbul' | lower }} {{ 'ﬀ' | capitalize }}",
     # refused by jinja2 (and so by vkformer)
     "{{ 1 / 0 }}",
     "{{ 1 // 0 }}",
@@ -322,6 +330,7 @@ SNIPPETS = [
     "{% endif %}",
     "{{ 'unterminated }}",
     "{{ 1 + }}",
+    "{{ l[0:1, 2] }}",
     "{{ ) }}",
     "{# unclosed comment",
     "{{ n is divisibleby }}",

@@ -381,11 +381,13 @@ struct ListData {
   LK kind = LK::List;
   size_t pos = 0;                            // Generator: items already consumed
   int64_t start = 0, stop = 0, step = 1;     // Range, for printing
+  int depth = 1;                             // of nested containers (see kMaxValueDepth)
 };
 
 struct DictData {
   std::vector<std::pair<std::string, Value>> items;
   bool loop = false;  // the `loop` object of a for loop
+  int depth = 1;      // of nested containers (a namespace's grows as it is set)
 
   const Value* find(std::string_view k) const {
     for (const auto& [key, v] : items)
@@ -442,18 +444,31 @@ Value str(std::string s) {
   v.s = std::make_shared<const std::string>(std::move(s));
   return v;
 }
+// Values nest only as deep as a template builds them, but a loop can keep wrapping
+// a namespace attribute ({% set ns.x = [ns.x] %}): freeing, printing or comparing
+// such a value recurses along it, so setting one deeper than this is refused.
+constexpr int kMaxValueDepth = 400;
+
+int depth_of(const Value& v) {
+  if (v.t == T::List) return v.l->depth;
+  if (v.t == T::Dict || v.t == T::Namespace) return v.d->depth;
+  return 0;
+}
+
 Value list(std::vector<Value> items, LK kind = LK::List) {
   Value v;
   v.t = T::List;
   v.l = std::make_shared<ListData>();
   v.l->items = std::move(items);
   v.l->kind = kind;
+  for (const Value& x : v.l->items) v.l->depth = std::max(v.l->depth, 1 + depth_of(x));
   return v;
 }
 Value dict(std::shared_ptr<DictData> d) {
   Value v;
   v.t = T::Dict;
   v.d = std::move(d);
+  for (const auto& kv : v.d->items) v.d->depth = std::max(v.d->depth, 1 + depth_of(kv.second));
   return v;
 }
 Value func(std::string name, Value self = Value{}) {
@@ -727,7 +742,10 @@ void repr(std::string& out, const Value& v, int line, int depth) {
       }
       return;
     case T::Dict:
-      if (v.d->loop) fail(line, "cannot print the loop object");
+      if (v.d->loop) {
+        out += "<LoopContext " + std::to_string(v.d->find("index")->i) + "/" + std::to_string(v.d->find("length")->i) + ">";
+        return;
+      }
       repr_dict(out, *v.d, line, depth);
       return;
     case T::Namespace:
@@ -1196,6 +1214,18 @@ class Lexer {
             uint32_t v = uint32_t(e - '0');
             for (int d = 0; d < 2 && i < k && src_[i] >= '0' && src_[i] <= '7'; ++d) v = v * 8 + uint32_t(src_[i++] - '0');
             put(out, char32_t(v));
+          } else if (uint8_t(e) >= 0x80) {
+            // jinja2 escapes non-ASCII characters (backslashreplace) before decoding the
+            // escapes: a backslash before one leaves the text of that escape, \xe9.
+            size_t len = uint8_t(e) >= 0xF0 ? 4 : uint8_t(e) >= 0xE0 ? 3 : 2;
+            len = std::min(len, k - (i - 1));
+            const U32 c = decode(std::string_view(src_).substr(i - 1, len));
+            i += len - 1;
+            const uint32_t cp = c.empty() ? uint32_t(uint8_t(e)) : uint32_t(c[0]);
+            const uint32_t raw = cp >= 0xDC80 && cp <= 0xDCFF ? cp - 0xDC00 : cp;
+            out += '\\';
+            hex_escape(out, raw <= 0xFF ? "x" : raw <= 0xFFFF ? "u" : "U", raw, raw <= 0xFF ? 2 : raw <= 0xFFFF ? 4 : 8);
+            for (size_t r = 1; r < c.size(); ++r) put(out, c[r]);
           } else {
             out += '\\';
             out += e;
@@ -1223,12 +1253,25 @@ struct Expr {
   std::vector<std::pair<std::string, ExprP>> kw;   // Call, Filter, Test keyword arguments
   std::vector<std::string> ops;                    // Compare
   bool negated = false;                            // Test: `is not`
+  int depth = 1;                                   // of the tree below (see seal)
 };
 
 ExprP node(E k, int line) {
   auto e = std::make_unique<Expr>();
   e->k = k;
   e->line = line;
+  return e;
+}
+
+// Records the depth of a finished node: evaluating (and freeing) a tree recurses
+// along it, so hostile input such as 1+1+...+1 is bounded here.
+ExprP seal(ExprP e) {
+  int d = 0;
+  for (const auto& c : e->a)
+    if (c) d = std::max(d, c->depth);
+  for (const auto& kv : e->kw) d = std::max(d, kv.second->depth);
+  e->depth = d + 1;
+  if (e->depth > 300) fail(e->line, "expression nested too deeply");
   return e;
 }
 
@@ -1434,6 +1477,7 @@ class Parser {
   size_t p_ = 0;
   int loop_depth_ = 0;
   int nesting_ = 0;
+  int blocks_ = 0;  // open {% for %}, {% if %}... (bounded like nesting_)
 
   const Token& cur() const { return t_[p_]; }
   const Token& peek(size_t k = 1) const { return t_[std::min(p_ + k, t_.size() - 1)]; }
@@ -1452,6 +1496,7 @@ class Parser {
   // Statements until a {% name %} with `name` in `ends`; returns that name with the
   // cursor on it ("" at the end of the template, where `ends` must be empty).
   std::string parse_body(Body& out, std::initializer_list<std::string_view> ends, const char* opener, int opener_line) {
+    if (ends.size() && ++blocks_ > 200) fail(cur().line, "blocks nested too deeply");
     for (;;) {
       const Token& t = cur();
       switch (t.k) {
@@ -1481,6 +1526,7 @@ class Parser {
           const Token& nm = peek();
           if (nm.k == Tk::Name && std::find(ends.begin(), ends.end(), nm.text) != ends.end()) {
             ++p_;
+            --blocks_;
             return nm.text;
           }
           ++p_;
@@ -1700,7 +1746,7 @@ class Parser {
     }
     auto e = node(E::Tuple, line);
     e->a = std::move(items);
-    return e;
+    return seal(std::move(e));
   }
 
   ExprP parse_expression(bool condexpr = true) {
@@ -1720,7 +1766,7 @@ class Parser {
       c->a.push_back(std::move(test));
       c->a.push_back(std::move(e));
       c->a.push_back(std::move(orelse));
-      e = std::move(c);
+      e = seal(std::move(c));
     }
     return e;
   }
@@ -1730,7 +1776,7 @@ class Parser {
     e->name = std::move(opname);
     e->a.push_back(std::move(l));
     e->a.push_back(std::move(r));
-    return e;
+    return seal(std::move(e));
   }
 
   ExprP parse_or() {
@@ -1760,7 +1806,7 @@ class Parser {
       ++p_;
       auto e = node(E::Not, line);
       e->a.push_back(parse_not());
-      return e;
+      return seal(std::move(e));
     }
     return parse_compare();
   }
@@ -1788,7 +1834,7 @@ class Parser {
     }
     if (e->ops.empty()) return first;
     e->a.insert(e->a.begin(), std::move(first));
-    return e;
+    return seal(std::move(e));
   }
 
   ExprP parse_math1() {
@@ -1840,6 +1886,7 @@ class Parser {
       ++p_;
       e = node(neg ? E::Neg : E::Pos, line);
       e->a.push_back(parse_unary(false));
+      e = seal(std::move(e));
     } else {
       e = parse_primary();
     }
@@ -1904,7 +1951,7 @@ class Parser {
             e->a.push_back(parse_expression());
           }
           ++p_;
-          return e;
+          return seal(std::move(e));
         }
         if (t.text == "{") {
           ++p_;
@@ -1919,7 +1966,7 @@ class Parser {
             e->a.push_back(parse_expression());
           }
           ++p_;
-          return e;
+          return seal(std::move(e));
         }
         break;
       default: break;
@@ -1937,14 +1984,14 @@ class Parser {
           auto a = node(E::Attr, line);
           a->name = t.text;
           a->a.push_back(std::move(e));
-          e = std::move(a);
+          e = seal(std::move(a));
         } else if (t.k == Tk::Int) {
           auto a = node(E::Item, line);
           a->a.push_back(std::move(e));
           auto c = node(E::Const, line);
           c->v = integer(t.i);
           a->a.push_back(std::move(c));
-          e = std::move(a);
+          e = seal(std::move(a));
         } else {
           fail(t.line, "expected an attribute name after '.', got " + describe(t));
         }
@@ -1959,34 +2006,57 @@ class Parser {
     }
   }
 
+  // One index or slice of a subscript: a slice is a Slice node without its object.
+  ExprP parse_subscribed() {
+    const int line = cur().line;
+    ExprP parts[3];
+    if (op(":")) {
+      ++p_;
+    } else {
+      ExprP e = parse_expression();
+      if (!op(":")) return e;
+      ++p_;
+      parts[0] = std::move(e);
+    }
+    auto end = [&] { return op("]") || op(","); };
+    if (!op(":") && !end()) parts[1] = parse_expression();
+    if (op(":")) {
+      ++p_;
+      if (!end()) parts[2] = parse_expression();
+    }
+    auto e = node(E::Slice, line);
+    e->a.push_back(nullptr);  // the object, filled in by parse_subscript
+    for (auto& part : parts) e->a.push_back(std::move(part));
+    return e;
+  }
+
   ExprP parse_subscript(ExprP obj) {
     const int line = cur().line;
     ++p_;  // [
-    ExprP parts[3];
-    bool slice = false;
-    if (!op(":")) {
-      parts[0] = parse_expression();
-      if (!op(":")) {
-        if (op(",")) fail(cur().line, "unsupported subscript with several indices");
-        expect_op("]");
-        auto e = node(E::Item, line);
-        e->a.push_back(std::move(obj));
-        e->a.push_back(std::move(parts[0]));
-        return e;
-      }
+    std::vector<ExprP> args;
+    while (!op("]")) {
+      if (!args.empty()) expect_op(",");
+      args.push_back(parse_subscribed());
     }
-    slice = true;
-    ++p_;  // :
-    if (!op(":") && !op("]")) parts[1] = parse_expression();
-    if (op(":")) {
-      ++p_;
-      if (!op("]")) parts[2] = parse_expression();
+    ++p_;
+    if (args.size() == 1 && args[0]->k == E::Slice) {
+      args[0]->a[0] = std::move(obj);
+      return seal(std::move(args[0]));
     }
-    expect_op("]");
-    auto e = node(slice ? E::Slice : E::Item, line);
+    auto e = node(E::Item, line);
     e->a.push_back(std::move(obj));
-    for (auto& part : parts) e->a.push_back(std::move(part));
-    return e;
+    if (args.size() == 1) {
+      e->a.push_back(std::move(args[0]));
+    } else {
+      // obj[a, b] or obj[]: a tuple key, which no list or JSON object has (undefined).
+      auto key = node(E::Tuple, line);
+      for (auto& x : args) {
+        if (x->k == E::Slice) fail(x->line, "a slice among several indices");  // jinja2 compiles invalid Python
+        key->a.push_back(std::move(x));
+      }
+      e->a.push_back(seal(std::move(key)));
+    }
+    return seal(std::move(e));
   }
 
   ExprP parse_call(ExprP callee) {
@@ -1998,7 +2068,7 @@ class Parser {
     auto e = node(E::Call, line);
     e->a.push_back(std::move(callee));
     parse_call_args(*e);
-    return e;
+    return seal(std::move(e));
   }
 
   // Positional arguments go after the operands already in e.a, keywords to e.kw.
@@ -2055,7 +2125,7 @@ class Parser {
     }
     e->a.push_back(std::move(subject));
     if (op("(")) parse_call_args(*e);
-    return e;
+    return seal(std::move(e));
   }
 
   ExprP parse_test(ExprP subject) {
@@ -2080,7 +2150,7 @@ class Parser {
       if (name("is")) fail(t.line, "you cannot chain several tests with 'is'");
       e->a.push_back(parse_postfix(parse_primary()));
     }
-    return e;
+    return seal(std::move(e));
   }
 };
 
@@ -2264,6 +2334,14 @@ std::string py_format(const std::string& f, const Args& a, int line) {
   return out;
 }
 
+// A character of a number as int() and float() read it: ASCII, or any Unicode
+// decimal digit as its value ('١' is 1); 0 for anything else.
+char ascii_digit(char32_t c) {
+  if (c < 0x80) return c ? char(c) : 0;
+  if (is_surrogate(c) || u_charType(UChar32(c)) != U_DECIMAL_DIGIT_NUMBER) return 0;
+  return char('0' + u_charDigitValue(UChar32(c)));
+}
+
 // Python's int(str, base): whitespace around, a sign, digits with single underscores.
 bool parse_int(const std::string& text, int base, int64_t& out) {
   U32 u = decode(text);
@@ -2272,8 +2350,9 @@ bool parse_int(const std::string& text, int base, int64_t& out) {
   while (b > a && py_space(u[b - 1])) --b;
   std::string s;
   for (size_t k = a; k < b; ++k) {
-    if (u[k] >= 0x80) return false;
-    s += char(u[k]);
+    const char c = ascii_digit(u[k]);
+    if (!c) return false;
+    s += c;
   }
   bool neg = false;
   size_t k = 0;
@@ -2310,8 +2389,9 @@ bool parse_float(const std::string& text, double& out) {
   while (b > a && py_space(u[b - 1])) --b;
   std::string s;
   for (size_t k = a; k < b; ++k) {
-    if (u[k] >= 0x80) return false;
-    s += char(u[k]);
+    const char c = ascii_digit(u[k]);
+    if (!c) return false;
+    s += c;
   }
   std::string body = s;
   std::string sign;
@@ -2455,6 +2535,10 @@ const std::vector<std::string_view> kPyDictMethods = {"clear", "copy", "fromkeys
 const std::vector<std::string_view> kPyListMethods = {"append", "clear", "copy", "count", "extend", "index",
                                                       "insert", "pop", "remove", "reverse", "sort"};
 
+bool indexable(const Value& v) {
+  return v.t == T::List && (v.l->kind == LK::List || v.l->kind == LK::Tuple || v.l->kind == LK::Range);
+}
+
 // obj.name as jinja2's sandbox resolves it: Python attributes (methods) first,
 // then items; a missing one is Undefined.
 Value get_attr(const Value& obj, const std::string& n, int line) {
@@ -2480,16 +2564,14 @@ Value get_attr(const Value& obj, const std::string& n, int line) {
       if (const Value* v = obj.d->find(n)) return *v;
       break;
     case T::List:
-      if ((obj.l->kind == LK::List || obj.l->kind == LK::Tuple) && among(kPyListMethods, n))
-        return undef("unsupported list method " + quote(n) + " (the sandbox allows no changes)");
+      if (indexable(obj) && among(kPyListMethods, n)) {
+        const bool changes = n != "count" && n != "index" && n != "copy";
+        return undef("unsupported " + type_name(obj) + " method " + quote(n) + (changes ? " (the sandbox allows no changes)" : ""));
+      }
       break;
     default: break;
   }
   return undef("'" + type_name(obj) + " object' has no attribute " + quote(n));
-}
-
-bool indexable(const Value& v) {
-  return v.t == T::List && (v.l->kind == LK::List || v.l->kind == LK::Tuple || v.l->kind == LK::Range);
 }
 
 // obj[key]: the item first, then (for a string key) the attribute.
@@ -2879,8 +2961,7 @@ bool apply_test(const std::string& n, const Value& v, const Args& a, int line) {
   }
   if (n == "odd" || n == "even") {
     arg(0);
-    const double r = py_mod_num(v, integer(2), line);
-    return (r == 1) == (n == "odd");
+    return py_mod_num(v, integer(2), line) == (n == "odd" ? 1 : 0);
   }
   if (n == "divisibleby") return py_mod_num(v, arg(1), line) == 0;
   if (n == "eq" || n == "equalto" || n == "==") return py_eq(v, arg(1));
@@ -2988,10 +3069,17 @@ Value dict_method(const std::string& m, const Value& self, const Args& a, int li
   return list(std::move(out), m == "items" ? LK::Items : m == "keys" ? LK::Keys : LK::Values);
 }
 
-Value call_func(const FuncData& fn, const Args& a, int line) {
+// `namespaces` collects the namespaces made, which the renderer empties at the end:
+// {% set ns.me = ns %} makes a cycle that reference counting alone never frees.
+Value call_func(const FuncData& fn, const Args& a, int line, std::vector<std::weak_ptr<DictData>>* namespaces) {
   const std::string& n = fn.name;
   if (n == "range") return make_range(a, line);
-  if (n == "namespace" || n == "dict") return make_dict(n, a, line);
+  if (n == "namespace" || n == "dict") {
+    Value v = make_dict(n, a, line);
+    if (v.d->depth > kMaxValueDepth) fail(line, "value nested too deeply");
+    if (v.t == T::Namespace && namespaces) namespaces->push_back(v.d);
+    return v;
+  }
   if (n == "raise_exception") {
     const auto p = bind(a, {"message"}, n, line);
     if (!p[0]) fail(line, "raise_exception() missing 1 required positional argument: 'message'");
@@ -3143,6 +3231,13 @@ enum class Flow { Normal, Break, Continue };
 class Renderer {
  public:
   explicit Renderer(const std::unordered_map<std::string, Value>& context) : ctx_(context) {}
+  Renderer(const Renderer&) = delete;
+  Renderer& operator=(const Renderer&) = delete;
+  ~Renderer() {
+    frames_.clear();
+    for (const auto& w : namespaces_)
+      if (const auto ns = w.lock()) ns->items.clear();
+  }
 
   std::string run(const Body& body, const std::vector<std::string>& fresh) {
     std::string out;
@@ -3157,6 +3252,7 @@ class Renderer {
   const std::unordered_map<std::string, Value>& ctx_;
   std::vector<Frame> frames_;  // the template's own variables: the top level, then one per loop iteration
   std::string* out_ = nullptr;
+  std::vector<std::weak_ptr<DictData>> namespaces_;  // made by namespace(): emptied at the end
 
   Value lookup(const std::string& n) const {
     for (auto f = frames_.rbegin(); f != frames_.rend(); ++f)
@@ -3186,6 +3282,8 @@ class Renderer {
     if (!tg.attr.empty()) {
       const Value ns = lookup(tg.names[0]);
       if (ns.t != T::Namespace) fail(line, "cannot assign attribute on non-namespace object");
+      ns.d->depth = std::max(ns.d->depth, 1 + depth_of(v));
+      if (ns.d->depth > kMaxValueDepth) fail(line, "value nested too deeply");
       ns.d->set(tg.attr, v);
       return;
     }
@@ -3341,7 +3439,7 @@ class Renderer {
       case E::Call: {
         const Value callee = eval(*e.a[0]);
         const Args a = eval_args(e);
-        if (callee.t == T::Func) return call_func(*callee.fn, a, e.line);
+        if (callee.t == T::Func) return call_func(*callee.fn, a, e.line, &namespaces_);
         check_defined(callee, e.line);
         fail(e.line, "'" + type_name(callee) + "' object is not callable");
       }
