@@ -59,6 +59,7 @@ WallFigures measure_wall(Session& s, const Workload& w, unsigned repeat) {
   GenerateOptions g;
   g.max_new_tokens = w.max_new_tokens;
   g.stop_at_eos = false;
+  g.kv_cache = w.kv_cache;
   for (unsigned i = 0; i < repeat; ++i) {  // the last step is at w.position; earlier ones warm up
     auto t0 = std::chrono::steady_clock::now();
     s.generate(w.src, g);
@@ -149,6 +150,7 @@ Profiled measure_profiled(Session& s, const Workload& w, unsigned repeat) {
     GenerateOptions g;
     g.max_new_tokens = w.max_new_tokens;
     g.stop_at_eos = false;
+    g.kv_cache = w.kv_cache;
     for (unsigned i = 0; i < repeat; ++i) {
       s.generate(w.src, g);  // timings are the last submission's: the step at w.position
       step.push_back(breakdown(s.stats().timings));
@@ -285,6 +287,7 @@ Workload make_workload(const ModelConfig& c, bool has_generator, const ProfileOp
   // Decoder-only: the prompt gives the first token, step t feeds it at src_len + t - 1.
   w.position = w.encdec ? o.tgt_len - 1 : o.src_len + o.tgt_len;
   w.max_new_tokens = w.encdec ? o.tgt_len : o.tgt_len + 2;
+  w.kv_cache = parse_kv_cache_type(o.kv_cache, "--kv-cache");
   return w;
 }
 

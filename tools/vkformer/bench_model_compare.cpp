@@ -36,6 +36,7 @@ int run_bench_model_compare(const ContextOptions& ctx_opts, const BenchModelOpti
   Session s[2] = {Session(model), Session(model)};
   GenerateOptions g;
   g.max_new_tokens = w.max_new_tokens;
+  g.kv_cache = w.kv_cache;
   g.stop_at_eos = false;
   auto run = [&](int k, bool step) {
     std::unique_ptr<TuningSuspended> rules;

@@ -173,6 +173,7 @@ void add_workload(CLI::App& cmd, Cli& c, vkf::tools::ProfileOptions& o, const st
   cmd.add_option("--tgt-len", o.tgt_len, "target length; the decode step is at its last position, tgt-len - 1 "
                                          "(decoder-only: at src-len + tgt-len" + tgt_len_note + ")");
   cmd.add_option("--repeat", o.repeat, repeat_help);
+  add_kv_cache(cmd, o.kv_cache);
 }
 
 /// --json: print JSON (what `help` says) instead of the command's text.

@@ -37,6 +37,7 @@ int run_forward(const ContextOptions& ctx_opts, const ModelRunOptions& o);
 struct ProfileOptions {
   std::string model_dir, precision = "fp32";
   unsigned batch = 1, src_len = 64, tgt_len = 64, repeat = 5;
+  std::string kv_cache = "auto";  ///< --kv-cache of the decode step's cache
 };
 /// `vkformer profile`: forward time, and decode-step time with the KV cache
 /// against a full recompute at the same position, with submission counts.
@@ -52,6 +53,7 @@ struct Workload {
   std::vector<Ids> prefix_src, prefix_tgt;    ///< positions [0, position]: the full recompute
   uint32_t position = 0, max_new_tokens = 0;  ///< generate()'s last step is at `position`
   uint64_t tokens = 0;                        ///< positions one forward pass runs through
+  KvCacheType kv_cache = KvCacheType::Auto;   ///< the decode step's cache (--kv-cache)
 };
 
 /// The workload of `profile`, `bench model` and `tune --model`: random ids
