@@ -147,7 +147,7 @@ TEST(BertConfig, BadConfigsNameTheKey) {
              "leaves no position after RoBERTa's offset");
   expect_bad("eps", with(tiny_bert(), "layer_norm_eps", 1e-60), "\"layer_norm_eps\" 1e-60 is outside the fp32 range");
   expect_bad("unknown-type", with(tiny_bert(), "model_type", "funnel"),
-             "unknown \"model_type\" \"funnel\" (known: \"transformer\", \"use_lite\", \"bert\", \"roberta\", \"xlm-roberta\", \"distilbert\", \"gpt2\", \"t5\", \"bart\", \"marian\", \"mbart\")");
+             "unknown \"model_type\" \"funnel\" (known: \"transformer\", \"use_lite\", \"bert\", \"roberta\", \"xlm-roberta\", \"distilbert\", \"gpt2\", \"t5\", \"bart\", \"marian\", \"mbart\", \"llama\", \"mistral\", \"qwen2\")");
 }
 
 }  // namespace

@@ -260,7 +260,7 @@ TEST_F(DeviceTest, UseLiteConfigErrors) {
   expect_bad("d_model", 13, "not divisible by \"n_heads\"");
   expect_bad("layers", nullptr, "missing key \"layers\"");
   expect_bad("embedding_scale", -1, "\"embedding_scale\" must be a positive number");
-  expect_bad("model_type", "funnel", "(known: \"transformer\", \"use_lite\", \"bert\", \"roberta\", \"xlm-roberta\", \"distilbert\", \"gpt2\", \"t5\", \"bart\", \"marian\", \"mbart\")");
+  expect_bad("model_type", "funnel", "(known: \"transformer\", \"use_lite\", \"bert\", \"roberta\", \"xlm-roberta\", \"distilbert\", \"gpt2\", \"t5\", \"bart\", \"marian\", \"mbart\", \"llama\", \"mistral\", \"qwen2\")");
   fs::remove_all(dir);
 }
 

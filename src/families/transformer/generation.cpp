@@ -66,12 +66,35 @@ class CachedSource : public KvCacheSource {
       for (uint32_t i = 0; i < slots_; ++i)  // each prompt continues at its own length
         pos[i] = int32_t(prompt_.lengths[i / beam_] + (filled_ - prompt_.len));
       ctx_.write_bytes(positions_, pos.data(), pos.size() * 4);
-      record_encoder_stack(rec, cfg_, w_, "decoder", {&ids_, &positions_, 0}, step_,
-                           {{&holes_, max_len_, true, nullptr, filled_, 0}, &caches(), &step_bias_});
+      SelfAttentionSpec self{&holes_, max_len_, true, nullptr, filled_, 0};
+      if (cfg_.sliding_window) {
+        write_window_mask(pos);
+        self.key_padding = &window_mask_;
+        self.key_padding_has_window = true;
+      }
+      record_encoder_stack(rec, cfg_, w_, "decoder", {&ids_, &positions_, 0}, step_, {self, &caches(), &step_bias_});
     }
     rec.set_scope("generator");
     record_generator(rec, *w_.generator, step_, logits_);
     ++filled_;
+  }
+
+  /// A sliding window counts positions, not cache rows: a shorter prompt's padding
+  /// rows [length, P) sit between its prompt and its new tokens. Slot i's query is
+  /// at position pos[i]; row r holds position r below P, r − (P − length) from P on.
+  void write_window_mask(const std::vector<int32_t>& pos) {
+    const uint32_t P = prompt_.len, W = cfg_.sliding_window;
+    std::vector<int32_t> mask(size_t(slots_) * max_len_, 1);
+    for (uint32_t i = 0; i < slots_; ++i) {
+      const uint32_t len = prompt_.lengths[i / beam_];
+      for (uint32_t r = 0; r <= filled_; ++r) {
+        if (r >= len && r < P) continue;  // padding
+        const int64_t p = r < P ? r : int64_t(r) - (P - len);
+        if (p > int64_t(pos[i]) - int64_t(W)) mask[size_t(i) * max_len_ + r] = 0;
+      }
+    }
+    if (window_mask_.empty()) window_mask_ = ctx_.tensor({slots_, max_len_}, DType::I32);
+    ctx_.write_bytes(window_mask_, mask.data(), mask.size() * 4);
   }
 
   // Encoder once; cross-attention K/V per layer, copied to every slot of a
@@ -148,6 +171,7 @@ class CachedSource : public KvCacheSource {
   uint32_t max_len_ = 0;
   std::vector<Tensor> cross_kv_;   ///< per decoder layer [slots, src_len, 2·kv]
   Tensor src_pad_, holes_;
+  Tensor window_mask_;  ///< sliding-window models: holes_ and each slot's window, rewritten every step
   Activations step_;
   PositionBias step_bias_;  ///< [heads, 1, max_len] for the step's query row
   Tensor ids_, positions_;

@@ -82,8 +82,9 @@ void self_attention(Recorder& rec, const ModelConfig& cfg, const LinearWeights& 
   f.mask.key_padding_stride = s.key_padding_stride;
   f.mask.causal = s.causal && !s.rows;  // own rows: key_padding hides each sequence's future
   f.mask.causal_offset = s.cache ? s.past : 0;
-  // A continuous batch's own rows carry the window in key_padding (TransformerSlots::step).
-  f.mask.window = f.mask.causal ? cfg.sliding_window : 0;
+  // A continuous batch's own rows, and a cached batch of unequal prompts, carry the
+  // window in key_padding (TransformerSlots::step, CachedSource::record_step).
+  f.mask.window = f.mask.causal && !s.key_padding_has_window ? cfg.sliding_window : 0;
   f.bias = s.bias;
   flash_attention(rec, f);
 }

@@ -65,6 +65,9 @@ struct SelfAttentionSpec {
   const std::vector<uint32_t>* rows = nullptr;
   /// [heads, len, ≥ kv_len] added to every layer's scores: the stack's PositionBias, set by the stack.
   const Tensor* bias = nullptr;
+  /// key_padding already hides the keys outside each query's sliding window (rows
+  /// and positions differ where a shorter prompt left padding rows in the cache).
+  bool key_padding_has_window = false;
   /// PositionalEncoding::Rotary: the inverse frequencies [head_dim / 2], and each
   /// token's position (the StackInput's), set by the stack.
   const Tensor* rope_inv_freq = nullptr;
