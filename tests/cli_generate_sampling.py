@@ -1,7 +1,8 @@
 """`vkformer generate` sampling against a Python reference on tests/models/decoder_only:
 the logits of each prefix from `vkformer forward` (the same forward pass generate
 --no-cache runs), HF's own logits processors in HF's order (transformers 4.44.2 in
-tools/hf/.venv) and the same seeded splitmix64 draws (tools/hf/sampling_reference.py).
+tools/hf/.venv) and the same seeded splitmix64 draws (tools/hf/sampling_reference.py);
+one case on the llama family's llama_gqa of `make hf-test-models` too.
 Also greedy with the processors, generation_config.json defaults, text prompts with a
 char tokenizer (stream, stop strings, the max-new-tokens note) and bad input: one line,
 exit 1. Usage: cli_generate_sampling.py VKFORMER SOURCE_DIR
@@ -52,12 +53,12 @@ def last_logits(model, ids, tmp):
     return [float(x) for x in np.load(out)[0, -1]]
 
 
-def reference(model, prompt, o, max_new, seed, tmp):
+def reference(model, prompt, o, max_new, seed, tmp, eos=EOS):
     """The tokens HF's processors and the documented draw choose, step by step."""
     rng, history, new = ref.SplitMix64(seed), list(prompt), []
     for _ in range(max_new):
         t = ref.step(o, history, last_logits(model, history, tmp), rng)
-        if t == EOS:
+        if t == eos:
             break
         new.append(t)
         history.append(t)
@@ -89,6 +90,17 @@ with tempfile.TemporaryDirectory() as tmp:
                 "--max-new-tokens", "10", *flags(o)]
         check(generated(*args, "--no-cache") == want, "%s seed %d, no cache: %s" % (o, seed, want))
         check(generated(*args) == want, "%s seed %d, KV cache" % (o, seed))
+
+    # The llama family (a tiny HF Llama with grouped-query attention and RoPE): the
+    # same processors and draws, with and without the (fp32) KV cache.
+    llama = os.path.join(os.environ.get("VKF_HF_MODELS", os.path.join(src, "build", "hf-models")), "llama_gqa")
+    llama_eos = json.load(open(os.path.join(llama, "config.json")))["eos_token_id"]
+    o, seed, llama_prompt = {"do_sample": True, "temperature": 0.7, "top_k": 10, "top_p": 0.9}, 8, [5, 17, 42, 9]
+    want = reference(llama, llama_prompt, o, 10, seed, tmp, llama_eos)
+    args = ["--model", llama, "--src-ids", ",".join(map(str, llama_prompt)), "--seed", str(seed),
+            "--max-new-tokens", "10", "--kv-cache", "f32", *flags(o)]
+    check(generated(*args, "--no-cache") == want, "llama_gqa %s seed %d, no cache: %s" % (o, seed, want))
+    check(generated(*args) == want, "llama_gqa %s seed %d, KV cache" % (o, seed))
 
     # An fp16 KV cache: greedy gives the fp32 cache's tokens here; auto is fp32 (no
     # family asks for fp16 yet); without fp16 storage (the no-fp16 profile) auto stays
