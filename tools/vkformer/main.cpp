@@ -139,13 +139,15 @@ void add_model_group(CLI::App& cmd, Cli& c, std::string& dir, std::string& preci
 /// How generate and chat generate: --precision, the length, the search and its
 /// sampling processors, --stop, --stream, --no-cache (generation_config.json's
 /// values when not given).
-void add_generation_options(CLI::App& cmd, vkf::tools::GenerateCliOptions& o) {
+void add_generation_options(CLI::App& cmd, vkf::tools::GenerateCliOptions& o, bool chat = false) {
   add_precision(cmd, o.precision);
   cmd.add_option("--max-new-tokens", o.max_new_tokens,
-                 "most tokens to generate per sequence (default: generation_config.json's, else 32; "
-                 "0: no limit but the model's positions)");
-  cmd.add_option("--length-penalty", o.length_penalty,
-                 "beam score = sum log p / length^this (default: generation_config.json's, else 1)");
+                 chat ? "most tokens per answer (default: none; an answer ends at its end of turn or the model's positions)"
+                      : "most tokens to generate per sequence (default: generation_config.json's, else 32; "
+                        "0: no limit but the model's positions)");
+  if (!chat)  // one answer, streamed: no beams, nothing to choose
+    cmd.add_option("--length-penalty", o.length_penalty,
+                   "beam score = sum log p / length^this (default: generation_config.json's, else 1)");
   cmd.add_flag("--do-sample", o.do_sample, "sample from the processed distribution instead of greedy");
   cmd.add_flag("--greedy", o.greedy, "greedy (or beam) even if generation_config.json says do_sample");
   cmd.add_option("--temperature", o.temperature, "sampling: divide the logits by this (> 0; default: generation_config.json's, else 1)");
@@ -158,7 +160,7 @@ void add_generation_options(CLI::App& cmd, vkf::tools::GenerateCliOptions& o) {
   cmd.add_option("--no-repeat-ngram-size", o.no_repeat_ngram_size, "never repeat an n-gram of this size (0: off; default: generation_config.json's, else 0)");
   cmd.add_option("--seed", o.seed, "sampling: seed of the host generator (default 0)");
   cmd.add_option("--stop", o.stops, "stop when this text appears; it is not printed (repeatable)");
-  cmd.add_flag("--stream", o.stream, "print the text as it is generated (one prompt)");
+  if (!chat) cmd.add_flag("--stream", o.stream, "print the text as it is generated (one prompt)");
   cmd.add_flag("--no-cache", o.no_cache, "recompute the whole prefix every step (slow; for checking)");
   add_kv_cache(cmd, o.kv_cache);
 }
@@ -296,7 +298,7 @@ std::vector<Command> command_table(Cli& c) {
          t::GenerateCliOptions& o = c.chat;
          add_model(cmd, c, o.model_dir, "model directory with a chat template (tokenizer_config.json)");
          cmd.add_option("--system", o.system, "the system message");
-         add_generation_options(cmd, o);
+         add_generation_options(cmd, o, true);
        },
        [&] { return t::run_chat(c.ctx, c.chat); }},
 
@@ -464,7 +466,7 @@ std::vector<Command> command_table(Cli& c) {
        },
        [&] { return t::run_soak(c.ctx, c.soak); }},
 
-      {"serve", "an HTTP server: OpenAI's /v1/embeddings, /v1/completions, /v1/models; the Open Inference "
+      {"serve", "an HTTP server: OpenAI's /v1/embeddings, /v1/completions, /v1/chat/completions, /v1/models; the Open Inference "
                 "Protocol v2 (KServe); /health and Prometheus /metrics (docs/serving.md)",
        [&](CLI::App& cmd) {
          t::ServeOptions& o = c.serve;
