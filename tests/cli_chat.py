@@ -59,28 +59,37 @@ check(p.returncode == 0 and p.stdout == want, f"chat, two turns piped: {p.stdout
 
 # Errors: no chat template; a template using a feature vkformer does not have.
 p = run("generate", "--model", plain_dir, "--chat", "hi")
-check(p.returncode == 1 and "tokenizer" in p.stderr and len(p.stderr.strip().split("\n")) == 1,
+check(p.returncode == 1 and "tokenizer" in p.stderr and p.stderr.count("\n") == 1,
       f"--chat without a tokenizer: exit {p.returncode}, {p.stderr.strip()!r}")
+
+
+def with_template(tmp, name, template):
+    """A copy of llama_chat whose tokenizer_config.json has `template` (None: no chat_template)."""
+    d = os.path.join(tmp, name)
+    shutil.copytree(chat_dir, d)
+    path = os.path.join(d, "tokenizer_config.json")
+    cfg = json.load(open(path))
+    cfg.pop("chat_template")
+    if template is not None:
+        cfg["chat_template"] = template
+    json.dump(cfg, open(path, "w"))
+    return d
+
+
+def one_line(p):
+    return len(p.stderr.strip().split("\n")) == 1
+
+
 with tempfile.TemporaryDirectory() as tmp:
-    plain = os.path.join(tmp, "no_template")
-    shutil.copytree(chat_dir, plain)
-    cfg_path = os.path.join(plain, "tokenizer_config.json")
-    cfg = json.load(open(cfg_path))
-    del cfg["chat_template"]
-    json.dump(cfg, open(cfg_path, "w"))
+    plain = with_template(tmp, "no_template", None)
     for cmd in (["generate", "--model", plain, "--chat", "hi"], ["chat", "--model", plain]):
         p = run(*cmd, stdin="hi\n")
-        check(p.returncode == 1 and "has no \"chat_template\"" in p.stderr and len(p.stderr.strip().split("\n")) == 1,
+        check(p.returncode == 1 and "has no \"chat_template\"" in p.stderr and one_line(p),
               f"{cmd[0]} without a chat template: exit {p.returncode}, {p.stderr.strip()!r}")
-with tempfile.TemporaryDirectory() as tmp:
-    bad = os.path.join(tmp, "bad_template")
-    shutil.copytree(chat_dir, bad)
-    cfg_path = os.path.join(bad, "tokenizer_config.json")
-    cfg = json.load(open(cfg_path))
-    cfg["chat_template"] = "{% macro greet(x) %}hi {{ x }}{% endmacro %}\n{{ greet(messages[0]['content']) }}"
-    json.dump(cfg, open(cfg_path, "w"))
+    bad = with_template(tmp, "bad_template",
+                        "{% macro greet(x) %}hi {{ x }}{% endmacro %}\n{{ greet(messages[0]['content']) }}")
     p = run("generate", "--model", bad, "--chat", "hi")
-    check(p.returncode == 1 and "macro" in p.stderr and "line 1" in p.stderr and len(p.stderr.strip().split("\n")) == 1,
+    check(p.returncode == 1 and "macro" in p.stderr and "line 1" in p.stderr and one_line(p),
           f"unsupported Jinja feature: exit {p.returncode}, {p.stderr.strip()!r}")
 
 # The server: /v1/chat/completions against the same goldens.
