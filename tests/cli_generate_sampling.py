@@ -102,9 +102,9 @@ with tempfile.TemporaryDirectory() as tmp:
     check(generated(*args, "--no-cache") == want, "llama_gqa %s seed %d, no cache: %s" % (o, seed, want))
     check(generated(*args) == want, "llama_gqa %s seed %d, KV cache" % (o, seed))
 
-    # An fp16 KV cache: greedy gives the fp32 cache's tokens here; auto is fp32 (no
-    # family asks for fp16 yet); without fp16 storage (the no-fp16 profile) auto stays
-    # fp32 and f16 is refused.
+    # An fp16 KV cache: greedy gives the fp32 cache's tokens here; auto is fp32 (the
+    # transformer family does not ask for fp16; the llama family does); without fp16
+    # storage (the no-fp16 profile) auto stays fp32 and f16 is refused.
     greedy = ["--model", MODEL, "--src-ids", ",".join(map(str, prompt)), "--max-new-tokens", "10"]
     want = generated(*greedy, "--kv-cache", "f32")
     check(generated(*greedy, "--kv-cache", "f16") == want, "--kv-cache f16 greedy equals f32: %s" % want)
