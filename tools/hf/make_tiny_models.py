@@ -309,6 +309,15 @@ def gpt2_golden(model, seqs, eos):
     return res
 
 
+def choose_eos(model, seqs):
+    """Sets the model's EOS to a token some prompt's greedy run makes first at its 3rd step or
+    later, so that generation stops early on it for that prompt; the runs without EOS tell which."""
+    model.generation_config.eos_token_id = None
+    free, _ = gpt2_greedy(model, seqs, None)
+    eos = next((t for run in free for i, t in enumerate(run) if i >= 2 and t not in run[:i]), free[0][-1])
+    model.config.eos_token_id = model.generation_config.eos_token_id = eos
+
+
 def make_gpt2(out, name, manifest, made):
     if name in GPT2_ROUNDED:  # gpt2_lm's weights rounded; the golden from them, in fp32
         model, seqs = made["gpt2_lm"]
@@ -327,12 +336,7 @@ def make_gpt2(out, name, manifest, made):
     rng = random.Random(seed)
     seqs = [[rng.randrange(0, cfg.vocab_size) for _ in range(n)] for n in GPT2_LENGTHS]
     if cls is GPT2LMHeadModel:
-        # EOS: a token some prompt's greedy run makes first at its 3rd step or later, so that
-        # generation stops early on it for that prompt; the runs without EOS tell which.
-        model.generation_config.eos_token_id = None
-        free, _ = gpt2_greedy(model, seqs, None)
-        eos = next((t for run in free for i, t in enumerate(run) if i >= 2 and t not in run[:i]), free[0][-1])
-        model.config.eos_token_id = model.generation_config.eos_token_id = eos
+        choose_eos(model, seqs)
     d = os.path.join(out, name)
     model.save_pretrained(d, safe_serialization=True)
     write_golden(d, gpt2_golden(model, seqs, model.config.eos_token_id))
@@ -419,7 +423,7 @@ def main():
         for name in list(GPT2_MODELS) + list(GPT2_ROUNDED):
             make_gpt2(build, name, manifest, gpt2)
         tiny_t5.make_all(build, manifest, randomize, write_golden)
-        tiny_llama.make_all(build, manifest, randomize, write_golden, gpt2_greedy, gpt2_golden)
+        tiny_llama.make_all(build, manifest, randomize, write_golden, choose_eos, gpt2_golden)
         for name in ENCDEC_MODELS:
             make_encdec(build, name, manifest)
         make_marian_tokenizer(build, manifest)

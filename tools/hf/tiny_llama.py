@@ -47,7 +47,7 @@ LLAMA_MODELS = {
 LLAMA_ROUNDED = {"llama_gqa_bf16": torch.bfloat16}
 
 
-def make_llama(out, name, manifest, made, randomize, write_golden, greedy, golden):
+def make_llama(out, name, manifest, made, randomize, write_golden, choose_eos, golden):
     if name in LLAMA_ROUNDED:  # llama_gqa's weights rounded and saved so; the golden from them, in fp32
         model, seqs = made["llama_gqa"]
         low = copy.deepcopy(model).to(LLAMA_ROUNDED[name])
@@ -67,11 +67,7 @@ def make_llama(out, name, manifest, made, randomize, write_golden, greedy, golde
     g = torch.Generator().manual_seed(seed)
     seqs = [torch.randint(3, model.config.vocab_size, (n,), generator=g).tolist() for n in LLAMA_LENGTHS]
     if hasattr(model, "lm_head"):
-        # EOS: a token some prompt's greedy run makes at its 3rd step or later, as for GPT-2.
-        model.generation_config.eos_token_id = None
-        free, _ = greedy(model, seqs, None)
-        eos = next((t for run in free for i, t in enumerate(run) if i >= 2 and t not in run[:i]), free[0][-1])
-        model.config.eos_token_id = model.generation_config.eos_token_id = eos
+        choose_eos(model, seqs)  # as for GPT-2: stops some prompt's greedy run early
     d = os.path.join(out, name)
     model.save_pretrained(d, safe_serialization=True)
     write_golden(d, golden(model, seqs, model.config.eos_token_id))
@@ -146,8 +142,8 @@ def make_chat(out, manifest, randomize, seed=48):
                               "tokenizer": "byte-level BPE (vocab 300, ChatML tokens) → PreTrainedTokenizerFast"}
 
 
-def make_all(out, manifest, randomize, write_golden, greedy, golden):
+def make_all(out, manifest, randomize, write_golden, choose_eos, golden):
     made = {}
     for name in list(LLAMA_MODELS) + list(LLAMA_ROUNDED):
-        make_llama(out, name, manifest, made, randomize, write_golden, greedy, golden)
+        make_llama(out, name, manifest, made, randomize, write_golden, choose_eos, golden)
     make_chat(out, manifest, randomize)
