@@ -16,26 +16,23 @@
 namespace vkf::text::hf {
 namespace {
 
-struct Options {
-  std::optional<std::string> unk, prefix, suffix;
-  bool fuse_unk = false, byte_fallback = false, ignore_merges = false;
-};
+using Options = BpeOptions;
 
 class Bpe final : public Model {
  public:
-  Bpe(Vocab vocab, const std::vector<std::pair<std::string, std::string>>& merges, Options o, std::string where)
+  Bpe(Vocab vocab, const std::vector<RankedMerge>& merges, Options o, std::string where)
       : vocab_(std::move(vocab)), o_(std::move(o)), where_(std::move(where)) {
     const size_t prefix_len = o_.prefix ? o_.prefix->size() : 0;
-    for (size_t rank = 0; rank < merges.size(); ++rank) {
-      const auto& [a, b] = merges[rank];
-      const std::string merge = "merge " + std::to_string(rank) + " \"" + printable(a + " " + b, 60) + "\"";
+    for (size_t i = 0; i < merges.size(); ++i) {
+      const auto& [a, b, rank] = merges[i];
+      const std::string merge = "merge " + std::to_string(i) + " \"" + printable(a + " " + b, 60) + "\"";
       const auto ia = vocab_.find(a), ib = vocab_.find(b);
       if (!ia || !ib)
         throw Error(where_ + ": " + merge + ": \"" + printable(ia ? b : a, 40) + "\" is not in the vocabulary");
       const std::string joined = a + (b.size() >= prefix_len ? b.substr(prefix_len) : std::string());
       const auto id = vocab_.find(joined);
       if (!id) throw Error(where_ + ": " + merge + ": the merged token \"" + printable(joined, 40) + "\" is not in the vocabulary");
-      merges_[key(*ia, *ib)] = {uint32_t(rank), *id};  // a repeated pair: the last rank counts, as in HF
+      merges_[key(*ia, *ib)] = {rank, *id};  // a repeated pair: the last rank counts, as in HF
     }
     if (o_.byte_fallback)
       for (int b = 0; b < 256; ++b) {
@@ -148,6 +145,14 @@ class Bpe final : public Model {
 };
 
 /// One merge: "a b" (exactly one space) or ["a", "b"].
+/// Merges in list order: rank = position.
+std::vector<RankedMerge> ranked(const std::vector<std::pair<std::string, std::string>>& merges) {
+  std::vector<RankedMerge> out;
+  out.reserve(merges.size());
+  for (size_t i = 0; i < merges.size(); ++i) out.push_back({merges[i].first, merges[i].second, uint32_t(i)});
+  return out;
+}
+
 std::pair<std::string, std::string> parse_merge(const JsonNode& m) {
   if (m.json().is_string()) {
     const std::string s = m.as_string();
@@ -178,12 +183,17 @@ std::unique_ptr<Model> make_bpe(const JsonNode& j) {
   o.fuse_unk = j.boolean("fuse_unk", false);
   o.byte_fallback = j.boolean("byte_fallback", false);
   o.ignore_merges = j.boolean("ignore_merges", false);
-  return std::make_unique<Bpe>(Vocab(j.at("vocab")), merges, o, j.file() + ": " + j.path());
+  return std::make_unique<Bpe>(Vocab(j.at("vocab")), ranked(merges), o, j.file() + ": " + j.path());
 }
 
 std::unique_ptr<Model> make_bpe(Vocab vocab, const std::vector<std::pair<std::string, std::string>>& merges,
                                 const std::string& where) {
-  return std::make_unique<Bpe>(std::move(vocab), merges, Options{}, where);
+  return std::make_unique<Bpe>(std::move(vocab), ranked(merges), Options{}, where);
+}
+
+std::unique_ptr<Model> make_bpe(Vocab vocab, const std::vector<RankedMerge>& merges, const BpeOptions& o,
+                                const std::string& where) {
+  return std::make_unique<Bpe>(std::move(vocab), merges, o, where);
 }
 
 }  // namespace vkf::text::hf

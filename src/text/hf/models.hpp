@@ -1,6 +1,7 @@
 // What the three models share: a vocabulary of token -> id.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -42,6 +43,21 @@ std::unique_ptr<Model> make_unigram(const JsonNode& j);
 
 /// A BPE model from parts (vocab.json + merges.txt directories).
 std::unique_ptr<Model> make_bpe(Vocab vocab, const std::vector<std::pair<std::string, std::string>>& merges,
+                                const std::string& where);
+/// The options of a BPE model (tokenizer.json's "model" fields).
+struct BpeOptions {
+  std::optional<std::string> unk, prefix, suffix;
+  bool fuse_unk = false, byte_fallback = false, ignore_merges = false;
+};
+/// One merge with its own rank: the lowest rank is applied first, and among equal ranks
+/// the leftmost pair (SentencePiece's BPE, and llama.cpp's SPM tokenizer, merge the
+/// best-scoring pair, leftmost first: equal scores are equal ranks).
+struct RankedMerge {
+  std::string left, right;
+  uint32_t rank;
+};
+/// A BPE model whose merges carry their ranks (ties allowed); `where` prefixes errors.
+std::unique_ptr<Model> make_bpe(Vocab vocab, const std::vector<RankedMerge>& merges, const BpeOptions& o,
                                 const std::string& where);
 /// A WordPiece model from parts (vocab.txt directories).
 std::unique_ptr<Model> make_wordpiece(Vocab vocab, const std::string& unk_token, const std::string& where);
