@@ -270,9 +270,8 @@ nlohmann::json gguf_tokenizer_json(const GgufVocab& v) {
     norm.push_back({{"type", "Replace"}, {"pattern", {{"String", " "}}}, {"content", "\u2581"}});
     j["normalizer"] = {{"type", "Sequence"}, {"normalizers", norm}};
     j["pre_tokenizer"] = nullptr;
-    nlohmann::json dec = nlohmann::json::array(
-        {{{"type", "Replace"}, {"pattern", {{"String", "\u2581"}}}, {"content", " "}}, {{"type", "ByteFallback"}},
-         {{"type", "Fuse"}}});
+    nlohmann::json dec = nlohmann::json::array({{{"type", "ByteFallback"}}, {{"type", "Fuse"}},
+                                                {{"type", "Replace"}, {"pattern", {{"String", "\u2581"}}}, {"content", " "}}});
     if (prefix) dec.push_back({{"type", "Strip"}, {"content", " "}, {"start", 1}, {"stop", 0}});
     j["decoder"] = {{"type", "Sequence"}, {"decoders", dec}};
   }
