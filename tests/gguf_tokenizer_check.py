@@ -23,6 +23,7 @@ import random
 import subprocess
 import sys
 import tempfile
+import unicodedata
 import warnings
 
 test_bin, src = sys.argv[1], sys.argv[2]
@@ -172,7 +173,11 @@ def smollm_case(tmp):
     hf = transformers.AutoTokenizer.from_pretrained(os.path.dirname(SMOL), gguf_file=os.path.basename(SMOL))
     hf_ids = [bos + hf.encode(t, add_special_tokens=False) for t in TEXTS]
     bad = compare("smollm", ids, hf_ids, TEXTS, "tokenizers (SmolLM2's pipeline) vs AutoTokenizer(gguf_file) ids")
-    assert not bad, "the two references disagree"
+    # transformers' GGUF conversion has no Digits step (it ignores tokenizer.ggml.pre): it may
+    # differ from llama.cpp only on texts with a \p{N} character.
+    odd = [TEXTS[i] for i in bad if not any(unicodedata.category(c)[0] == "N" for c in TEXTS[i])]
+    assert not odd, f"the references differ on texts without a number: {odd[:3]}"
+    print(f"smollm: AutoTokenizer(gguf_file) differs on {len(bad)} texts, each with a \\p{{N}} character (no Digits)")
     assert hf.encode("hi")[0] == v["bos_id"] and not v.get("add_bos", False)  # HF's extra BOS, noted in the header
     roles = {"bos_token": v["tokens"][v["bos_id"]], "eos_token": v["tokens"][v["eos_id"]],
              "unk_token": v["tokens"][v["unk_id"]], "pad_token": v["tokens"][v["pad_id"]]}
@@ -205,6 +210,11 @@ def llama_case(tmp):
                      else 6 if sp.is_byte(i) else 4 if sp.id_to_piece(i) == "<|user|>" else 1)
     path = os.path.join(tmp, "tiny-llama-spm.gguf")
     w = gguf.GGUFWriter(path, "llama")
+    w.add_name("tiny-llama-spm")
+    for add, value in [(w.add_context_length, 64), (w.add_embedding_length, 8), (w.add_block_count, 1),
+                       (w.add_feed_forward_length, 16), (w.add_head_count, 2), (w.add_head_count_kv, 2),
+                       (w.add_rope_dimension_count, 4), (w.add_layer_norm_rms_eps, 1e-5)]:
+        add(value)
     w.add_tokenizer_model("llama")
     w.add_token_list(tokens)
     w.add_token_scores(scores)
@@ -234,8 +244,40 @@ def llama_case(tmp):
     hf_dec = [hf.decode(x, skip_special_tokens=True) for x in ids]
     compare("llama", dec, hf_dec, plain, "SentencePiece vs AutoTokenizer(gguf_file) decode")
     dec_s = [hf.decode(x, skip_special_tokens=False) for x in ids]
+    # Texts with special tokens: llama.cpp's way, emulated -- the text split at every CONTROL,
+    # UNKNOWN and USER_DEFINED token (longest first), each piece between them encoded on its own
+    # (so with its own U+2581 in front: llama.cpp's is_prev_special), the tokens as their ids.
+    # Only the ids are compared (HF's and SentencePiece's decode treat <unk> differently).
+    marked = sorted(((t, i) for i, t in enumerate(tokens) if types[i] in (2, 3, 4)), key=lambda x: -len(x[0]))
+
+    def llama_cpp_like(text):
+        frags = [text]
+        for tok_text, tok_id in marked:
+            out = []
+            for f in frags:
+                if isinstance(f, int):
+                    out.append(f)
+                    continue
+                parts = f.split(tok_text)
+                for k, part in enumerate(parts):
+                    if k:
+                        out.append(tok_id)
+                    if part:
+                        out.append(part)
+            frags = out
+        ids = [sp.bos_id()]
+        for f in frags:
+            ids += [f] if isinstance(f, int) else sp.encode(f)
+        return ids
+
+    special_texts = [t for t in TEXTS if any(s in t for s in specials)]
+    special_texts += ["<s>hello", "a<|user|>b", "<unk>", "x <unk> y", "</s></s>", "<|user|> <|user|>"]
+    texts = plain + special_texts
+    ids += [llama_cpp_like(t) for t in special_texts]
+    dec += [None] * len(special_texts)
+    dec_s += [None] * len(special_texts)
     roles = {"bos_token": "<s>", "eos_token": "</s>", "unk_token": "<unk>"}
-    return write_case(tmp, "llama", v, plain, ids, dec, dec_s, roles), len(bad)
+    return write_case(tmp, "llama", v, texts, ids, dec, dec_s, roles), len(bad)
 
 
 def main():

@@ -68,6 +68,7 @@ TEST(GgufReference, IdsAndDecodeEqualOnEveryText) {
         ADD_FAILURE() << name << ": ids of " << nlohmann::json(text).dump() << ": got " << nlohmann::json(got).dump()
                       << ", want " << nlohmann::json(want).dump();
       }
+      if (ref["decoded"][i].is_null()) continue;  // ids only
       const std::string dec = tok->decode(want), dec_want = ref["decoded"][i];
       if (dec != dec_want && ++dec_bad <= 5)
         ADD_FAILURE() << name << ": decode of " << nlohmann::json(text).dump() << ": got " << nlohmann::json(dec).dump()

@@ -25,7 +25,8 @@
 //    bos_token *and* eos_token are both tokens[bos_token_id] (a bug in GGUFLlamaConverter),
 //    so SmolLM2's GGUF gives "<|im_start|>" for both and prepends id 1;
 //  - it ignores tokenizer.ggml.pre: a "gpt2" vocab gets plain ByteLevel (GPT-2's regex),
-//    no Digits (for SmolLM2 the ids are the same: its merges never join digits);
+//    no Digits; for SmolLM2 ("smollm") its ids differ on texts with a \p{N} character
+//    (" 12" is one piece there, " " + "1" + "2" in llama.cpp; "½", "١", "①" likewise);
 //  - only CONTROL tokens are added tokens; UNKNOWN ("<unk>") and USER_DEFINED are not
 //    matched in text;
 //  - for "llama" without merges it builds merges from the scores with distinct ranks,
