@@ -10,8 +10,9 @@
 //    UNKNOWN (2) are matched in the text ("<|im_start|>" becomes its id); CONTROL and
 //    UNKNOWN ones are special (decode() leaves them out).
 //  - BOS: added when tokenizer.ggml.add_bos_token is true; absent, llama.cpp's default:
-//    true for "llama", for "gpt2" true only with the pre-tokenizers llama3/llama-bpe,
-//    tekken and chameleon. EOS likewise with add_eos_token (default false).
+//    true for "llama", for "gpt2" true only with the pre-tokenizers of the llama3 family
+//    (llama3, llama-v3, llama-bpe, falcon3, falcon-h1, pixtral) and tekken. EOS likewise
+//    with add_eos_token (default false).
 //  - "gpt2": the pre-tokenizer regexes of llama.cpp for tokenizer.ggml.pre, applied one
 //    after the other (each splits the pieces of the previous one, keeping the text between
 //    matches), then GPT-2's byte-to-unicode mapping; byte-level BPE by merge rank.
