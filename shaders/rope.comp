@@ -5,6 +5,7 @@
 // cos and sin tensors), every rotated head h gets
 //   x[i] ← x[i]·c − x[i + half]·s,   x[i + half] ← x[i + half]·c + x[i]·s,
 // each product and sum rounded as in PyTorch (precise: nothing fused).
+// Interleaved (push flag): the pairs are (x[2i], x[2i+1]), GPT-J's layout.
 // An invocation takes one (row, i, group of hpi heads): cos and sin once,
 // then the heads in turn; neighbouring lanes take neighbouring columns.
 #extension GL_GOOGLE_include_directive : require
@@ -35,11 +36,12 @@ void main() {
   precise float s = cs.y * p.scaling;
   const uint h1 = min(hg * p.hpi + p.hpi, p.heads);
   for (uint h = hg * p.hpi; h < h1; ++h) {
-    const uint j = row * p.width + p.col0 + h * p.head_dim + i;
-    const float x1 = x[j], x2 = x[j + p.half_dim];
+    const uint j = row * p.width + p.col0 + h * p.head_dim + (p.interleaved != 0u ? 2u * i : i);
+    const uint j2 = j + (p.interleaved != 0u ? 1u : p.half_dim);
+    const float x1 = x[j], x2 = x[j2];
     precise float y1 = x1 * c - x2 * s;
     precise float y2 = x2 * c + x1 * s;
     x[j] = y1;
-    x[j + p.half_dim] = y2;
+    x[j2] = y2;
   }
 }

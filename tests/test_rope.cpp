@@ -173,6 +173,7 @@ TEST_F(DeviceTest, RopeLayouts) {
     uint32_t batch, len, width, col0, heads, head_dim, rotary_dim, pos_offset;
     float theta, scaling;
     bool ids;
+    bool interleaved = false;
   };
   const std::vector<Case> cases{
       {"full head", 2, 3, 64, 0, 4, 16, 0, 0, 10000.f, 1.f, false},
@@ -183,6 +184,8 @@ TEST_F(DeviceTest, RopeLayouts) {
       {"position_ids, scaling (YaRN's attention_scaling)", 3, 4, 2 * 40, 0, 2, 40, 20, 0, 10000.f, 1.2f, true},
       {"head_dim 256, odd width, col0 not a multiple of 4", 2, 2, 3 + 2 * 256 + 5, 3, 2, 256, 0, 32760, 10000.f, 1.f, false},
       {"one column pair", 1, 7, 5, 1, 1, 2, 0, 100, 10000.f, 0.5f, false},
+      {"interleaved pairs (GGUF llama)", 2, 3, (4 + 2 * 2) * 16, 0, 6, 16, 0, 9, 100000.f, 1.f, false, true},
+      {"interleaved, partial rotary_dim, col0 > 0", 1, 4, 2 + 3 * 24, 2, 3, 24, 8, 1, 10000.f, 1.f, true, true},
   };
   for (const char* sizes : {"native", "gpu"}) {
     ScopedCaps caps(ctx());
@@ -196,6 +199,7 @@ TEST_F(DeviceTest, RopeLayouts) {
       a.rotary_dim = c.rotary_dim;
       a.pos_offset = c.pos_offset;
       a.scaling = c.scaling;
+      a.interleaved = c.interleaved;
       const uint32_t rot = c.rotary_dim ? c.rotary_dim : c.head_dim;
       std::vector<int32_t> ids(size_t(c.batch) * c.len);
       for (size_t k = 0; k < ids.size(); ++k)

@@ -68,6 +68,9 @@ struct ModelConfig {
   /// Self-attention sees only the last `sliding_window` keys (Mistral: query i sees
   /// keys j with i − W < j ≤ i); 0: all of them.
   uint32_t sliding_window = 0;
+  /// Rotary: rotate (x[2i], x[2i+1]) rather than HF's halves (x[i], x[i + d/2]).
+  /// GGUF "llama" files: llama.cpp's converter reorders Q and K rows for that layout.
+  bool rope_interleaved = false;
   /// The family's choice for generation's KV cache under KvCacheType::Auto
   /// (vkformer/session.hpp): true for fp16 where the device can store it.
   bool kv_cache_f16_default = false;

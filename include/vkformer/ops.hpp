@@ -201,7 +201,9 @@ std::vector<float> concat_sinusoidal_table(uint32_t max_positions, const std::ve
 /// position p and i < rotary_dim/2, with a = p·inv_freq[i] (an fp32 product, as HF):
 ///   x[i]             ← x[i]·cos(a)·scaling − x[i+rotary_dim/2]·sin(a)·scaling
 ///   x[i+rotary_dim/2] ← x[i+rotary_dim/2]·cos(a)·scaling + x[i]·sin(a)·scaling
-/// Columns rotary_dim..head_dim-1 of a head are left as they are.
+/// Columns rotary_dim..head_dim-1 of a head are left as they are. With `interleaved`
+/// the pairs are (x[2i], x[2i+1]) instead (GPT-J's layout, llama.cpp's for GGUF "llama"
+/// files, whose converter reorders Q and K rows for it): the same rotations, other columns.
 /// cos and sin are the kernel's own (shaders/lib/trig.glsl: exact range reduction,
 /// within 1 ulp of the fp32 angle's true cos and sin at any position), not GLSL's.
 struct RopeArgs {
@@ -214,6 +216,7 @@ struct RopeArgs {
   const Tensor* position_ids = nullptr; ///< optional [batch, len] i32; else pos_offset + t
   uint32_t pos_offset = 0;
   float scaling = 1.0f;                 ///< HF's attention_scaling (multiplies cos and sin)
+  bool interleaved = false;             ///< rotate (x[2i], x[2i+1]) instead of (x[i], x[i+half])
   std::string variant;                  ///< "default" or ""
 };
 /// @throws vkf::Error naming the argument when a head falls outside x's rows, a

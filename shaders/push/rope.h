@@ -17,6 +17,7 @@ VKF_PUSH(RopePush)
   uint pos_offset;
   uint has_position_ids;
   float scaling;
+  uint interleaved;       // 1: pairs (2i, 2i+1); 0: (i, i + half_dim)
 VKF_PUSH_END(RopePush)
 
 #endif

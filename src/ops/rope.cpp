@@ -73,7 +73,8 @@ OpInfo rope(Recorder& rec, const RopeArgs& a) {
 
   const Pipeline& p = r.pipeline("rope", {wg});
   const RopePush push{uint32_t(groups), uint32_t(units), half, hgroups, hpi, a.heads, a.head_dim, a.col0,
-                      uint32_t(width), uint32_t(len), a.pos_offset, a.position_ids ? 1u : 0u, a.scaling};
+                      uint32_t(width), uint32_t(len), a.pos_offset, a.position_ids ? 1u : 0u, a.scaling,
+                      a.interleaved ? 1u : 0u};
   const Tensor* pos = a.position_ids ? a.position_ids : a.inv_freq;  // unread when absent
   r.dispatch(p, {{a.x, true}, {a.inv_freq, false}, {pos, false}}, push, r.fold(groups), "rope");
   const double n = double(rows) * a.heads * rot;  // rotated elements

@@ -18,10 +18,11 @@ std::vector<double> rope(const std::vector<float>& x, uint32_t batch, uint32_t l
         const float angle = pos * inv_freq[i];  // rounded to fp32
         const double c = std::cos(double(angle)) * a.scaling, s = std::sin(double(angle)) * a.scaling;
         for (uint32_t h = 0; h < a.heads; ++h) {
-          const size_t j = row * width + a.col0 + size_t(h) * a.head_dim + i;
-          const double x1 = x[j], x2 = x[j + half];
+          const size_t j = row * width + a.col0 + size_t(h) * a.head_dim + (a.interleaved ? 2 * i : i);
+          const size_t j2 = j + (a.interleaved ? 1 : half);
+          const double x1 = x[j], x2 = x[j2];
           out[j] = x1 * c - x2 * s;
-          out[j + half] = x2 * c + x1 * s;
+          out[j2] = x2 * c + x1 * s;
         }
       }
     }

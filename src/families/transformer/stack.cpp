@@ -48,6 +48,7 @@ void self_attention(Recorder& rec, const ModelConfig& cfg, const LinearWeights& 
     r.inv_freq = s.rope_inv_freq;
     r.position_ids = s.position_ids;
     r.pos_offset = s.pos_offset;
+    r.interleaved = cfg.rope_interleaved;
     rope(rec, r);
   }
   FlashAttentionArgs f = attention_args(cfg, a, a.len);
