@@ -20,7 +20,7 @@ build: deps $(BUILD)/CMakeCache.txt
 # and fails on any message it reports. USE lite's tests compare with its npm
 # runtime, so the test command fetches it first (make use-lite); the Hugging Face
 # families' tests compare with models and outputs made by transformers (make hf-test-models).
-test: build use-lite gpt2-vocab openai-client hf-venv hf-test-models hf-models llm-models
+test: build use-lite gpt2-vocab openai-client hf-venv hf-test-models hf-models llm-models llm-golden
 	cd $(BUILD) && VKF_HF_MODELS=$(abspath $(HF_TEST_MODELS)) VKFORMER_VALIDATION=1 \
 	  ctest --output-on-failure -j $(JOBS) --timeout 600
 	$(MAKE) test-asan
@@ -77,7 +77,7 @@ openai-client: $(OPENAI_NPM)/.package-lock.json
 HF_PY := tools/hf/.venv/bin/python
 HF_TEST_MODELS := $(BUILD)/hf-models
 
-.PHONY: hf-venv hf-test-models hf-models llm-models
+.PHONY: hf-venv hf-test-models hf-models llm-models llm-golden
 
 # tools/hf/.venv: transformers, tokenizers, sentence-transformers, safetensors (pinned in
 # tools/hf/requirements.txt, from PyPI) over Debian's torch. Does nothing when up to date.
@@ -104,6 +104,14 @@ llm-models: models/llm/SmolLM2-135M-Instruct.Q4_1.gguf
 
 models/llm/SmolLM2-135M-Instruct.Q4_1.gguf: tools/hf/fetch_pretrained.py tools/hf/pretrained.json | hf-venv
 	$(HF_PY) tools/hf/fetch_pretrained.py llm models/llm
+
+# SmolLM2's float64 reference (tools/hf/gguf_reference.py: gguf's dequantization in
+# transformers' LlamaForCausalLM): logits and greedy tokens, beside the tiny models (~1.5 min).
+LLM_GOLDEN := $(HF_TEST_MODELS)/smollm2_q4_1/golden.json
+llm-golden: $(LLM_GOLDEN)
+
+$(LLM_GOLDEN): tools/hf/gguf_reference.py models/llm/SmolLM2-135M-Instruct.Q4_1.gguf | hf-venv hf-test-models
+	$(HF_PY) tools/hf/gguf_reference.py models/llm/SmolLM2-135M-Instruct.Q4_1.gguf $(@D)
 
 # ---- Reliability (docs/reliability.md): sanitizers and fuzzing, both part of `make test`.
 ASAN_BUILD ?= build-asan
