@@ -343,11 +343,11 @@ void GgufFile::parse() {
   const uint64_t kv_count = in.read<uint64_t>([] { return std::string("the metadata count"); });
   // Each metadata entry takes at least 13 bytes (key length, type, a uint8), each tensor info 24.
   if (kv_count > in.left() / 13)
-    throw fail("metadata count " + num(kv_count) + " is more than the file can hold (" + num(in.left()) +
-               " bytes left after the header, at least 13 per entry)");
+    throw fail("metadata count " + num(kv_count) + " is more than the rest of the file can hold (" + num(in.left()) +
+               " bytes, at least 13 per entry; truncated?)");
   if (tensor_count > (in.left() - kv_count * 13) / 24)
-    throw fail("tensor count " + num(tensor_count) + " is more than the file can hold (" + num(in.left()) +
-               " bytes left after the header, at least 24 per tensor)");
+    throw fail("tensor count " + num(tensor_count) + " is more than the rest of the file can hold (" +
+               num(in.left()) + " bytes, at least 24 per tensor and 13 per metadata entry; truncated?)");
 
   // ---- metadata
   std::map<std::string, uint64_t> key_index;
