@@ -69,7 +69,7 @@ std::string ggml_type_name(uint32_t type) {
       "Q2_K",    "Q3_K",   "Q4_K",    "Q5_K",  "Q6_K",   "Q8_K",  "IQ2_XXS", "IQ2_XS", "IQ3_XXS", "IQ1_S",
       "IQ4_NL",  "IQ3_S",  "IQ2_S",   "IQ4_XS", "I8",    "I16",   "I32",    "I64",    "F64",     "IQ1_M",
       "BF16",    "Q4_0_4_4", "Q4_0_4_8", "Q4_0_8_8", "TQ1_0", "TQ2_0", "IQ4_NL_4_4", "IQ4_NL_4_8",
-      "IQ4_NL_8_8", "MXFP4"};
+      "IQ4_NL_8_8", "MXFP4", "NVFP4", "Q1_0"};
   if (type < sizeof(kNames) / sizeof(kNames[0])) return kNames[type];
   return "type " + num(type);
 }
@@ -262,7 +262,7 @@ struct GgufParser {
                    " runs past the end of the file (" + num(left()) + " bytes left)");
       v.elem_type_ = GgufType(et);
       if (et == uint32_t(GgufType::STRING)) {
-        v.strings_.reserve(size_t(count));
+        v.strings_.reserve(size_t(std::min<uint64_t>(count, 1u << 16)));  // grows with what is really read
         for (uint64_t i = 0; i < count; ++i)
           v.strings_.push_back(read_string([&] { return what() + " element " + num(i); }));
       } else if (et == uint32_t(GgufType::ARRAY)) {
