@@ -21,7 +21,8 @@ void walk(const vkf::GgufValue& v, int depth) {
   (void)v.to_bool();
   (void)v.to_string();
   if (!v.is_array()) return;
-  for (size_t i = 0; i < v.size() && i < 64; ++i) walk(v.at(i), depth + 1);
+  if (v.size() != 0) (void)v.at(v.size() - 1);
+  for (const vkf::GgufValue& a : v.arrays()) walk(a, depth + 1);  // by reference: at() copies
 }
 
 }  // namespace
