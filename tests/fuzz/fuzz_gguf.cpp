@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "model/gguf.hpp"
+#include "vkformer/error.hpp"
 
 namespace {
 
