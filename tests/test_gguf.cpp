@@ -5,8 +5,11 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <limits>
+#include <map>
 
 #include "model/gguf.hpp"
 #include "model_writer.hpp"
@@ -327,6 +330,48 @@ TEST(Gguf, OpensFromAPathByMapping) {
   expect_error([&] { GgufFile g(path + ".missing"); }, path + ".missing: cannot open the GGUF file");
   write_file(path, "");
   expect_error([&] { GgufFile g(path); }, path + ": is empty (0 bytes), not a GGUF file");
+}
+
+// The real SmolLM2-135M-Instruct Q4_1 file of `make llm-models` (VKF_SMOLLM2_GGUF
+// names another copy); skipped when absent.
+TEST(Gguf, RealSmolLM2) {
+  const char* env = std::getenv("VKF_SMOLLM2_GGUF");
+  const std::string path =
+      env ? env : std::string(VKF_DOCS_DIR) + "/../models/llm/SmolLM2-135M-Instruct.Q4_1.gguf";
+  if (!std::ifstream(path)) GTEST_SKIP() << path << " is absent (make llm-models)";
+  const GgufFile f(path);
+  EXPECT_EQ(f.version(), 3u);
+  EXPECT_EQ(f.get_string("general.architecture"), "llama");
+  EXPECT_EQ(f.get_uint("llama.block_count"), 30u);
+  EXPECT_EQ(f.get_uint("llama.embedding_length"), 576u);
+  EXPECT_EQ(f.get_uint("llama.feed_forward_length"), 1536u);
+  EXPECT_EQ(f.get_uint("llama.attention.head_count"), 9u);
+  EXPECT_EQ(f.get_uint("llama.attention.head_count_kv"), 3u);
+  EXPECT_EQ(f.get_float("llama.rope.freq_base"), 100000.0);
+  EXPECT_EQ(f.get_float("llama.attention.layer_norm_rms_epsilon"), double(1e-5f));
+  EXPECT_EQ(f.get_string("tokenizer.ggml.model"), "gpt2");
+  EXPECT_EQ(f.get_string("tokenizer.ggml.pre"), "smollm");
+  const auto tokens = f.get_strings("tokenizer.ggml.tokens");
+  ASSERT_EQ(tokens.size(), 49152u);
+  EXPECT_EQ(tokens[2], "<|im_end|>");
+  EXPECT_EQ(f.get_strings("tokenizer.ggml.merges").size(), 48900u);
+  EXPECT_EQ(f.get_ints("tokenizer.ggml.token_type").size(), 49152u);
+  EXPECT_EQ(f.get_uint("tokenizer.ggml.eos_token_id"), 2u);
+  EXPECT_NE(f.get_string("tokenizer.chat_template").find("<|im_start|>"), std::string::npos);
+  ASSERT_EQ(f.tensors().size(), 272u);
+  std::map<GgmlType, int> count;
+  for (const GgufTensor& t : f.tensors()) ++count[t.type];
+  EXPECT_EQ(count[GgmlType::Q4_1], 210);
+  EXPECT_EQ(count[GgmlType::F32], 61);
+  EXPECT_EQ(count[GgmlType::Q8_0], 1);
+  const GgufTensor& emb = f.tensor("token_embd.weight");
+  EXPECT_EQ(emb.type, GgmlType::Q8_0);
+  EXPECT_EQ(emb.shape, (std::vector<int64_t>{49152, 576}));
+  EXPECT_EQ(emb.bytes, 49152u * 576 / 32 * 34);
+  EXPECT_EQ(f.tensor("blk.0.ffn_down.weight").shape, (std::vector<int64_t>{576, 1536}));
+  const std::vector<float> norm = f.to_f32("blk.0.attn_norm.weight");
+  ASSERT_EQ(norm.size(), 576u);
+  for (float x : norm) ASSERT_TRUE(std::isfinite(x));
 }
 
 // ---- refusing ------------------------------------------------------------------
