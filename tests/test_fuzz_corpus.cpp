@@ -1,4 +1,4 @@
-// Replays the committed fuzz corpora of the parsers (tests/fuzz/corpus/{safetensors,config,hf_tokenizer})
+// Replays the committed fuzz corpora of the parsers (tests/fuzz/corpus/{safetensors,gguf,config,hf_tokenizer,...})
 // in the normal and the sanitizer builds: every file, including each crasher
 // the fuzzer once found, must parse or throw vkf::Error. Host only.
 #include <gtest/gtest.h>
@@ -11,6 +11,7 @@
 #include <iterator>
 
 #include "model/config.hpp"
+#include "model/gguf.hpp"
 #include "model/safetensors.hpp"
 #include "model/weights.hpp"
 #include "text/hf/hf_tokenizer.hpp"
@@ -65,6 +66,16 @@ TEST(FuzzCorpus, SafeTensors) {
     }
   });
   EXPECT_GE(accepted, 3u);  // the valid models at least
+}
+
+TEST(FuzzCorpus, Gguf) {
+  const size_t accepted = replay("gguf", 5, [](const fs::path& p, const std::string& bytes) {
+    const auto f = GgufFile::from_memory(p.filename().string(), std::vector<uint8_t>(bytes.begin(), bytes.end()));
+    for (const auto& t : f.tensors())
+      if (t.type == GgmlType::F32 || t.type == GgmlType::F16 || t.type == GgmlType::BF16)
+        EXPECT_EQ(gguf_tensor_to_f32(t).size(), t.elements);
+  });
+  EXPECT_GE(accepted, 4u);  // the valid seeds
 }
 
 TEST(FuzzCorpus, Config) {

@@ -225,11 +225,8 @@ std::vector<float> SafeTensorsFile::to_f32(const std::string& name) const {
     if (n) std::memcpy(out.data(), p, n * 4);
   } else if (t.dtype == "F16") {
     for (size_t i = 0; i < n; ++i) out[i] = half_to_float(uint16_t(p[2 * i] | (p[2 * i + 1] << 8)));
-  } else {  // BF16: the upper half of an fp32
-    for (size_t i = 0; i < n; ++i) {
-      const uint32_t bits = uint32_t(p[2 * i] | (p[2 * i + 1] << 8)) << 16;
-      std::memcpy(&out[i], &bits, 4);
-    }
+  } else {  // BF16
+    for (size_t i = 0; i < n; ++i) out[i] = bf16_to_float(uint16_t(p[2 * i] | (p[2 * i + 1] << 8)));
   }
   release(p, t.bytes);
   return out;

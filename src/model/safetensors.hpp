@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 #include <map>
 #include <memory>
 #include <string>
@@ -21,6 +22,14 @@ struct SafeTensor {
 /// and checked at open, but a model cannot use them).
 inline bool is_float_dtype(const std::string& dtype) {
   return dtype == "F32" || dtype == "F16" || dtype == "BF16";
+}
+/// A bfloat16's value: its bits are the upper half of an fp32's (safetensors'
+/// and GGUF's BF16 tensors).
+inline float bf16_to_float(uint16_t b) {
+  const uint32_t bits = uint32_t(b) << 16;
+  float f;
+  std::memcpy(&f, &bits, 4);
+  return f;
 }
 /// "[2, 3]", cut short past 80 characters (a file may give a million dimensions).
 std::string shape_string(const std::vector<int64_t>& shape);
