@@ -77,7 +77,7 @@ std::vector<std::string> table_rows() {
 std::vector<std::string> embedding_shapes() {
   std::vector<std::string> s = grid({table_rows(), {"dtype=f32", "dtype=f16"}});
   for (const char* f : {"q8_0", "q4_0", "q4_1", "q4_k", "q6_k"})
-    s.push_back(std::string("batch=2,q_len=5,n=40,k=") + (f[2] == 'k' ? "512" : "96") + ",dtype=" + f);
+    s.push_back(std::string("batch=2,q_len=5,n=40,k=") + (std::string(f).back() == 'k' ? "512" : "96") + ",dtype=" + f);
   return s;
 }
 VKF_OP_SHAPES(embedding, embedding_shapes());
