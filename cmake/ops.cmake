@@ -6,7 +6,11 @@
 # check and, when tests/test_NAME.cpp exists, its profile legs.
 # WEIGHTS: every SHADER is built once per weight format, as VARIANT_FORMAT with
 # the format's defines (VKF_WEIGHT_DEFINES_FORMAT below) after its own; the op
-# picks one with weight_suffix() (src/ops/op_util.hpp).
+# picks one with weight_suffix() (src/ops/op_util.hpp). Each op lists the
+# formats it reads: only gemm and embedding take the block formats (q8_0...).
+# A SHADER entry with the word PLAIN among its defines is built for the plain
+# formats (f32, f16) only: gemm's texel variants read W through texel buffers,
+# which cannot hold blocks.
 # A variant with fp16 operands (a -D..F16=1 define) also gets a twin NAME_packed
 # built with -DF16_PACKED=1: it reads the fp16 values as 32-bit words, for devices
 # without 16-bit storage (shaders/lib/types.glsl; Pipelines::get picks it).
@@ -14,9 +18,17 @@ set(VKF_OPS "" CACHE INTERNAL "")
 
 # The weight formats (WeightFormat, include/vkformer/weight_format.hpp) by name, and
 # how a shader is built for each (shaders/lib/types.glsl: WTYPE).
-set(VKF_WEIGHT_FORMATS f32 f16)
+# The block formats are read as 32-bit words (shaders/lib/quant.glsl, WQ = its
+# number there), so they need no packed twin.
+set(VKF_WEIGHT_FORMATS f32 f16 q8_0 q4_0 q4_1 q4_k q6_k)
+set(VKF_WEIGHT_PLAIN_FORMATS f32 f16)
 set(VKF_WEIGHT_DEFINES_f32 "")
 set(VKF_WEIGHT_DEFINES_f16 -DW_F16=1)
+set(VKF_WEIGHT_DEFINES_q8_0 -DWQ=1)
+set(VKF_WEIGHT_DEFINES_q4_0 -DWQ=2)
+set(VKF_WEIGHT_DEFINES_q4_1 -DWQ=3)
+set(VKF_WEIGHT_DEFINES_q4_k -DWQ=4)
+set(VKF_WEIGHT_DEFINES_q6_k -DWQ=5)
 
 # One SHADER entry (VARIANT SOURCE DEFINES...), and its packed twin.
 function(vkf_op_shader name)
@@ -40,8 +52,13 @@ function(vkf_add_op op)
     elseif(arg STREQUAL "SHADER")
       if(entry)
         list(POP_FRONT entry name)
+        set(entry_formats ${formats})
+        if("PLAIN" IN_LIST entry)
+          list(REMOVE_ITEM entry PLAIN)
+          list(FILTER entry_formats INCLUDE REGEX "^(f32|f16)$")
+        endif()
         if(formats)
-          foreach(f ${formats})
+          foreach(f ${entry_formats})
             vkf_op_shader(${name}_${f} ${entry} ${VKF_WEIGHT_DEFINES_${f}})
           endforeach()
         else()

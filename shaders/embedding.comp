@@ -21,8 +21,14 @@ layout(constant_id = 2) const bool ALIGNED = false; // d % 4 == 0
 const uint WG = gl_WorkGroupSize.x;
 
 layout(std430, binding = 0) readonly buffer Ids { int ids[]; };
+#if WQ  // a block-quantized table (lib/quant.glsl): each row dequantized in registers
+layout(std430, binding = 1) readonly buffer T { uint table[]; };
+#define QBUF table
+#include "lib/quant.glsl"
+#else
 layout(std430, binding = 1) readonly buffer T { STORAGE(T_F16) table[]; };
 layout(std430, binding = 1) readonly buffer T4 { QUAD(T_F16) table4[]; };
+#endif
 layout(std430, binding = 2) readonly buffer Pos { STORAGE(P_F16) pos[]; };
 layout(std430, binding = 2) readonly buffer Pos4 { QUAD(P_F16) pos4[]; };
 layout(std430, binding = 3) writeonly buffer O { float o[]; };
@@ -31,7 +37,12 @@ layout(std430, binding = 4) readonly buffer PosIds { int pos_ids[]; };
 
 #include "push/embedding.h"
 
+#if WQ
+// Rows are whole blocks, so every vec4 of a row is one q_at4 (d % 4 == 0).
+vec4 load_table(uint base, uint k, uint n) { return q_at4(base + k); }
+#else
 LOAD4_VIEW_OF(load_table, table, table4, ALIGNED, T_F16)
+#endif
 LOAD4_VIEW_OF(load_pos, pos, pos4, ALIGNED, P_F16)
 STORE4_VIEW(store_o, o, o4, ALIGNED)
 

@@ -73,7 +73,19 @@ LOAD4_TEXEL(load_x, xt)
 LOAD4_TEXEL(load_w, wt)
 #else
 LOAD4_VIEW(load_x, x, x4, VEC4)
+#if WQ  // block-quantized W (lib/quant.glsl), dequantized in registers
+#define QBUF w
+#include "lib/quant.glsl"
+vec4 load_w(uint base, uint k, uint n) {
+  if (VEC4) return q_at4(base + k);
+  vec4 v = vec4(0.0);
+  [[unroll]] for (uint c = 0; c < 4; ++c)
+    if (k + c < n) v[c] = q_at(base + k + c);
+  return v;
+}
+#else
 LOAD4_VIEW_OF(load_w, w, w4, VEC4, W_F16)
+#endif
 #endif
 
 float acc[TM][TN];

@@ -32,9 +32,16 @@ layout(std430, binding = 0) readonly buffer X4 { vec4 x4[]; };
 layout(std430, binding = 1) readonly buffer W { WTYPE w[]; };
 layout(std430, binding = 1) readonly buffer W4 { WQUAD w4[]; };  // as_vec4() reads a quad
 #define X4_AT(i) x4[i]
-#define W4_AT(i) as_vec4(w4[i])
 #define X_AT(i) x[i]
+#if WQ  // block-quantized W (lib/quant.glsl), dequantized in registers
+#define QBUF w
+#include "lib/quant.glsl"
+#define W4_AT(i) q_at4(4u * (i))
+#define W_AT(i) q_at(i)
+#else
+#define W4_AT(i) as_vec4(w4[i])
 #define W_AT(i) AT(W_F16, w, i)
+#endif
 #endif
 #include "lib/gemm_epilogue.glsl"
 

@@ -72,7 +72,15 @@ std::vector<std::string> table_rows() {
 }
 
 // The registered case: sinusoidal positions from 0, stored like the table.
-VKF_OP_SHAPES(embedding, grid({table_rows(), {"dtype=f32", "dtype=f16"}}));
+// Block-format tables (GGUF's, shaders/lib/quant.glsl): a row of whole blocks
+// gathered and dequantized, with f32 positions; d 256 fits every format's block.
+std::vector<std::string> embedding_shapes() {
+  std::vector<std::string> s = grid({table_rows(), {"dtype=f32", "dtype=f16"}});
+  for (const char* f : {"q8_0", "q4_0", "q4_1", "q4_k", "q6_k"})
+    s.push_back(std::string("batch=2,q_len=5,n=40,k=") + (std::string(f).back() == 'k' ? "512" : "96") + ",dtype=" + f);
+  return s;
+}
+VKF_OP_SHAPES(embedding, embedding_shapes());
 
 // What the table does not vary: no positions, learned ones, positions stored
 // unlike the table (the four shader variants), and a position offset.

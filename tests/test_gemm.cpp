@@ -75,6 +75,12 @@ std::vector<std::string> gemm_shapes() {
                "act=silu,dtype=f32", "act=tanh,dtype=f32", "act=gelu,dtype=f16"}})})
     shapes.insert(shapes.end(), more.begin(), more.end());
   shapes.push_back("m=257,n=65,k=64,bias=1,residual=1,dtype=f32");  // broadcast's block for many rows
+  // GGUF's block formats (random blocks, an f32 bias): gemv and the blocked and
+  // tiled variants, K of whole blocks (256 for the K formats).
+  for (const char* f : {"q8_0", "q4_0", "q4_1", "q4_k", "q6_k"}) {
+    shapes.push_back(std::string("m=3,n=37,k=512,bias=1,residual=1,dtype=") + f);
+    shapes.push_back(std::string("m=66,n=37,k=256,bias=1,residual=0,act=gelu,dtype=") + f);
+  }
   return shapes;
 }
 VKF_OP_SHAPES(gemm, gemm_shapes());

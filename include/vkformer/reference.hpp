@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "vkformer/ops.hpp"
+#include "vkformer/weight_format.hpp"
 
 namespace vkf::ref {
 
@@ -115,5 +116,17 @@ void topk(const std::vector<float>& x, int64_t rows, int64_t n, uint32_t k,
 
 /// max |got − want| / max |want|: the error metric every test states a bound for.
 double max_rel_error(const std::vector<float>& got, const std::vector<double>& want);
+
+/// `values` values stored in `format` at `bytes` (whole blocks for a block
+/// format; GGUF's layouts, vkformer/weight_format.hpp), as fp32: bit for bit
+/// what ggml's dequantize_row_* and gguf.quants.dequantize compute.
+/// @throws vkf::Error when `values` is not a whole number of blocks.
+std::vector<float> dequantize(WeightFormat format, const uint8_t* bytes, size_t values);
+
+/// `n` values (a multiple of 32) as blocks of Q8_0, Q4_0 or Q4_1, byte for
+/// byte what ggml's quantize_row_q8_0_ref / q4_0_ref / q4_1_ref (and
+/// gguf.quants.quantize) write.
+/// @throws vkf::Error for another format or a partial block.
+std::vector<uint8_t> quantize(WeightFormat format, const float* values, size_t n);
 
 }  // namespace vkf::ref

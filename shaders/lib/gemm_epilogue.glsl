@@ -12,7 +12,12 @@
 #define VKF_GEMM_EPILOGUE_GLSL
 #include "lib/activation.glsl"
 
+#if WQ
+// Block-quantized W: the bias is f32 or f16 (flag 4), read as words either way.
+layout(std430, binding = 2) readonly buffer Bias { uint bias[]; };
+#else
 layout(std430, binding = 2) readonly buffer Bias { WTYPE bias[]; };
+#endif
 layout(std430, binding = 3) readonly buffer R { float res[]; };
 layout(std430, binding = 4) writeonly buffer Y { float y[]; };
 #include "push/gemm.h"
@@ -21,7 +26,15 @@ layout(constant_id = ACT_ID) const uint ACT = ACT_NONE;
 
 // The bias of this piece's column n (< p.N). Without one, -0.0: adding it
 // changes no value, not even the sign of a zero.
+#if WQ
+float bias_at(uint n) {
+  if ((p.flags & 1u) == 0) return -0.0;
+  const uint i = p.n0 + n;
+  return (p.flags & 4u) != 0 ? unpackHalf2x16(bias[i >> 1u])[i & 1u] : uintBitsToFloat(bias[i]);
+}
+#else
 float bias_at(uint n) { return (p.flags & 1u) != 0 ? float(AT(W_F16, bias, p.n0 + n)) : -0.0; }
+#endif
 
 // Y[m, n] of this piece = act(v) + R[m, n], where v already holds the bias.
 void store_output(float v, uint m, uint n) {

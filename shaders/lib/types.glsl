@@ -11,6 +11,9 @@
 #ifndef W_F16
 #define W_F16 0  // 1: weight-like operands (WTYPE) are fp16 in memory
 #endif
+#ifndef WQ
+#define WQ 0  // 1..5: the weights are blocks of a GGUF format, read as words (lib/quant.glsl)
+#endif
 // A kernel whose other operands have their own fp16 switches (embedding.comp)
 // defines ANY_F16 before including this file.
 #ifndef ANY_F16
@@ -56,8 +59,13 @@ struct f16x2 { uint bits; };
 #define QUAD_0 vec4
 #define QUAD_1 uvec2
 
+#if WQ
+#define WTYPE uint  // words of blocks, decoded by lib/quant.glsl
+#define WQUAD uint
+#else
 #define WTYPE STORAGE(W_F16)
 #define WQUAD QUAD(W_F16)
+#endif
 
 vec4 as_vec4(vec4 v) { return v; }
 vec4 as_vec4(uvec2 q) { return vec4(unpackHalf2x16(q.x), unpackHalf2x16(q.y)); }

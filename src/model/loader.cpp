@@ -5,6 +5,7 @@
 
 #include "model/json_text.hpp"
 #include "model/safetensors.hpp"
+#include "vkformer/reference.hpp"
 #include "vk/context_impl.hpp"
 
 namespace vkf {
@@ -53,14 +54,52 @@ Tensor Loader::upload(const std::vector<int64_t>& shape, const std::vector<float
   if (dry_) {
     // Saturating: a config can ask for absurd sizes (the sinusoidal table is not in the file).
     constexpr uint64_t kCap = uint64_t(1) << 62;
-    uint64_t n = dtype_size(dtype);
+    uint64_t n = 1;
     for (int64_t d : shape) n = d > 0 && n > kCap / uint64_t(d) ? kCap : n * uint64_t(d);
+    n = n >= kCap / 4 ? kCap : (dtype_bytes(dtype, n) + 3) / 4 * 4;
     planned_ = std::min(kCap, planned_ + (ctx_ ? internals(*ctx_).memory->footprint(n) : n));
     return {};
   }
   if (!ctx_) return {};  // checking only
   return with_context([&] { return "uploading " + tensor_what(name, shape, dtype); },
                       [&] { return ctx_->tensor(shape, v, dtype); });
+}
+
+Tensor Loader::upload_matrix(const std::vector<int64_t>& shape, const std::vector<float>& v,
+                             const std::string& name) {
+  if (!is_block_dtype(matrices_)) return upload(shape, v, name);
+  const uint32_t block = dtype_block(matrices_);
+  if (shape.empty() || shape.back() % block)
+    throw Error(files_.path() + ": " + tensor_what(name, shape, matrices_) + ": " + dtype_name(matrices_) +
+                " quantizes rows in blocks of " + std::to_string(block) + " values, and the rows of this linear layer have " +
+                std::to_string(shape.empty() ? 0 : shape.back()) + " (not a multiple); load the model in f16 or f32");
+  if (dry_ || !ctx_) return upload(shape, v, name, matrices_);
+  return with_context([&] { return "quantizing and uploading " + tensor_what(name, shape, matrices_); }, [&] {
+    const std::vector<uint8_t> b = ref::quantize(weight_format_of(matrices_), v.data(), v.size());
+    Tensor t = ctx_->tensor(shape, matrices_);
+    ctx_->write_bytes(t, b.data(), b.size());
+    return t;
+  });
+}
+
+Tensor Loader::upload_blocks(const std::vector<int64_t>& shape, WeightFormat format, const uint8_t* bytes, size_t n,
+                             const std::string& name) {
+  const DType dt = weight_format_info(format).dtype;
+  uint64_t values = shape.empty() ? 0 : 1;
+  for (int64_t d : shape) values *= uint64_t(std::max<int64_t>(d, 0));
+  const uint32_t block = dtype_block(dt);
+  if (shape.empty() || shape.back() <= 0 || shape.back() % block)
+    throw Error(files_.path() + ": " + tensor_what(name, shape, dt) + ": the innermost dim must be a multiple of the " +
+                dtype_name(dt) + " block of " + std::to_string(block) + " values");
+  if (n != dtype_bytes(dt, values))
+    throw Error(files_.path() + ": " + tensor_what(name, shape, dt) + " takes " +
+                std::to_string(dtype_bytes(dt, values)) + " bytes, got " + std::to_string(n));
+  if (dry_ || !ctx_) return upload(shape, {}, name, dt);
+  return with_context([&] { return "uploading " + tensor_what(name, shape, dt); }, [&] {
+    Tensor t = ctx_->tensor(shape, dt);
+    ctx_->write_bytes(t, bytes, n);
+    return t;
+  });
 }
 
 Tensor Loader::upload_part(const std::vector<int64_t>& shape, const std::vector<float>& v, size_t begin,
@@ -71,7 +110,7 @@ Tensor Loader::upload_part(const std::vector<int64_t>& shape, const std::vector<
 
 LinearWeights Loader::linear(const std::string& prefix, int64_t out, int64_t in, const std::string& out_name,
                              const std::string& in_name, const std::string& why) {
-  return {load(prefix + ".weight", {out, in}, "[" + out_name + ", " + in_name + "]", why),
+  return {load_matrix(prefix + ".weight", {out, in}, "[" + out_name + ", " + in_name + "]", why),
           load(prefix + ".bias", {out}, "[" + out_name + "]", why)};
 }
 

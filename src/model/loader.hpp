@@ -20,8 +20,13 @@ class Loader {
  public:
   /// ctx null: check names, shapes and values only (check_weights), upload nothing.
   /// `files` (or a single SafeTensorsFile) must outlive the Loader.
-  Loader(Context* ctx, TensorFiles files, DType dtype, bool dry, std::vector<std::string>* warnings)
-      : ctx_(ctx), files_(std::move(files)), dtype_(dtype), dry_(dry), warnings_(warnings) {}
+  /// `dtype`: what upload() stores; `matrices`: what upload_matrix() stores
+  /// (linear layers' [out, in] matrices, what gemm reads): a block format
+  /// (Q8_0, Q4_0, Q4_1) quantizes them on the host, as ggml's reference quantizers do.
+  Loader(Context* ctx, TensorFiles files, DType dtype, bool dry, std::vector<std::string>* warnings,
+         DType matrices = DType::F32)
+      : ctx_(ctx), files_(std::move(files)), dtype_(dtype), matrices_(is_block_dtype(matrices) ? matrices : dtype),
+        dry_(dry), warnings_(warnings) {}
 
   bool dry() const { return dry_; }
   /// False in a dry run and when only checking: tables computed on the host are not needed.
@@ -40,6 +45,23 @@ class Loader {
   /// The same in `dtype`, whatever the model's precision.
   Tensor upload(const std::vector<int64_t>& shape, const std::vector<float>& v, const std::string& name,
                 DType dtype);
+  /// Uploads a linear layer's matrix [out, in] (what gemm reads as W): in the
+  /// model's matrix format, quantized on the host when that is a block format.
+  /// @throws vkf::Error naming the tensor when `in` is not a multiple of the block.
+  Tensor upload_matrix(const std::vector<int64_t>& shape, const std::vector<float>& v, const std::string& name);
+  /// fetch, then upload_matrix.
+  Tensor load_matrix(const std::string& name, const std::vector<int64_t>& shape, const std::string& dims,
+                     const std::string& why) {
+    return upload_matrix(shape, fetch(name, shape, dims, why), name);
+  }
+  /// Uploads a tensor that arrives already in a block format (a GGUF tensor):
+  /// `n` bytes of `format`'s blocks, byte for byte, as `shape` (values; the
+  /// innermost dim a multiple of the block). In a dry run: counts its bytes.
+  /// @throws vkf::Error naming the tensor when n is not the shape's bytes.
+  Tensor upload_blocks(const std::vector<int64_t>& shape, WeightFormat format, const uint8_t* bytes, size_t n,
+                       const std::string& name);
+  /// What upload_matrix stores.
+  DType matrix_dtype() const { return matrices_; }
   /// Uploads v[begin, end) as `shape`: one part of a packed tensor.
   Tensor upload_part(const std::vector<int64_t>& shape, const std::vector<float>& v, size_t begin, size_t end,
                      const std::string& name);
@@ -85,6 +107,7 @@ class Loader {
   std::string binding_error_;
   TensorFiles files_;
   DType dtype_;
+  DType matrices_;
   bool dry_;
   std::vector<std::string>* warnings_;
   std::set<std::string> used_;

@@ -18,8 +18,16 @@ std::unique_ptr<ModelWeights> load_weights(Context& ctx, const ModelConfig& cfg,
     throw Error("load_weights: fp16 precision was requested but the device (" + ctx.caps().device_name +
                 ", profile " + ctx.caps().profile + ") has no 16-bit storage; load the model in fp32 "
                 "(F16 and BF16 files are converted)");
-  const DType dtype = weight_format_info(precision).dtype;
-  Loader plan(&ctx, files, dtype, true, nullptr);
+  // A block precision quantizes the linear layers' matrices (Loader::upload_matrix);
+  // the other tensors are stored as precision f16 stores them, or in f32 without 16-bit storage.
+  DType dtype = weight_format_info(precision).dtype, matrices = dtype;
+  if (is_block_format(precision)) {
+    if (precision != Precision::Q8_0 && precision != Precision::Q4_0 && precision != Precision::Q4_1)
+      throw Error(std::string("load_weights: precision ") + weight_format_name(precision) +
+                  " is not made at load (no quantizer); quantize-at-load takes q8_0, q4_0 or q4_1");
+    dtype = ctx.caps().f16_tensors() ? DType::F16 : DType::F32;
+  }
+  Loader plan(&ctx, files, dtype, true, nullptr, matrices);
   family.build_weights(plan, cfg);
   const MemoryStatus mem = internals(ctx).memory->status();
   if (plan.planned() > mem.available())
@@ -29,7 +37,7 @@ std::unique_ptr<ModelWeights> load_weights(Context& ctx, const ModelConfig& cfg,
   // Memory first (a table too big for the device says so), then what one binding covers.
   if (!plan.binding_error().empty()) throw Error(plan.binding_error());
   std::vector<std::string> warnings;
-  Loader L(&ctx, files, dtype, false, &warnings);
+  Loader L(&ctx, files, dtype, false, &warnings, matrices);
   std::unique_ptr<ModelWeights> w;
   try {
     w = family.build_weights(L, cfg);

@@ -20,7 +20,7 @@ OpInfo embedding(Recorder& rec, const EmbeddingArgs& a) {
   const auto [r, caps, op] = start_op(rec, "embedding");
   require_tensor(a.ids, op, "ids", DType::I32);
   require(a.ids->shape().size() == 2, op, "ids " + a.ids->describe() + " must be [batch, len]");
-  require_weight(a.table, op, "table", caps);
+  require_matrix(a.table, op, "table", caps);
   require(a.table->shape().size() == 2, op, "table " + a.table->describe() + " must be [vocab, d]");
   const uint64_t batch = uint64_t(a.ids->dim(0)), len = uint64_t(a.ids->dim(1));
   const uint64_t vocab = uint64_t(a.table->dim(0)), d = uint64_t(a.table->dim(1));
@@ -71,8 +71,10 @@ OpInfo embedding(Recorder& rec, const EmbeddingArgs& a) {
   const uint32_t aligned = d % 4 == 0;
 
   // TABLE_POSITIONS, the formats of the two tables (without positions, the token table's twice).
-  const std::string variant =
-      weight_format_name(weight_format(a.table)) + weight_suffix(a.positions ? a.positions : a.table);
+  // A block table without positions: "_f32", a variant that never reads them.
+  const bool block = is_block_dtype(a.table->dtype());
+  const std::string variant = weight_format_name(weight_format(a.table)) +
+                              (a.positions ? weight_suffix(a.positions) : block ? "_f32" : weight_suffix(a.table));
   const Pipeline& p = r.pipeline("embedding_" + variant, {wg, items, aligned});
   EmbeddingPush push{uint32_t(rows),
                      uint32_t(len),
@@ -93,13 +95,14 @@ OpInfo embedding(Recorder& rec, const EmbeddingArgs& a) {
   // token is written by the dispatch whose block holds its id.
   const uint64_t room = caps.max_storage_buffer_range > slice_align(caps)
                             ? caps.max_storage_buffer_range - slice_align(caps) : 0;
-  const uint64_t row_bytes = d * dtype_size(a.table->dtype());
-  const uint64_t block = a.table->bytes() <= caps.max_storage_buffer_range ? vocab : room / row_bytes;
-  require(block >= 1, op, "a table row of d = " + std::to_string(d) + " does not fit maxStorageBufferRange (" +
+  const uint64_t row_bytes = dtype_bytes(a.table->dtype(), d);
+  // A block table is bound whole (require_matrix checked that it fits).
+  const uint64_t rows_per = block || a.table->bytes() <= caps.max_storage_buffer_range ? vocab : room / row_bytes;
+  require(rows_per >= 1, op, "a table row of d = " + std::to_string(d) + " does not fit maxStorageBufferRange (" +
                               std::to_string(caps.max_storage_buffer_range) + " bytes, profile " + caps.profile + ")");
   const Tensor* pos_ids = a.position_ids ? a.position_ids : a.ids;  // unread when absent
-  for (uint64_t v0 = 0; v0 < vocab; v0 += block) {
-    const uint64_t v1 = std::min(vocab, v0 + block);
+  for (uint64_t v0 = 0; v0 < vocab; v0 += rows_per) {
+    const uint64_t v1 = std::min(vocab, v0 + rows_per);
     const Slice ts = slice(a.table, false, v0 * d, v1 * d, caps);
     const Use pos = a.positions ? Use{a.positions, false} : ts.use;  // unread when absent
     push.v0 = uint32_t(v0);
@@ -109,7 +112,7 @@ OpInfo embedding(Recorder& rec, const EmbeddingArgs& a) {
                r.fold(rows * per_row), "embedding/" + variant);
   }
   const double n = double(rows * d);
-  const double in_bytes = n * (dtype_size(a.table->dtype()) + (a.positions ? dtype_size(a.positions->dtype()) : 0)) +
+  const double in_bytes = n * (double(row_bytes) / double(d) + (a.positions ? dtype_size(a.positions->dtype()) : 0)) +
                           (a.position_ids ? double(rows) * 4 : 0);
   return {op,
           variant,
@@ -166,13 +169,16 @@ namespace {
 OpCase embedding_case(Context& ctx, const OpShape& o) {
   auto D = std::make_shared<cases::Data>();
   const uint32_t vocab = uint32_t(o.n), d = uint32_t(o.k), len = o.q_len;
-  const auto* table = &D->h(cases::as_stored(cases::random_vector(size_t(vocab) * d, 31), o.dtype));
-  const auto* pos = &D->h(cases::as_stored(sinusoidal_table(len, d), o.dtype));
+  // A block-format table: random blocks (cases::weight_tensor), f32 positions.
+  const auto stored = cases::weight_tensor(ctx, *D, {vocab, d}, cases::random_vector(size_t(vocab) * d, 31), o.dtype, 31);
+  const std::vector<float>* table = stored.first;
+  const DType pos_dtype = is_block_dtype(o.dtype) ? DType::F32 : o.dtype;
+  const auto* pos = &D->h(cases::as_stored(sinusoidal_table(len, d), pos_dtype));
   std::mt19937 g(32);
   D->ids.resize(size_t(o.batch) * len);
   for (auto& id : D->ids) id = int32_t(g() % vocab);
-  const EmbeddingArgs a{&D->t(ctx.tensor_i32({o.batch, len}, D->ids)), &D->t(ctx.tensor({vocab, d}, *table, o.dtype)),
-                        &D->t(ctx.tensor({len, d}, *pos, o.dtype)), 0, nullptr, std::sqrt(float(d)),
+  const EmbeddingArgs a{&D->t(ctx.tensor_i32({o.batch, len}, D->ids)), stored.second,
+                        &D->t(ctx.tensor({len, d}, *pos, pos_dtype)), 0, nullptr, std::sqrt(float(d)),
                         &D->t(ctx.tensor({o.batch, len, d})), ""};
   const auto* ids = &D->ids;
   return cases::make(D, "B=" + std::to_string(o.batch) + " L=" + std::to_string(len) + " vocab=" +

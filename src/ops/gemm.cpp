@@ -70,7 +70,7 @@ bool texel_ok(const Dims& d, const GemmArgs& a, const Capabilities& c);
 
 Dims check(const GemmArgs& a, const Capabilities& c) {
   require_tensor(a.x, kOp, "x", DType::F32);
-  require_weight(a.w, kOp, "w", c);
+  require_matrix(a.w, kOp, "w", c);
   require_tensor(a.y, kOp, "y", DType::F32);
   const auto& ws = a.w->shape();
   require(ws.size() == 2, kOp, "w " + a.w->describe() + " must be [N, K]");
@@ -84,9 +84,15 @@ Dims check(const GemmArgs& a, const Capabilities& c) {
                                        std::to_string(N));
   if (a.bias) {
     require(!a.bias->empty(), kOp, "bias is empty");
-    require(a.bias->shape() == std::vector<int64_t>{N} && a.bias->dtype() == a.w->dtype(), kOp,
-            "bias " + a.bias->describe() + " must be [" + std::to_string(N) + "] " +
-                dtype_name(a.w->dtype()) + " like w");
+    if (is_block_dtype(a.w->dtype()))  // read as words: f16 needs no 16-bit storage
+      require(a.bias->shape() == std::vector<int64_t>{N} &&
+                  (a.bias->dtype() == DType::F32 || a.bias->dtype() == DType::F16),
+              kOp, "bias " + a.bias->describe() + " must be [" + std::to_string(N) + "] f32 or f16 (w is " +
+                       a.w->describe() + ")");
+    else
+      require(a.bias->shape() == std::vector<int64_t>{N} && a.bias->dtype() == a.w->dtype(), kOp,
+              "bias " + a.bias->describe() + " must be [" + std::to_string(N) + "] " +
+                  dtype_name(a.w->dtype()) + " like w");
   }
   if (a.residual) {
     require_tensor(a.residual, kOp, "residual", DType::F32);
@@ -118,7 +124,8 @@ std::vector<Piece> plan_pieces(const Dims& d, const GemmArgs& a, const Capabilit
     if (t && t->bytes() > R) fits = false;
   if (fits) return {{0, d.M, 0, d.N}};
   const uint64_t room = R > slice_align(c) ? R - slice_align(c) : 0;
-  uint64_t nc = std::min({N, room / weight_bytes(weight_format(a.w), K), room / 4});
+  // Block-format W is bound whole (require_matrix): only X, Y and R are cut.
+  uint64_t nc = is_block_dtype(a.w->dtype()) ? N : std::min({N, room / weight_bytes(weight_format(a.w), K), room / 4});
   require(nc >= 1 && room / (K * 4) >= 1, kOp,
           "a row of K = " + std::to_string(K) + " elements does not fit maxStorageBufferRange (" +
               std::to_string(R) + " bytes, profile " + c.profile + ")");
@@ -132,6 +139,7 @@ std::vector<Piece> plan_pieces(const Dims& d, const GemmArgs& a, const Capabilit
 }
 
 bool texel_ok(const Dims& d, const GemmArgs& a, const Capabilities& c) {
+  if (is_block_dtype(a.w->dtype())) return false;  // texel formats hold values, not blocks
   const uint32_t width = d.K % 4 == 0 ? 4 : 1;
   return texel_readable(a.x, width, c) && texel_readable(a.w, width, c) && plan_pieces(d, a, c).size() == 1;
 }
@@ -264,7 +272,7 @@ Plan block_plan(const char* variant, const Problem& p, const TunedConfig* tc, co
 void require_texel(const char* variant, const Problem& p) {
   require(p.texel(), kOp,
           "variant " + std::string(variant) +
-              " needs X and W readable as texel buffers (formats, maxTexelBufferElements, "
+              " needs X and W readable as texel buffers (f32 or f16 W, not a block format; maxTexelBufferElements, "
               "a host buffer's usage, one binding each); use blocked");
 }
 
@@ -422,7 +430,10 @@ OpInfo gemm(Recorder& rec, const GemmArgs& a) {
   const bool has_bias = a.bias != nullptr, has_res = a.residual != nullptr;
   // M, N: this piece's; ldy: Y's (and R's) row length; n0: the piece's first
   // column (bias index); *_off: where the piece starts in its binding.
-  GemmPush push{d.M, d.N, d.K, 0, 0, uint32_t(has_bias) | uint32_t(has_res) << 1, d.N, 0, 0, 0, 0, 0};
+  // Flag 4: an f16 bias beside block-format W (shaders/lib/gemm_epilogue.glsl).
+  const bool bias_f16 = has_bias && is_block_format(format) && a.bias->dtype() == DType::F16;
+  GemmPush push{d.M, d.N, d.K, 0, 0, uint32_t(has_bias) | uint32_t(has_res) << 1 | uint32_t(bias_f16) << 2,
+                d.N, 0, 0, 0, 0, 0};
   OpInfo info{kOp, v.name, {}, 2.0 * d.M * d.N * d.K, 0, cls, tc != nullptr};
   info.bytes = 4.0 * d.M * d.K + double(weight_bytes(format, uint64_t(d.N) * d.K)) +
                (has_bias ? double(a.bias->bytes()) : 0) + 4.0 * d.M * d.N * (has_res ? 2 : 1);
@@ -463,13 +474,16 @@ namespace {
 OpCase gemm_case(Context& ctx, const OpShape& o) {
   auto D = std::make_shared<cases::Data>();
   const auto* x = &D->h(cases::random_vector(size_t(o.m * o.k), 1));
-  const auto* w = &D->h(cases::as_stored(cases::random_vector(size_t(o.n * o.k), 2), o.dtype));
-  const auto* b = &D->h(cases::as_stored(cases::random_vector(size_t(o.n), 3), o.dtype));
+  // Block-format W: random blocks, its bias f32 (what a quantized model's linear layers have).
+  const auto stored = cases::weight_tensor(ctx, *D, {o.n, o.k}, cases::random_vector(size_t(o.n * o.k), 2), o.dtype, 2);
+  const std::vector<float>* w = stored.first;
+  const DType bias_dtype = is_block_dtype(o.dtype) ? DType::F32 : o.dtype;
+  const auto* b = &D->h(cases::as_stored(cases::random_vector(size_t(o.n), 3), bias_dtype));
   const auto* res = &D->h(cases::random_vector(size_t(o.m * o.n), 4));
   GemmArgs g;
   g.x = &D->t(ctx.tensor({o.m, o.k}, *x));
-  g.w = &D->t(ctx.tensor({o.n, o.k}, *w, o.dtype));
-  g.bias = o.bias ? &D->t(ctx.tensor({o.n}, *b, o.dtype)) : nullptr;
+  g.w = stored.second;
+  g.bias = o.bias ? &D->t(ctx.tensor({o.n}, *b, bias_dtype)) : nullptr;
   g.residual = o.residual ? &D->t(ctx.tensor({o.m, o.n}, *res)) : nullptr;
   g.y = &D->t(ctx.tensor({o.m, o.n}));
   g.act = o.act;
@@ -489,7 +503,8 @@ OpCase gemm_case(Context& ctx, const OpShape& o) {
 std::vector<TunedConfig> gemm_candidates(const Capabilities& c, const OpShape& s) {
   const uint64_t width = s.k % 4 == 0 ? 4 : 1;
   const bool texel_fits = uint64_t(std::max<int64_t>(s.m, s.n)) * uint64_t(s.k) / width <= c.max_texel_buffer_elements;
-  const bool texel_formats = (s.dtype == DType::F16 ? c.texel_f16 : c.texel_f32) && c.texel_f32 && texel_fits;
+  const bool texel_formats =
+      !is_block_dtype(s.dtype) && (s.dtype == DType::F16 ? c.texel_f16 : c.texel_f32) && c.texel_f32 && texel_fits;
   const Search search{c, s, texel_formats, std::min(c.max_workgroup_invocations, c.max_workgroup_size[0])};
   std::vector<const Variant*> order;
   for (const Variant& v : kVariants)

@@ -46,6 +46,47 @@ struct Data {
   }
 };
 
+/// Seeded random blocks of block type `t` holding n values (a multiple of the
+/// block): random quantized values under scales that keep them within about
+/// ±2 (Q4_1 and Q4_K with their minimums too), every nibble value used.
+inline std::vector<uint8_t> random_blocks(DType t, size_t n, uint32_t seed) {
+  std::mt19937 g(seed);
+  std::vector<uint8_t> b(dtype_bytes(t, n));
+  for (auto& x : b) x = uint8_t(g());
+  std::uniform_real_distribution<float> u(0.5f, 1.f);
+  auto put = [&](size_t at, float f) {
+    const uint16_t h = float_to_half(f);
+    b[at] = uint8_t(h), b[at + 1] = uint8_t(h >> 8);
+  };
+  const size_t bb = dtype_block_bytes(t);
+  for (size_t at = 0; at < b.size(); at += bb) switch (t) {
+      case DType::Q8_0: put(at, 0.01f * u(g)); break;
+      case DType::Q4_0: put(at, 0.2f * u(g)); break;
+      case DType::Q4_1: put(at, 0.1f * u(g)), put(at + 2, -0.8f * u(g)); break;
+      case DType::Q4_K: put(at, 0.003f * u(g)), put(at + 2, 0.01f * u(g)); break;
+      case DType::Q6_K: put(at + 208, 0.0005f * u(g)); break;
+      default: break;
+    }
+  return b;
+}
+
+/// A weight-like tensor of `t` and the values it holds, which the reference
+/// uses: v as stored for a plain type; for a block type, random blocks
+/// (random_blocks(), seeded) instead of v, uploaded byte for byte.
+inline std::pair<const std::vector<float>*, Tensor*> weight_tensor(Context& ctx, Data& D, std::vector<int64_t> shape,
+                                                                   const std::vector<float>& v, DType t,
+                                                                   uint32_t seed) {
+  if (!is_block_dtype(t)) {
+    const auto* h = &D.h(as_stored(v, t));
+    return {h, &D.t(ctx.tensor(std::move(shape), *h, t))};
+  }
+  const std::vector<uint8_t> blocks = random_blocks(t, v.size(), seed);
+  const auto* h = &D.h(ref::dequantize(weight_format_of(t), blocks.data(), v.size()));
+  Tensor& w = D.t(ctx.tensor(std::move(shape), t));
+  ctx.write_bytes(w, blocks.data(), blocks.size());
+  return {h, &w};
+}
+
 /// An attention mask from OpShape::mask: with padding, sequence b has its last
 /// 3·b keys masked (never all of them); causal hides keys after i + offset.
 struct Mask {

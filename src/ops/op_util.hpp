@@ -42,9 +42,24 @@ inline void require_tensor(const Tensor* t, const char* op, const char* name, DT
 inline void require_weight(const Tensor* t, const char* op, const char* name, const Capabilities& c) {
   require(t && !t->empty(), op, std::string(name) + " is missing");
   require(t->dtype() == DType::F32 || t->dtype() == DType::F16, op,
-          std::string(name) + " " + t->describe() + " must be f32 or f16");
+          std::string(name) + " " + t->describe() + " must be f32 or f16" +
+              (is_block_dtype(t->dtype()) ? " (block formats are read by gemm and embedding only)" : ""));
   require(t->dtype() != DType::F16 || c.f16_tensors(), op,
           std::string(name) + " is f16 but the device (or its profile) has no 16-bit storage");
+}
+
+/// Checks a matrix a kernel dequantizes (gemm's W, embedding's table): f32, f16
+/// on a device that can store it, or a block format (read as 32-bit words on
+/// any device, shaders/lib/quant.glsl) that fits one binding.
+inline void require_matrix(const Tensor* t, const char* op, const char* name, const Capabilities& c) {
+  require(t && !t->empty(), op, std::string(name) + " is missing");
+  if (!is_block_dtype(t->dtype())) return require_weight(t, op, name, c);
+  // Pieces of a block tensor would start inside a block: not bound in pieces (yet).
+  require(t->bytes() <= c.max_storage_buffer_range, op,
+          std::string(name) + " " + t->describe() + " of " + std::to_string(t->bytes()) +
+              " bytes is larger than one binding (maxStorageBufferRange " +
+              std::to_string(c.max_storage_buffer_range) + ", profile " + c.profile +
+              "); block formats are bound whole");
 }
 
 /// The format weights, a table or K/V are stored in, by the tensor's dtype.
@@ -165,8 +180,8 @@ struct Slice {
   uint32_t elem_off;
 };
 inline Slice slice(const Tensor* t, bool write, uint64_t first, uint64_t last, const Capabilities& c) {
-  const uint64_t es = dtype_size(t->dtype());
   if (first == 0 && last == uint64_t(t->numel())) return {{t, write}, 0};
+  const uint64_t es = dtype_size(t->dtype());  // throws for a block type: bound whole (require_matrix)
   const uint64_t begin = first * es / slice_align(c) * slice_align(c);
   return {{t, write, begin, last * es}, uint32_t((first * es - begin) / es)};
 }

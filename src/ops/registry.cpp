@@ -1,6 +1,7 @@
 // Lookup in the generated op registry, shape parsing, labels, and the shared
 // case helpers (op_case.hpp).
 #include "ops/registry.hpp"
+#include "vkformer/weight_format.hpp"
 
 #include <cmath>
 
@@ -18,7 +19,9 @@ bool OpShape::operator==(const OpShape& o) const {
 DType parse_storage_dtype(const std::string& s, const std::string& what) {
   if (s == "f32" || s == "fp32") return DType::F32;
   if (s == "f16" || s == "fp16") return DType::F16;
-  throw Error(what + " must be f32 or f16, got \"" + s + "\"");
+  WeightFormat f;
+  if (weight_format_from_name(s, f)) return weight_format_info(f).dtype;  // the block formats
+  throw Error(what + " must be f32, f16, q8_0, q4_0, q4_1, q4_k or q6_k, got \"" + s + "\"");
 }
 
 namespace {

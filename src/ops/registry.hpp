@@ -37,7 +37,8 @@ struct OpShape {
 /// head_dim q_len kv_len topk mask window dtype act bias residual) or "MxNxK" / "MxN"
 /// on top of `base`. @throws vkf::Error naming the bad part.
 OpShape parse_op_shape(const std::string& text, OpShape base = {});
-/// "f32" / "f16" (also "fp32" / "fp16"). @throws vkf::Error naming `what`.
+/// "f32" / "f16" (also "fp32" / "fp16"), or a block format: "q8_0", "q4_0",
+/// "q4_1", "q4_k", "q6_k" (gemm and embedding read them). @throws vkf::Error naming `what`.
 DType parse_storage_dtype(const std::string& s, const std::string& what);
 /// none relu gelu gelu_tanh silu tanh. @throws vkf::Error naming `what`.
 Activation parse_activation_name(const std::string& s, const std::string& what);

@@ -9,6 +9,7 @@
 #include "vk/check.hpp"
 #include "vk/context_impl.hpp"
 #include "vk/recorder_impl.hpp"
+#include "vkformer/reference.hpp"
 
 namespace vkf {
 namespace {
@@ -418,6 +419,8 @@ Tensor Context::wrap_buffer(VkBuffer buffer, VkDeviceSize offset, VkDeviceSize b
     n *= uint64_t(d);
   }
   if (shape.empty()) throw Error("wrap_buffer: a shape needs at least one dimension");
+  if (is_block_dtype(dtype))
+    throw Error(std::string("wrap_buffer: ") + dtype_name(dtype) + " blocks cannot be wrapped; upload them with Context::tensor");
   const uint64_t bytes = n * dtype_size(dtype);
   if (offset + bytes > buffer_size)
     throw Error("wrap_buffer: the tensor needs " + std::to_string(bytes) + " bytes at offset " +
@@ -439,11 +442,16 @@ Tensor Context::tensor(std::vector<int64_t> shape, DType dtype) {
     if (n > (uint64_t(1) << 40) / uint64_t(d)) throw Error("tensor: the shape is absurdly large");
     n *= uint64_t(d);
   }
-  impl_->alive("tensor");
   std::string what = "a tensor [";
   for (size_t i = 0; i < shape.size(); ++i) what += (i ? ", " : "") + std::to_string(shape[i]);
   what += std::string("] ") + dtype_name(dtype);
-  auto a = impl_->memory->allocate(n * dtype_size(dtype), what);
+  if (uint64_t(shape.back()) % dtype_block(dtype))
+    throw Error("tensor: " + what + ": the innermost dim must be a multiple of the " + dtype_name(dtype) +
+                " block of " + std::to_string(dtype_block(dtype)) + " values");
+  impl_->alive("tensor");
+  // Blocks of 34 or 18 bytes end anywhere: the allocation is whole 32-bit
+  // words, which shaders read the blocks through (shaders/lib/quant.glsl).
+  auto a = impl_->memory->allocate((dtype_bytes(dtype, n) + 3) / 4 * 4, what);
   return Tensor(std::move(a), std::move(shape), dtype);
 }
 
@@ -473,6 +481,17 @@ void Context::write(Tensor& t, const std::vector<float>& data) {
       break;
     }
     case DType::I32: throw Error("write: tensor " + t.describe() + " holds integers; use write_bytes");
+    case DType::Q8_0:
+    case DType::Q4_0:
+    case DType::Q4_1: {  // quantized as ggml's reference quantizers do
+      const std::vector<uint8_t> b = ref::quantize(weight_format_of(t.dtype()), data.data(), data.size());
+      write_bytes(t, b.data(), b.size());
+      break;
+    }
+    case DType::Q4_K:
+    case DType::Q6_K:
+      throw Error("write: tensor " + t.describe() + ": there is no quantizer for " + dtype_name(t.dtype()) +
+                  "; write its blocks with write_bytes");
   }
 }
 
@@ -480,9 +499,17 @@ void Context::write_bytes(Tensor& t, const void* data, size_t bytes) {
   const Allocation& a = *t.allocation();
   if (a.external_owner && !(a.usage & VK_BUFFER_USAGE_TRANSFER_DST_BIT))
     throw Error("write: the host's buffer lacks VK_BUFFER_USAGE_TRANSFER_DST_BIT");
+  // A block tensor's allocation is whole words: its bytes, then up to 3 bytes of padding, zeroed.
+  std::vector<uint8_t> padded;
+  if (bytes != a.size && bytes == t.bytes() && a.size == (bytes + 3) / 4 * 4 && is_block_dtype(t.dtype())) {
+    padded.assign(a.size, 0);
+    std::memcpy(padded.data(), data, bytes);
+    data = padded.data();
+    bytes = a.size;
+  }
   if (bytes != a.size)
     throw Error("write: " + std::to_string(bytes) + " bytes for tensor " + t.describe() + " of " +
-                std::to_string(a.size) + " bytes");
+                std::to_string(t.bytes()) + " bytes");
   impl_->alive("write");
   if (a.mapped) {
     std::memcpy(a.mapped, data, bytes);
@@ -525,6 +552,7 @@ std::vector<uint8_t> Context::Impl::download(const Allocation& a) {
 
 std::vector<float> Context::read(const Tensor& t) {
   std::vector<uint8_t> raw = impl_->download(*t.allocation());
+  if (is_block_dtype(t.dtype())) return ref::dequantize(weight_format_of(t.dtype()), raw.data(), size_t(t.numel()));
   std::vector<float> out(size_t(t.numel()));
   for (size_t i = 0; i < out.size(); ++i) {
     switch (t.dtype()) {
@@ -541,6 +569,7 @@ std::vector<float> Context::read(const Tensor& t) {
         out[i] = float(v);
         break;
       }
+      default: break;  // block types: dequantized above
     }
   }
   return out;

@@ -5,25 +5,74 @@
 
 namespace vkf {
 
-size_t dtype_size(DType t) { return t == DType::F16 ? 2 : 4; }
+namespace {
 
-const char* dtype_name(DType t) {
-  switch (t) {
-    case DType::F32: return "f32";
-    case DType::F16: return "f16";
-    case DType::I32: return "i32";
-  }
-  return "?";
+struct DTypeRow {
+  const char* name;
+  uint32_t block_values, block_bytes;
+};
+
+const DTypeRow& dtype_row(DType t) {
+  static const DTypeRow rows[] = {{"f32", 1, 4},     {"f16", 1, 2},     {"i32", 1, 4},     {"q8_0", 32, 34},
+                                  {"q4_0", 32, 18},  {"q4_1", 32, 20},  {"q4_k", 256, 144}, {"q6_k", 256, 210}};
+  const size_t i = size_t(t);
+  if (i >= sizeof(rows) / sizeof(rows[0])) throw Error("unknown dtype " + std::to_string(i));
+  return rows[i];
+}
+
+}  // namespace
+
+size_t dtype_size(DType t) {
+  const DTypeRow& r = dtype_row(t);
+  if (r.block_values != 1)
+    throw Error(std::string("dtype ") + r.name + " is a block format of " + std::to_string(r.block_values) +
+                " values in " + std::to_string(r.block_bytes) + " bytes: it has no element size");
+  return r.block_bytes;
+}
+
+const char* dtype_name(DType t) { return dtype_row(t).name; }
+uint32_t dtype_block(DType t) { return dtype_row(t).block_values; }
+uint32_t dtype_block_bytes(DType t) { return dtype_row(t).block_bytes; }
+
+uint64_t dtype_bytes(DType t, uint64_t values) {
+  const DTypeRow& r = dtype_row(t);
+  return (values + r.block_values - 1) / r.block_values * r.block_bytes;
 }
 
 const WeightFormatInfo& weight_format_info(WeightFormat f) {
-  static const WeightFormatInfo f32{"f32", 1, 4, false, DType::F32}, f16{"f16", 1, 2, false, DType::F16};
-  return f == WeightFormat::F16 ? f16 : f32;
+  // name, block values, block bytes, scaled, dtype
+  static const WeightFormatInfo rows[] = {
+      {"f32", 1, 4, false, DType::F32},      {"f16", 1, 2, false, DType::F16},
+      {"q8_0", 32, 34, true, DType::Q8_0},   {"q4_0", 32, 18, true, DType::Q4_0},
+      {"q4_1", 32, 20, true, DType::Q4_1},   {"q4_k", 256, 144, true, DType::Q4_K},
+      {"q6_k", 256, 210, true, DType::Q6_K}};
+  const size_t i = size_t(f);
+  if (i >= sizeof(rows) / sizeof(rows[0])) throw Error("unknown weight format " + std::to_string(i));
+  return rows[i];
 }
 
 WeightFormat weight_format_of(DType t) {
-  if (t == DType::I32) throw Error("weights are f32 or f16, not i32");
-  return t == DType::F16 ? WeightFormat::F16 : WeightFormat::F32;
+  switch (t) {
+    case DType::F32: return WeightFormat::F32;
+    case DType::F16: return WeightFormat::F16;
+    case DType::Q8_0: return WeightFormat::Q8_0;
+    case DType::Q4_0: return WeightFormat::Q4_0;
+    case DType::Q4_1: return WeightFormat::Q4_1;
+    case DType::Q4_K: return WeightFormat::Q4_K;
+    case DType::Q6_K: return WeightFormat::Q6_K;
+    case DType::I32: break;
+  }
+  throw Error("weights are f32, f16 or a block format, not i32");
+}
+
+bool weight_format_from_name(const std::string& name, WeightFormat& out) {
+  for (WeightFormat f : {WeightFormat::F32, WeightFormat::F16, WeightFormat::Q8_0, WeightFormat::Q4_0,
+                         WeightFormat::Q4_1, WeightFormat::Q4_K, WeightFormat::Q6_K})
+    if (name == weight_format_name(f)) {
+      out = f;
+      return true;
+    }
+  return false;
 }
 
 uint64_t weight_bytes(WeightFormat f, uint64_t values) {

@@ -117,7 +117,8 @@ CLI::Option* add_model(CLI::App& cmd, Cli& c, std::string& dir, const char* help
 }
 
 /// --precision: how the weights are stored (parse_precision).
-void add_precision(CLI::App& cmd, std::string& precision, const char* help = "weight storage: fp32 or fp16") {
+void add_precision(CLI::App& cmd, std::string& precision,
+                   const char* help = "weight storage: fp32, fp16, or q8_0, q4_0, q4_1 (linear layers quantized at load)") {
   cmd.add_option("--precision", precision, help);
 }
 
@@ -308,7 +309,7 @@ std::vector<Command> command_table(Cli& c) {
          t::KernelOptions& o = c.kernel;
          cmd.add_option("op", o.op, "kernel")->required()->check(CLI::IsMember(vkf::op_names(true)));
          cmd.add_option("--variant", o.variant, "variant name, or all (default: the engine's pick)");
-         cmd.add_option("--dtype", o.dtype, "storage of weights, tables or K/V: f32 or f16");
+         cmd.add_option("--dtype", o.dtype, "storage of weights, tables or K/V: f32 or f16 (gemm, embedding: also q8_0, q4_0, q4_1, q4_k, q6_k)");
          cmd.add_option("--act", o.act, "gemm activation: none, relu, gelu, gelu_tanh, silu, tanh");
          cmd.add_option("--bias", o.shape.bias, "gemm: add a bias (default true)");
          cmd.add_flag("--residual", o.shape.residual, "gemm, layernorm: fused residual add");
@@ -382,7 +383,7 @@ std::vector<Command> command_table(Cli& c) {
          cmd.add_option("--op", o.ops, "ops to tune (default: every tunable op)");
          cmd.add_option("--shape", o.shapes, "shapes as bench ops takes them (default: each op's standard shapes)");
          add_model(cmd, c, o.model.model_dir, "tune the shapes this model runs instead")->required(false);
-         add_precision(cmd, o.model.precision, "--model's weight storage: fp32 or fp16");
+         add_precision(cmd, o.model.precision, "--model's weight storage: fp32, fp16, q8_0, q4_0 or q4_1");
          cmd.add_option("--batch", o.model.batch, "--model's batch");
          cmd.add_option("--src-len", o.model.src_len, "--model's source (or prompt) length");
          cmd.add_option("--tgt-len", o.model.tgt_len, "--model's target length (decode steps up to it are tuned too)");

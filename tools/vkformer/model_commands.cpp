@@ -46,7 +46,14 @@ std::vector<Ids> parse_ids(const std::vector<std::string>& args, const char* opt
 Precision parse_precision(const std::string& p) {
   if (p == "fp32" || p == "f32") return Precision::F32;
   if (p == "fp16" || p == "f16") return Precision::F16;
-  throw UsageError("--precision must be fp32 or fp16, got \"" + p + "\"");
+  // Block formats: the linear layers' matrices quantized at load (GGUF's layouts).
+  if (p == "q8_0") return Precision::Q8_0;
+  if (p == "q4_0") return Precision::Q4_0;
+  if (p == "q4_1") return Precision::Q4_1;
+  if (p == "q4_k" || p == "q6_k")
+    throw UsageError("--precision " + p + ": weights in " + p + " come only from GGUF files (no quantizer); "
+                     "quantizing at load takes q8_0, q4_0 or q4_1");
+  throw UsageError("--precision must be fp32, fp16, q8_0, q4_0 or q4_1, got \"" + p + "\"");
 }
 
 std::shared_ptr<Model> load_model(Context& ctx, const std::string& dir, const std::string& precision) {

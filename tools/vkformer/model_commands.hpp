@@ -26,7 +26,8 @@ struct ModelRunOptions {
 /// @throws vkf::Error for anything but non-negative 32-bit integers.
 std::vector<Ids> parse_ids(const std::vector<std::string>& args, const char* option);
 
-/// "fp32" or "fp16" (also "f32", "f16"). @throws vkf::Error otherwise.
+/// "fp32" or "fp16" (also "f32", "f16"), or "q8_0", "q4_0", "q4_1" (linear
+/// layers quantized at load). @throws vkf::Error otherwise.
 Precision parse_precision(const std::string& p);
 
 /// Model::load, then each of the model's warnings on stderr as "vkformer: warning: ...".

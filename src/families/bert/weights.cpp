@@ -19,7 +19,7 @@ LinearWeights packed_qkv(Loader& L, const std::string& p, const char* const name
     w.insert(w.end(), wi.begin(), wi.end());
     b.insert(b.end(), bi.begin(), bi.end());
   }
-  return {L.upload({3 * d, d}, w, p + names[0] + "/key/value"), L.upload({3 * d}, b, p + "qkv bias")};
+  return {L.upload_matrix({3 * d, d}, w, p + names[0] + "/key/value"), L.upload({3 * d}, b, p + "qkv bias")};
 }
 
 /// The first of `names` the file holds (the others, when present too, are the same tied tensor).

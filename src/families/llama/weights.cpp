@@ -20,7 +20,7 @@ struct LayerLoader {
   /// PREFIX.weight [out, in], and PREFIX.bias [out] when `bias`.
   LinearWeights linear(const std::string& p, int64_t out, int64_t in, const char* out_name, const char* in_name,
                        bool bias, const std::string& why) const {
-    LinearWeights w{L.load(p + ".weight", {out, in}, std::string("[") + out_name + ", " + in_name + "]", why), {}};
+    LinearWeights w{L.load_matrix(p + ".weight", {out, in}, std::string("[") + out_name + ", " + in_name + "]", why), {}};
     if (bias) w.b = L.load(p + ".bias", {out}, std::string("[") + out_name + "]", why);
     return w;
   }
@@ -39,7 +39,7 @@ struct LayerLoader {
         b.insert(b.end(), bias.begin(), bias.end());
       }
     }
-    LinearWeights out{L.upload({q + 2 * kv, d}, w, p + ".{q,k,v}_proj.weight (stacked)"), {}};
+    LinearWeights out{L.upload_matrix({q + 2 * kv, d}, w, p + ".{q,k,v}_proj.weight (stacked)"), {}};
     if (qkv_bias) out.b = L.upload({q + 2 * kv}, b, p + ".{q,k,v}_proj.bias (stacked)");
     return out;
   }
@@ -85,7 +85,7 @@ std::unique_ptr<ModelWeights> LlamaFamily::build_weights(Loader& L, const ModelC
   if (l.lm_head) {
     // Tied: save_pretrained leaves lm_head.weight out; the head is embed_tokens.
     w->generator = LinearWeights{!l.tied || L.has("lm_head.weight")
-                                     ? L.load("lm_head.weight", {V, d}, "[vocab_size, hidden_size]",
+                                     ? L.load_matrix("lm_head.weight", {V, d}, "[vocab_size, hidden_size]",
                                               "architectures is " + l.architecture + " with tie_word_embeddings false")
                                      : w->src_embed,
                                  {}};
