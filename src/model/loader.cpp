@@ -1,6 +1,7 @@
 #include "model/loader.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 
 #include "model/json_text.hpp"
@@ -17,20 +18,55 @@ std::string tensor_what(const std::string& name, const std::vector<int64_t>& sha
 
 }  // namespace
 
-std::vector<float> Loader::fetch(const std::string& name, const std::vector<int64_t>& shape,
-                                 const std::string& dims, const std::string& why) {
+const SafeTensor& Loader::checked(const std::string& name, const std::vector<int64_t>& shape,
+                                  const std::string& dims, const std::string& why) {
   used_.insert(name);
   if (!files_.has(name))
     throw Error(files_.path_of(name) + ": missing tensor \"" + printable(name) + "\" " + shape_string(shape) + " = " +
                 dims + " (expected because " + why + ")");
   const SafeTensor& t = files_.get(name);
-  const std::string& path = files_.path_of(name);
   if (t.shape != shape)
-    throw Error(path + ": tensor \"" + printable(name) + "\" has shape " + shape_string(t.shape) +
+    throw Error(files_.path_of(name) + ": tensor \"" + printable(name) + "\" has shape " + shape_string(t.shape) +
                 ", expected " + shape_string(shape) + " = " + dims);
-  if (!is_float_dtype(t.dtype)) throw Error(path + ": " + unsupported_dtype(name, t.dtype));
+  return t;
+}
+
+std::optional<DType> Loader::stored_blocks(const std::string& name) const {
+  if (!files_.has(name)) return std::nullopt;
+  const std::string& stored = files_.get(name).dtype;  // GGUF's names: "Q4_1"
+  for (DType t : {DType::Q8_0, DType::Q4_0, DType::Q4_1, DType::Q4_K, DType::Q6_K}) {
+    std::string upper = dtype_name(t);
+    for (char& ch : upper) ch = char(std::toupper(static_cast<unsigned char>(ch)));
+    if (stored == upper) return t;
+  }
+  return std::nullopt;
+}
+
+std::vector<uint8_t> Loader::fetch_blocks(const std::string& name, const std::vector<int64_t>& shape,
+                                          const std::string& dims, const std::string& why) {
+  const SafeTensor& t = checked(name, shape, dims, why);
+  if (dry_ || !stored_blocks(name)) return {};
+  const uint8_t* p = files_.bytes(name);
+  return std::vector<uint8_t>(p, p + t.bytes);
+}
+
+Tensor Loader::load_stored(const std::string& name, const std::vector<int64_t>& shape, const std::string& dims,
+                           const std::string& why) {
+  const DType dt = *stored_blocks(name);
+  const SafeTensor& t = checked(name, shape, dims, why);
+  return upload_blocks(shape, weight_format_of(dt), dry_ ? nullptr : files_.bytes(name), t.bytes, name);
+}
+
+std::vector<float> Loader::fetch(const std::string& name, const std::vector<int64_t>& shape,
+                                 const std::string& dims, const std::string& why) {
+  const SafeTensor& t = checked(name, shape, dims, why);
+  const std::string& path = files_.path_of(name);
+  const std::optional<DType> blocks = stored_blocks(name);
+  if (!is_float_dtype(t.dtype) && !blocks) throw Error(path + ": " + unsupported_dtype(name, t.dtype));
   if (dry_) return {};
-  std::vector<float> v = files_.to_f32(name);
+  std::vector<float> v = blocks ? ref::dequantize(weight_format_of(*blocks), files_.bytes(name), size_t(t.bytes) /
+                                                      dtype_block_bytes(*blocks) * dtype_block(*blocks))
+                                : files_.to_f32(name);
   size_t nan = 0, inf = 0, overflow = 0;
   for (float x : v) {
     if (std::isnan(x))

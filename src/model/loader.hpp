@@ -52,6 +52,7 @@ class Loader {
   /// fetch, then upload_matrix.
   Tensor load_matrix(const std::string& name, const std::vector<int64_t>& shape, const std::string& dims,
                      const std::string& why) {
+    if (stored_blocks(name)) return load_stored(name, shape, dims, why);  // as stored, never re-quantized
     return upload_matrix(shape, fetch(name, shape, dims, why), name);
   }
   /// Uploads a tensor that arrives already in a block format (a GGUF tensor):
@@ -66,10 +67,18 @@ class Loader {
   Tensor upload_part(const std::vector<int64_t>& shape, const std::vector<float>& v, size_t begin, size_t end,
                      const std::string& name);
   /// fetch, then upload.
+  /// fetch, then upload; a tensor stored in a block format (a GGUF's) is uploaded as stored.
   Tensor load(const std::string& name, const std::vector<int64_t>& shape, const std::string& dims,
               const std::string& why) {
+    if (stored_blocks(name)) return load_stored(name, shape, dims, why);
     return upload(shape, fetch(name, shape, dims, why), name);
   }
+  /// The block format tensor `name` is stored in (a GGUF file's Q8_0, Q4_1...); nullopt
+  /// for a float tensor, or one the files lack. fetch() dequantizes such a tensor.
+  std::optional<DType> stored_blocks(const std::string& name) const;
+  /// A block-format tensor's bytes as stored, after the checks of fetch (empty in a dry run).
+  std::vector<uint8_t> fetch_blocks(const std::string& name, const std::vector<int64_t>& shape,
+                                    const std::string& dims, const std::string& why);
   /// PREFIX.weight [out, in] and PREFIX.bias [out]; out_name and in_name name the config fields.
   LinearWeights linear(const std::string& prefix, int64_t out, int64_t in, const std::string& out_name,
                        const std::string& in_name, const std::string& why);
@@ -100,6 +109,12 @@ class Loader {
   void warn_unused() const;
 
  private:
+  /// Marks `name` used and checks that it is there with `shape`. @throws vkf::Error as fetch.
+  const SafeTensor& checked(const std::string& name, const std::vector<int64_t>& shape, const std::string& dims,
+                            const std::string& why);
+  /// A block-format tensor uploaded byte for byte (stored_blocks(name) is set).
+  Tensor load_stored(const std::string& name, const std::vector<int64_t>& shape, const std::string& dims,
+                     const std::string& why);
   /// Adds "<path>: what" to the warnings.
   void warn_in(const std::string& path, const std::string& what) const;
 

@@ -67,6 +67,18 @@ SafeTensorsFile SafeTensorsFile::from_memory(const std::string& name, std::vecto
   return f;
 }
 
+SafeTensorsFile SafeTensorsFile::from_tensors(std::string path, std::map<std::string, SafeTensor> tensors,
+                                              std::shared_ptr<const void> storage, const uint8_t* data,
+                                              uint64_t size) {
+  SafeTensorsFile f;
+  f.path_ = std::move(path);
+  f.tensors_ = std::move(tensors);
+  f.storage_ = std::move(storage);
+  f.data_ = data;
+  f.size_ = size;
+  return f;
+}
+
 void SafeTensorsFile::parse() {
   auto fail = [&](const std::string& what) -> Error { return Error(path_ + ": " + what); };
 

@@ -48,6 +48,12 @@ class SafeTensorsFile {
   /// The same checks on a file's bytes already in memory; `name` stands for the
   /// path in messages (the fuzz target's entry point).
   static SafeTensorsFile from_memory(const std::string& name, std::vector<uint8_t> bytes);
+  /// The tensors of another container, already checked (a GGUF file's, under
+  /// transformers' names: model/gguf_model.hpp), each at its offset into `data`
+  /// (`size` bytes, kept alive by `storage`). Their dtypes may be block-quantized
+  /// ("Q4_1"...), which bytes() reads as stored and to_f32 dequantizes.
+  static SafeTensorsFile from_tensors(std::string path, std::map<std::string, SafeTensor> tensors,
+                                      std::shared_ptr<const void> storage, const uint8_t* data, uint64_t size);
 
   const std::string& path() const { return path_; }
   const std::map<std::string, SafeTensor>& tensors() const { return tensors_; }
@@ -58,6 +64,8 @@ class SafeTensorsFile {
   /// BF16, or there is no host memory for it.
   std::vector<float> to_f32(const std::string& name) const;
   const SafeTensor& get(const std::string& name) const;
+  /// The tensor's bytes as stored (t.bytes of them). @throws vkf::Error if it is missing.
+  const uint8_t* bytes(const std::string& name) const { return data_ + data_start_ + get(name).offset; }
 
  private:
   SafeTensorsFile() = default;

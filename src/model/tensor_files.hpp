@@ -31,6 +31,8 @@ class TensorFiles {
   bool has(const std::string& name) const { return find(name) != nullptr; }
   /// @throws vkf::Error naming path() if no file holds the tensor.
   const SafeTensor& get(const std::string& name) const { return holder(name).get(name); }
+  /// The tensor's bytes as stored. @throws vkf::Error as get() does.
+  const uint8_t* bytes(const std::string& name) const { return holder(name).bytes(name); }
   /// The tensor converted to fp32. @throws vkf::Error as get() does.
   std::vector<float> to_f32(const std::string& name) const { return holder(name).to_f32(name); }
   /// The file that holds the tensor, or path() if none does: where it should be.

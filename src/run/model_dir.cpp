@@ -6,12 +6,14 @@
 #include <optional>
 
 #include "model/family.hpp"
+#include "model/gguf_model.hpp"
 #include "model/json_text.hpp"
 #include "model/tensor_files.hpp"
 
 namespace vkf {
 
 bool ModelDir::has_tokenizer(const std::string& dir) {
+  if (is_gguf_file(dir)) return GgufFile(dir).has("tokenizer.ggml.tokens");
   std::error_code ec;
   for (const char* f : {"tokenizer.json", "vocab.txt", "vocab.json", "source.spm", "tokenizer_config.json"})
     if (std::filesystem::exists(std::filesystem::path(dir) / f, ec)) return true;
@@ -21,11 +23,16 @@ bool ModelDir::has_tokenizer(const std::string& dir) {
 ModelDir ModelDir::open(const std::string& dir, TokenizerUse tokenizer) {
   ModelDir d;
   d.path_ = dir;
-  weights_path(dir);  // not a directory, or pickles instead of safetensors: said first, whatever the config
-  d.config_ = load_config((std::filesystem::path(dir) / "config.json").string());  // as Model::load names it
+  const bool gguf = is_gguf_file(dir);  // one file: metadata for config and tokenizer, no generation_config.json
+  if (gguf) {
+    d.config_ = gguf_model_config(GgufFile(dir));
+  } else {
+    weights_path(dir);  // not a directory, or pickles instead of safetensors: said first, whatever the config
+    d.config_ = load_config((std::filesystem::path(dir) / "config.json").string());  // as Model::load names it
+  }
   if (tokenizer == TokenizerUse::Required || (tokenizer == TokenizerUse::IfPresent && has_tokenizer(dir)))
     d.tokenizer_ = Tokenizer::load(dir);
-  if (d.supports(Task::Generate)) d.generation_ = read_generation_config(dir);
+  if (d.supports(Task::Generate) && !gguf) d.generation_ = read_generation_config(dir);
   if (d.tokenizer_) check_special_ids(d.config_, *d.tokenizer_, dir);
   return d;
 }

@@ -6,6 +6,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "model/gguf_model.hpp"
 #include "text/chat_template.hpp"
 #include "text/jinja.hpp"
 #include "vkformer/error.hpp"
@@ -26,8 +27,15 @@ nlohmann::json read_json(const std::string& path) {
   }
 }
 
-/// DIR/tokenizer_config.json's chat template; "" when the file or the key is missing.
+/// Where the chat template is read from, for messages.
+std::string template_file(const std::string& dir) {
+  return is_gguf_file(dir) ? dir + ": tokenizer.chat_template" : config_path(dir);
+}
+
+/// DIR/tokenizer_config.json's chat template, or a GGUF file's tokenizer.chat_template;
+/// "" when the file or the key is missing.
 std::string template_source(const std::string& dir) {
+  if (is_gguf_file(dir)) return gguf_chat_template(GgufFile(dir));
   try {
     return chat_template_of(read_json(config_path(dir)));
   } catch (const Error& e) {
@@ -48,13 +56,16 @@ bool ChatTemplate::present(const std::string& dir) { return !template_source(dir
 ChatTemplate ChatTemplate::load(const std::string& dir, std::shared_ptr<const Tokenizer> tokenizer) {
   if (!tokenizer) throw Error(dir + " has no tokenizer: a chat needs one");
   const std::string source = template_source(dir);
+  const bool gguf = is_gguf_file(dir);
   if (source.empty())
-    throw Error(config_path(dir) + " has no \"chat_template\": the model has no chat format (give it text with generate --prompt)");
+    throw Error((gguf ? dir + " has no tokenizer.chat_template" : config_path(dir) + " has no \"chat_template\"") +
+                ": the model has no chat format (give it text with generate --prompt)");
   const nlohmann::json special =
-      special_tokens_of(read_json(config_path(dir)), read_json(dir + "/special_tokens_map.json"));
+      gguf ? special_tokens_of_tokenizer(*tokenizer)
+           : special_tokens_of(read_json(config_path(dir)), read_json(dir + "/special_tokens_map.json"));
   ChatTemplate c;
-  c.parsed_ = std::make_shared<const Parsed>(Parsed{source, jinja::Template(source, config_path(dir) + " chat_template"),
-                                                    special});
+  c.parsed_ = std::make_shared<const Parsed>(
+      Parsed{source, jinja::Template(source, gguf ? template_file(dir) : config_path(dir) + " chat_template"), special});
   c.tok_ = std::move(tokenizer);
   // The end of an assistant's turn: what the template writes right after an
   // assistant message's content, when that is one special token (a token that

@@ -116,4 +116,11 @@ nlohmann::json special_tokens_of(const nlohmann::json& tokenizer_config, const n
   return out;
 }
 
+nlohmann::json special_tokens_of_tokenizer(const Tokenizer& tokenizer) {
+  nlohmann::json out = nlohmann::json::object();
+  for (const char* key : kSpecialTokens)
+    if (const std::optional<std::string> t = tokenizer.special_token(key)) out[key] = *t;
+  return out;
+}
+
 }  // namespace vkf

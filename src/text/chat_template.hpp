@@ -43,5 +43,8 @@ std::string chat_template_of(const nlohmann::json& tokenizer_config);
 /// no added_tokens_decoder, and then its values win.
 nlohmann::json special_tokens_of(const nlohmann::json& tokenizer_config,
                                  const nlohmann::json& special_tokens_map = nlohmann::json());
+/// The same roles as `tokenizer` answers them (Tokenizer::special_token): a GGUF
+/// file's, whose ids stand where tokenizer_config.json would be.
+nlohmann::json special_tokens_of_tokenizer(const Tokenizer& tokenizer);
 
 }  // namespace vkf

@@ -12,6 +12,7 @@
 #include <fstream>
 #include <iterator>
 
+#include "model/gguf_model.hpp"
 #include "model/json_text.hpp"
 #include "text/char_tokenizer.hpp"
 #include "text/hf/hf_tokenizer.hpp"
@@ -23,6 +24,7 @@
 namespace vkf {
 
 std::unique_ptr<Tokenizer> Tokenizer::load(const std::string& dir) {
+  if (is_gguf_file(dir)) return text::load_gguf_tokenizer(gguf_vocab(GgufFile(dir)));  // tokenizer.ggml.*
   const std::string file = dir + "/tokenizer.json";
   const bool present = io::exists(file);
   if (!present && text::is_marian_dir(dir)) return text::load_marian(dir);  // OPUS-MT: source.spm + vocab.json

@@ -11,7 +11,7 @@ Writes OUT_DIR/golden.json ("gguf": the file's absolute path),
            transformers' apply_chat_template), "ids": its ids (HF tokenizers from the
            file's vocabulary and merges, as transformers' GGUF loading builds them,
            special tokens parsed, no BOS: tokenizer.ggml.add_bos_token is false),
-  "greedy": generate(do_sample=False, max_new_tokens=GREEDY_TOKENS), EOS included,
+  "greedy": generate(do_sample=False, max_new_tokens=GREEDY_TOKENS), cut before EOS,
   "greedy_margin": the smallest top-1 − top-2 logit gap along those runs,
   "logits": {"file": "logits_K.f32", "shape": [T, V]} per prompt (little-endian float32,
            every position), "eos", "vocab_size",
@@ -112,7 +112,7 @@ def main():
                 top = torch.topk(s[0], 2).values
                 g["greedy_margin"] = min(g["greedy_margin"], float(top[0] - top[1]))
             g["ids"].append(ids)
-            g["greedy"].append(new)
+            g["greedy"].append(new[:new.index(eos)] if eos in new else new)
             print(f"{k}: {len(ids)} ids, greedy {tok.decode(new)!r}")
     with open(os.path.join(out, "golden.json"), "w") as f:
         json.dump(g, f, indent=1)
