@@ -79,7 +79,7 @@ for cmd in (["translate", "--model", DATES, "--length-penalty", "nan", "x"],
             ["generate", "--model", DATES, "--src-ids", "3", "--temperature", "inf"],
             ["generate", "--model", DATES, "--src-ids", "3", "--top-p", "-inf"]):
     expect(2, "must be a finite number", cmd)
-expect(2, "--precision must be fp32 or fp16", [*fwd, "--out", OUT, "--precision", "fp8"])
+expect(2, "--precision must be fp32, fp16, q8_0, q4_0 or q4_1", [*fwd, "--out", OUT, "--precision", "fp8"])
 expect(2, "is not an integer token id", ["forward", "--model", DATES, "--src-ids", "3,x", "--out", OUT])
 expect(2, "--src-len and --tgt-len must each be at most the model's max_positions",
        ["profile", "--model", DATES, "--src-len", "100000"])

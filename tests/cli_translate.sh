@@ -56,7 +56,7 @@ expect "text #1 has 65 tokens, more than the model's max_positions 64" -- transl
 expect "text #1 is empty" -- translate --model "$M" ""
 want_rc=2
 expect "max-new-tokens 65 is more than" -- translate --model "$M" --max-new-tokens 65 "22 Nov 2026"
-expect "precision must be fp32 or fp16" -- translate --model "$M" --precision fp8 "22 Nov 2026"
+expect "precision must be fp32, fp16, q8_0, q4_0 or q4_1" -- translate --model "$M" --precision fp8 "22 Nov 2026"
 want_rc=1
 expect "config.json" -- translate --model "$TMP/nowhere" "22 Nov 2026"
 

@@ -7,7 +7,9 @@
 #include <cmath>
 
 #include "loaded_weights.hpp"
+#include "model/loader.hpp"
 #include "model/safetensors.hpp"
+#include "vkformer/reference.hpp"
 #include "model_writer.hpp"
 #include "vkformer/model.hpp"
 
@@ -239,6 +241,35 @@ TEST_F(ModelLoading, FileErrorsNameThePath) {
   cfg.erase("d_ff");
   write_file(dir + "/config.json", cfg.dump());
   expect_error([&] { Model::load(ctx(), dir); }, dir + "/config.json: missing key \"d_ff\"");
+}
+
+// Block formats through the Loader: tensors that arrive quantized (a GGUF
+// file's) upload byte for byte and read back as ggml dequantizes them; a
+// linear layer's matrix is quantized at load as ggml's reference quantizer does;
+// rows that are not whole blocks and byte counts that do not match are named.
+TEST_F(ModelLoading, BlockUploads) {
+  TensorMap t;
+  t["w"] = {"F32", {3, 64}, random_vector(192, 5)};
+  const std::string bytes = safetensors_bytes(t);
+  const SafeTensorsFile file = SafeTensorsFile::from_memory("mem.safetensors", {bytes.begin(), bytes.end()});
+  Loader L(&ctx(), file, DType::F32, false, nullptr, DType::Q4_1);
+  const std::vector<float> w = L.fetch("w", {3, 64}, "[3, 64]", "test");
+  const Tensor q = L.upload_matrix({3, 64}, w, "w");
+  EXPECT_EQ(q.dtype(), DType::Q4_1);
+  EXPECT_EQ(q.bytes(), 3u * 2 * 20);
+  const std::vector<uint8_t> blocks = ref::quantize(WeightFormat::Q4_1, w.data(), w.size());
+  EXPECT_EQ(ctx().read(q), ref::dequantize(WeightFormat::Q4_1, blocks.data(), w.size()));
+  // Already quantized: 34-byte blocks, an odd number of them (the allocation is padded to words).
+  const std::vector<uint8_t> q8 = ref::quantize(WeightFormat::Q8_0, w.data(), 96);
+  const Tensor b = L.upload_blocks({1, 96}, WeightFormat::Q8_0, q8.data(), q8.size(), "blk.0.attn_q.weight");
+  EXPECT_EQ(b.dtype(), DType::Q8_0);
+  EXPECT_EQ(b.bytes(), 102u);
+  EXPECT_EQ(ctx().read(b), ref::dequantize(WeightFormat::Q8_0, q8.data(), 96));
+  expect_error([&] { L.upload_blocks({1, 96}, WeightFormat::Q8_0, q8.data(), 100, "blk.0.attn_q.weight"); },
+               "blk.0.attn_q.weight");
+  expect_error([&] { L.upload_blocks({2, 48}, WeightFormat::Q8_0, q8.data(), q8.size(), "x"); }, "multiple of the q8_0 block");
+  expect_error([&] { L.upload_matrix({4, 48}, w, "model.layers.0.mlp.up_proj.weight"); },
+               "model.layers.0.mlp.up_proj.weight");
 }
 
 }  // namespace

@@ -83,7 +83,7 @@ TEST(OpRegistry, ShapesParseAndRefuseClearly) {
   EXPECT_EQ(parse_op_shape("4x6").n, 6);
   expect_error([] { parse_op_shape("m=0"); }, "\"0\" is not a positive integer");
   expect_error([] { parse_op_shape("m=3,q=1"); }, "unknown key \"q\"");
-  expect_error([] { parse_op_shape("dtype=f8"); }, "dtype must be f32 or f16, got \"f8\"");
+  expect_error([] { parse_op_shape("dtype=f8"); }, "dtype must be f32, f16, q8_0, q4_0, q4_1, q4_k or q6_k, got \"f8\"");
   expect_error([] { parse_op_shape("4x"); }, "is not a positive integer");
   EXPECT_EQ(grid({{"m=1", "m=2"}, {"n=3"}}), (std::vector<std::string>{"m=1,n=3", "m=2,n=3"}));
 }

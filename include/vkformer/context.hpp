@@ -232,12 +232,15 @@ class Context {
   Tensor wrap_buffer(VkBuffer buffer, VkDeviceSize offset, VkDeviceSize buffer_size,
                      VkBufferUsageFlags usage, std::vector<int64_t> shape, DType dtype = DType::F32);
 
-  /// Copies host data into a tensor, converting fp32 to the tensor's dtype.
+  /// Copies host data into a tensor, converting fp32 to the tensor's dtype
+  /// (Q8_0, Q4_0, Q4_1: quantized as ggml's reference quantizers do; Q4_K and
+  /// Q6_K have no quantizer: write their blocks with write_bytes).
   /// Waits for the copy; the device must not be using the tensor.
   void write(Tensor& t, const std::vector<float>& data);
-  /// Copies raw bytes into a tensor (its dtype's layout). Waits for the copy.
+  /// Copies raw bytes into a tensor (its dtype's layout; a block tensor takes
+  /// Tensor::bytes() bytes, GGUF's blocks as they are). Waits for the copy.
   void write_bytes(Tensor& t, const void* data, size_t bytes);
-  /// Reads a tensor back as fp32 (fp16 is widened). Waits for the copy.
+  /// Reads a tensor back as fp32 (fp16 is widened, blocks dequantized). Waits for the copy.
   std::vector<float> read(const Tensor& t);
   /// Reads an int32 tensor back.
   std::vector<int32_t> read_i32(const Tensor& t);

@@ -92,7 +92,7 @@ Tensor Loader::upload(const std::vector<int64_t>& shape, const std::vector<float
     constexpr uint64_t kCap = uint64_t(1) << 62;
     uint64_t n = 1;
     for (int64_t d : shape) n = d > 0 && n > kCap / uint64_t(d) ? kCap : n * uint64_t(d);
-    n = n >= kCap / 4 ? kCap : (dtype_bytes(dtype, n) + 3) / 4 * 4;
+    n = n >= kCap / 4 ? kCap : is_block_dtype(dtype) ? (dtype_bytes(dtype, n) + 3) / 4 * 4 : dtype_bytes(dtype, n);
     planned_ = std::min(kCap, planned_ + (ctx_ ? internals(*ctx_).memory->footprint(n) : n));
     return {};
   }

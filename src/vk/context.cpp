@@ -451,7 +451,8 @@ Tensor Context::tensor(std::vector<int64_t> shape, DType dtype) {
   impl_->alive("tensor");
   // Blocks of 34 or 18 bytes end anywhere: the allocation is whole 32-bit
   // words, which shaders read the blocks through (shaders/lib/quant.glsl).
-  auto a = impl_->memory->allocate((dtype_bytes(dtype, n) + 3) / 4 * 4, what);
+  const uint64_t bytes = dtype_bytes(dtype, n);
+  auto a = impl_->memory->allocate(is_block_dtype(dtype) ? (bytes + 3) / 4 * 4 : bytes, what);
   return Tensor(std::move(a), std::move(shape), dtype);
 }
 
