@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "serve/routes.hpp"
+#include "usage_error.hpp"
 
 namespace vkf::tools {
 namespace {
@@ -22,10 +23,17 @@ bool loopback(const std::string& host) { return host == "127.0.0.1" || host == "
 
 int run_serve(const ContextOptions& ctx_opts, const ServeOptions& o) {
   using namespace serve;
-  if (o.models.empty()) throw Error("give at least one --model DIR (or NAME=DIR)");
-  if (o.port < 0 || o.port > 65535) throw Error("--port must be from 0 to 65535");
-  for (unsigned v : {o.max_queue, o.max_batch, o.max_inputs, o.threads, o.timeout_s})
-    if (v == 0) throw Error("--max-queue, --max-batch, --max-inputs, --threads and --timeout-s must be at least 1");
+  // Usage errors (exit 2), as every other option's range.
+  if (o.models.empty()) throw UsageError("give at least one --model DIR (or NAME=DIR)");
+  if (o.port < 0 || o.port > 65535)
+    throw UsageError("--port must be from 0 to 65535, got " + std::to_string(o.port));
+  const std::pair<const char*, unsigned> at_least_one[] = {{"--max-queue", o.max_queue},
+                                                           {"--max-batch", o.max_batch},
+                                                           {"--max-inputs", o.max_inputs},
+                                                           {"--threads", o.threads},
+                                                           {"--timeout-s", o.timeout_s}};
+  for (const auto& [flag, v] : at_least_one)
+    if (v == 0) throw UsageError(std::string(flag) + " must be at least 1, got 0");
   if (!loopback(o.host) && o.api_key.empty())
     std::fprintf(stderr, "vkformer: warning: serving on %s without --api-key: anyone who reaches it may use it\n",
                  o.host.c_str());

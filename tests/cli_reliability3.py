@@ -1,0 +1,125 @@
+#!/usr/bin/env python3
+"""The command line's defects of issue 29 (reliability round 3), many cases in one
+process: text arguments reach the tokenizer byte for byte (CLI11's "[a,b]" list
+syntax), --seed's range, serve's usage errors exit 2, a closed stdout pipe is a
+write error (exit 1), not SIGPIPE.
+Usage: cli_reliability3.py VKFORMER SOURCE_DIR HF_MODELS_DIR"""
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+from cli_checks import check, finish
+
+exe, source = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
+hf = os.path.abspath(os.environ.get("VKF_HF_MODELS") or sys.argv[3])
+DATES = os.path.join(source, "models", "dates")  # an enc-dec with a tokenizer
+ST = os.path.join(hf, "st_mean_norm")      # an HF sentence encoder with tokenizer.json
+for d in (DATES, ST):
+    if not os.path.isdir(d):
+        sys.exit(f"cli_reliability3: {d} is missing (make hf-test-models builds build/hf-models)")
+tmp = tempfile.mkdtemp()
+
+
+def run(args, **kw):
+    kw.setdefault("stdout", subprocess.PIPE)
+    kw.setdefault("stderr", subprocess.PIPE)
+    kw.setdefault("timeout", 120)
+    return subprocess.run([exe, "-q", *args], **kw)
+
+
+def said(r):
+    return [l for l in r.stderr.decode(errors="replace").splitlines() if not l.startswith("vkformer: device")]
+
+
+def expect(code, pattern, args, **kw):
+    """Exit `code`, one line "vkformer: error: ...PATTERN..."."""
+    r = run(args, **kw)
+    lines = said(r)
+    what = f"vkformer {' '.join(args)[:150]}"
+    check(r.returncode == code, f"{what}: exit {r.returncode}, expected {code}; said {lines}")
+    check(len(lines) == 1 and lines[0].startswith("vkformer: error: ") and pattern in lines[0],
+          f"{what}: expected one error line with {pattern!r}, got {lines}")
+    return r
+
+
+def with_tokenizer(name):
+    """An HF test model with st_mean_norm's tokenizer (the tiny models share its vocabulary)."""
+    d = os.path.join(tmp, name)
+    if not os.path.isdir(d):
+        shutil.copytree(os.path.join(hf, name), d)
+        for f in ("tokenizer.json", "tokenizer_config.json", "vocab.txt", "special_tokens_map.json"):
+            shutil.copy(os.path.join(hf, "st_mean_norm", f), d)
+    return d
+
+
+# --- #13: CLI11 reads "[a, b]" as a list and "[]" as nothing; texts must arrive as given.
+TEXTS = ["[3 May 2001, 4 June 2002]", "[]", "[MASK]", "\x1f[x]", "plain, text"]
+texts_file = os.path.join(tmp, "texts.json")
+json.dump(TEXTS, open(texts_file, "w"))
+
+
+def same_as_input_file(cmd, model, extra=(), texts=TEXTS):
+    """`cmd` on the texts as arguments prints what it prints on the same texts from --input."""
+    json.dump(texts, open(texts_file, "w"))
+    a = run([cmd, "--model", model, *extra, "--", *texts])
+    b = run([cmd, "--model", model, *extra, "--input", texts_file])
+    check(a.returncode == 0 and b.returncode == 0, f"{cmd}: exit {a.returncode}/{b.returncode}: {said(a)} {said(b)}")
+    check(a.stdout == b.stdout, f"{cmd}: texts as arguments give {a.stdout[:300]!r}, from --input {b.stdout[:300]!r}")
+    return a
+
+
+r = same_as_input_file("tokenize", ST, ["--json"])
+ids = json.loads(r.stdout) if r.returncode == 0 else []
+check(len(ids) == len(TEXTS), f"tokenize: {len(TEXTS)} texts give {len(ids)} id lists")
+mask = json.load(open(os.path.join(ST, "tokenizer.json")))["model"]["vocab"]["[MASK]"]
+check(len(ids) > 2 and len(ids[2]) == 3 and ids[2][1] == mask, f"tokenize \"[MASK]\" is [CLS] [MASK] [SEP]: {ids[2:3]}")
+r = run(["tokenize", "--model", ST, "--json", "[MASK]"])  # without -- too
+check(r.returncode == 0 and json.loads(r.stdout) == ids[2:3], f"tokenize [MASK]: {r.stdout!r}")
+r = same_as_input_file("embed", ST, ["--json"])
+check(r.returncode == 0 and len(json.loads(r.stdout)["embeddings"]) == len(TEXTS), "embed: one embedding per text")
+same_as_input_file("classify", with_tokenizer("bert_seqcls"), ["--json"])
+r = same_as_input_file("fill-mask", with_tokenizer("bert_mlm"), ["--json"], ["[MASK]", "[a, [MASK]]"])
+check(r.returncode == 0 and len(json.loads(r.stdout)) == 2, f"fill-mask: two results: {r.stdout[:200]!r}")
+r = same_as_input_file("translate", DATES, [], ["[3 May 2001, 4 June 2002]", "[]", "nov 3rd 1999"])
+check(r.returncode == 0 and len(r.stdout.decode().splitlines()) == 3, f"translate: 3 lines: {r.stdout!r}")
+r = same_as_input_file("generate", DATES, ["--json", "--max-new-tokens", "3"], ["[3 May 2001, 4 June 2002]", "[]"])
+a = run(["generate", "--model", DATES, "--json", "--max-new-tokens", "3",
+         "--prompt", "[3 May 2001, 4 June 2002]", "--prompt=[]"])
+check(a.returncode == 0 and a.stdout == r.stdout, f"generate --prompt: {a.stdout!r} vs {r.stdout!r}")
+a = run(["generate", "--model", DATES, "--json", "--max-new-tokens", "3", "--stop", "[a, b]", "--stop=[]", "--src-ids", "3"])
+check(a.returncode == 0, f"generate --stop [a, b]: {said(a)}")
+
+# --- #16: --seed out of range, either side, is the same usage error.
+for seed in ("-1", "18446744073709551616", "99999999999999999999999"):
+    expect(2, "--seed: must be from 0 to 18446744073709551615", ["generate", "--model", DATES, "--src-ids", "3",
+                                                                  "--do-sample", "--seed", seed])
+r = run(["generate", "--model", DATES, "--src-ids", "3", "--do-sample", "--seed", "18446744073709551615"])
+check(r.returncode == 0, f"--seed 2^64-1 is fine: {said(r)}")
+
+# --- #19: serve's option ranges are usage errors (exit 2).
+for flag, val, msg in (("--port", "99999", "--port must be from 0 to 65535"), ("--port", "-1", "--port must be from"),
+                       ("--timeout-s", "0", "--timeout-s must be at least 1"),
+                       ("--max-queue", "0", "--max-queue must be at least 1")):
+    expect(2, msg, ["serve", "--model", DATES, flag, val], timeout=60)
+
+# --- #20: a closed pipe on stdout is "stdout: write error", exit 1, for streamed and buffered output.
+def closed_pipe(args):
+    """stdout is a pipe whose reader is gone before the first write (as after `| head -c 1`)."""
+    rd, wr = os.pipe()
+    os.close(rd)
+    r = run(args, stdout=wr)
+    os.close(wr)
+    lines = [l for l in said(r) if l.startswith("vkformer: error")]
+    check(r.returncode == 1 and len(lines) == 1 and "vkformer: error: stdout: write error" in lines[0],
+          f"{args[0]} into a closed pipe: exit {r.returncode} (141 is SIGPIPE), said {lines}")
+
+closed_pipe(["generate", "--model", DATES, "--stream", "--src-ids", "3,4,5", "--max-new-tokens", "0", "--no-cache"])
+closed_pipe(["generate", "--model", DATES, "--src-ids", "3,4,5", "--max-new-tokens", "2"])
+closed_pipe(["tokenize", "--model", ST, "--json", "hello"])
+closed_pipe(["embed", "--model", ST, "--out", "-", "hello"])
+
+shutil.rmtree(tmp)
+finish()
