@@ -5,8 +5,10 @@ syntax), --seed's range, serve's usage errors exit 2, a closed stdout pipe is a
 write error (exit 1), not SIGPIPE.
 Usage: cli_reliability3.py VKFORMER SOURCE_DIR HF_MODELS_DIR"""
 import json
+import math
 import os
 import shutil
+import struct
 import subprocess
 import sys
 import tempfile
@@ -120,6 +122,60 @@ closed_pipe(["generate", "--model", DATES, "--stream", "--src-ids", "3,4,5", "--
 closed_pipe(["generate", "--model", DATES, "--src-ids", "3,4,5", "--max-new-tokens", "2"])
 closed_pipe(["tokenize", "--model", ST, "--json", "hello"])
 closed_pipe(["embed", "--model", ST, "--out", "-", "hello"])
+
+# --- #14: one NaN in a query weight (F32, BF16) makes every output NaN, as in
+# transformers, and the loader's NaN warning fires (it used to give finite embeddings).
+def with_nan_query(name):
+    d = os.path.join(tmp, name + "_nan_query")
+    shutil.copytree(os.path.join(hf, name), d)
+    path = os.path.join(d, "model.safetensors")
+    blob = bytearray(open(path, "rb").read())
+    n = struct.unpack("<Q", blob[:8])[0]
+    header = json.loads(blob[8:8 + n])
+    key = next(k for k in sorted(header) if k.endswith("layer.0.attention.self.query.weight"))
+    start = 8 + n + header[key]["data_offsets"][0] + 5 * (4 if header[key]["dtype"] == "F32" else 2)
+    if header[key]["dtype"] == "F32":
+        blob[start:start + 4] = struct.pack("<f", float("nan"))
+    else:
+        assert header[key]["dtype"] == "BF16", header[key]["dtype"]
+        blob[start:start + 2] = struct.pack("<H", 0x7FC0)
+    open(path, "wb").write(blob)
+    return d
+
+
+def nan_warned(r):
+    return any(l.startswith("vkformer: warning:") and "NaN" in l for l in said(r))
+
+
+d = with_nan_query("st_mean_norm")
+for t in (d,):
+    shutil.copy(os.path.join(ST, "tokenizer.json"), t)
+r = run(["embed", "--model", d, "--json", "hello world", "a second, longer text"])
+emb = json.loads(r.stdout)["embeddings"] if r.returncode == 0 else [[0.0]]
+check(all(v is None for e in emb for v in e), f"embed with a NaN query weight: every value NaN (null in JSON): {str(emb)[:200]}")
+check(nan_warned(r), f"embed with a NaN query weight warns: {said(r)}")
+for name in ("bert_model", "bert_model_bf16"):
+    out = os.path.join(tmp, name + ".npy")
+    r = run(["forward", "--model", with_nan_query(name), "--src-ids", "2,5,6,7,3", "--src-ids", "2,9,3",
+             "--output", "hidden", "--out", out])
+    vals = []
+    if r.returncode == 0:
+        blob = open(out, "rb").read()
+        hl = struct.unpack("<H", blob[8:10])[0]
+        data = blob[10 + hl:]
+        vals = struct.unpack(f"<{len(data) // 4}f", data)
+        vals = vals[:8 * (len(vals) // 10)]  # [2, 5, d]: the second sequence's 2 padded rows are zeros
+    check(r.returncode == 0 and vals and all(math.isnan(v) for v in vals),
+          f"forward {name} with a NaN query weight: every hidden value NaN "
+          f"({sum(map(math.isnan, vals))} of {len(vals)}): {said(r)}")
+    check(nan_warned(r), f"forward {name} with a NaN query weight warns: {said(r)}")
+
+# --- #21: a NaN embedding is "nan" in the similarity table (was 0.000, even on the diagonal), null in --json.
+r = run(["embed", "--model", d, "hello world", "a second text"])
+table = r.stdout.decode()
+rows = [l for l in table.splitlines() if l.lstrip().startswith("[1]") or l.lstrip().startswith("[2]")][-2:]
+check(r.returncode == 0 and len(rows) == 2 and all(l.split()[1:] == ["nan", "nan"] for l in rows),
+      f"embed's table shows nan for NaN embeddings: {rows}")
 
 shutil.rmtree(tmp)
 finish()
