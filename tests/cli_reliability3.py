@@ -177,5 +177,45 @@ rows = [l for l in table.splitlines() if l.lstrip().startswith("[1]") or l.lstri
 check(r.returncode == 0 and len(rows) == 2 and all(l.split()[1:] == ["nan", "nan"] for l in rows),
       f"embed's table shows nan for NaN embeddings: {rows}")
 
+# --- #21: type_vocab_size 0 would drop BERT's token type embedding: refused, naming the field.
+bad = os.path.join(tmp, "bert_types0")
+shutil.copytree(os.path.join(hf, "bert_model"), bad)
+cfg = json.load(open(os.path.join(bad, "config.json")))
+cfg["type_vocab_size"] = 0
+json.dump(cfg, open(os.path.join(bad, "config.json"), "w"))
+expect(1, '"type_vocab_size" 0 leaves no token type embedding', ["forward", "--model", bad, "--src-ids", "2,5,3",
+                                                                  "--output", "hidden", "--out", os.path.join(tmp, "t.npy")])
+check(not os.path.exists(os.path.join(tmp, "t.npy")), "no output file after the refusal")
+
+# --- #18: sentence-transformers' files: types checked, naming the file and key; paths kept inside the directory.
+def st_copy(name, modules=None, pooling=None):
+    dst = os.path.join(tmp, name)
+    shutil.copytree(ST, dst)
+    if modules is not None:
+        json.dump(modules, open(os.path.join(dst, "modules.json"), "w"))
+    if pooling is not None:
+        pc = os.path.join(dst, "1_Pooling", "config.json")
+        j = json.load(open(pc))
+        j.update(pooling)
+        json.dump(j, open(pc, "w"))
+    return dst
+
+modules = json.load(open(os.path.join(ST, "modules.json")))
+pool_index = next(i for i, m in enumerate(modules) if m["type"].endswith("Pooling"))
+d18 = st_copy("st_pool_yes", pooling={"pooling_mode_mean_tokens": "yes"})
+expect(1, "1_Pooling/config.json: \"pooling_mode_mean_tokens\" must be true or false, got \"yes\"",
+       ["embed", "--model", d18, "hi"])
+for name, path, msg in (("st_path_5", 5, '"path" must be a string, got 5'),
+                        ("st_path_up", "../1_Pooling", "is not a folder inside the model directory"),
+                        ("st_path_abs", os.path.join(ST, "1_Pooling"), "is not a folder inside the model directory")):
+    m = json.loads(json.dumps(modules))
+    m[pool_index]["path"] = path
+    dd = st_copy(name, modules=m)
+    if name == "st_path_up":  # a valid Pooling folder just outside the model directory
+        shutil.copytree(os.path.join(ST, "1_Pooling"), os.path.join(tmp, "1_Pooling"))
+    r = expect(1, msg, ["embed", "--model", dd, "hi"])
+    check("modules.json" in said(r)[0] and "config.json:" not in said(r)[0],
+          f"modules.json is blamed, not config.json: {said(r)}")
+
 shutil.rmtree(tmp)
 finish()
