@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cstdio>
 #include <filesystem>
+#include <regex>
 #include <thread>
 
 #include "serve/routes.hpp"
@@ -16,6 +17,19 @@ namespace {
 
 std::atomic<int> g_signal{0};
 extern "C" void on_signal(int sig) { g_signal = sig; }
+
+/// The methods a known route takes ("" for an unknown path): a 404 of cpp-httplib on
+/// a known path is a 405 with an Allow header.
+std::string allowed_methods(const std::string& path) {
+  static const std::pair<std::regex, const char*> routes[] = {
+      {std::regex("/health|/metrics|/v1/models|/v2|/v2/health/(live|ready)"), "GET, HEAD"},
+      {std::regex("/v2/models/[^/]+(/versions/1)?(/ready)?"), "GET, HEAD"},
+      {std::regex("/v1/(embeddings|completions|chat/completions)"), "POST"},
+      {std::regex("/v2/models/[^/]+(/versions/1)?/infer"), "POST"}};
+  for (const auto& [re, methods] : routes)
+    if (std::regex_match(path, re)) return methods;
+  return "";
+}
 
 bool loopback(const std::string& host) { return host == "127.0.0.1" || host == "localhost" || host == "::1"; }
 
@@ -66,6 +80,15 @@ int run_serve(const ContextOptions& ctx_opts, const ServeOptions& o) {
   });
   http.set_error_handler([&](const httplib::Request& req, httplib::Response& res) {
     if (!res.body.empty()) return;  // a route's own error reply
+    const std::string allow = res.status == 404 ? allowed_methods(req.path) : "";
+    if (!allow.empty()) {
+      res.status = 405;
+      res.set_header("Allow", allow);
+      reply(metrics, "error", res, 405,
+            openai_error("method " + req.method + " is not allowed on " + req.path + " (Allow: " + allow + ")",
+                         "invalid_request_error"));
+      return;
+    }
     // cpp-httplib caps a body sent as a form (curl -d's default type) at 8 KiB, whatever --max-body-kb says.
     const bool form = req.get_header_value("Content-Type").rfind("application/x-www-form-urlencoded", 0) == 0;
     const std::string what = res.status == 413 && form
