@@ -94,6 +94,15 @@ check(a.returncode == 0 and a.stdout == r.stdout, f"generate --prompt: {a.stdout
 a = run(["generate", "--model", DATES, "--json", "--max-new-tokens", "3", "--stop", "[a, b]", "--stop=[]", "--src-ids", "3"])
 check(a.returncode == 0, f"generate --stop [a, b]: {said(a)}")
 
+# --- #15: a temperature whose division overflows gives greedy's ids (was garbage).
+greedy = run(["generate", "--model", DATES, "--src-ids", "3,4,5", "--max-new-tokens", "8", "--json"])
+for t in ("1e-308", "5e-324", "1e-300"):
+    r = run(["generate", "--model", DATES, "--src-ids", "3,4,5", "--max-new-tokens", "8", "--json", "--do-sample",
+             "--temperature", t, "--seed", "5"])
+    check(r.returncode == 0 and greedy.returncode == 0 and
+          json.loads(r.stdout)["sequences"] == json.loads(greedy.stdout)["sequences"],
+          f"--temperature {t}: greedy's ids {greedy.stdout[:80]!r}, got {r.stdout[:80]!r} {said(r)}")
+
 # --- #16: --seed out of range, either side, is the same usage error.
 for seed in ("-1", "18446744073709551616", "99999999999999999999999"):
     expect(2, "--seed: must be from 0 to 18446744073709551615", ["generate", "--model", DATES, "--src-ids", "3",
