@@ -117,11 +117,11 @@ for flag, val, msg in (("--port", "99999", "--port must be from 0 to 65535"), ("
     expect(2, msg, ["serve", "--model", DATES, flag, val], timeout=60)
 
 # --- #20: a closed pipe on stdout is "stdout: write error", exit 1, for streamed and buffered output.
-def closed_pipe(args):
+def closed_pipe(args, stdin_text=None):
     """stdout is a pipe whose reader is gone before the first write (as after `| head -c 1`)."""
     rd, wr = os.pipe()
     os.close(rd)
-    r = run(args, stdout=wr)
+    r = run(args, stdout=wr, input=stdin_text)
     os.close(wr)
     lines = [l for l in said(r) if l.startswith("vkformer: error")]
     check(r.returncode == 1 and len(lines) == 1 and "vkformer: error: stdout: write error" in lines[0],
@@ -130,6 +130,7 @@ def closed_pipe(args):
 closed_pipe(["generate", "--model", DATES, "--stream", "--src-ids", "3,4,5", "--max-new-tokens", "0", "--no-cache"])
 closed_pipe(["generate", "--model", DATES, "--src-ids", "3,4,5", "--max-new-tokens", "2"])
 closed_pipe(["tokenize", "--model", ST, "--json", "hello"])
+closed_pipe(["chat", "--model", os.path.join(hf, "llama_chat"), "--max-new-tokens", "4"], b"hello\n")
 closed_pipe(["embed", "--model", ST, "--out", "-", "hello"])
 
 # --- #14: one NaN in a query weight (F32, BF16) makes every output NaN, as in
