@@ -6,7 +6,8 @@ never garbage; "top_p" 0's message says the range it checks; v2 "input_ids" obey
 the model's max_seq_length as /v1/embeddings does; other methods on known routes
 are 405 with an Allow header.
 
-    cli_serve3.py VKFORMER_BINARY REPO_ROOT   (st_mean_norm from $VKF_HF_MODELS, models/dates)
+    cli_serve3.py VKFORMER_BINARY REPO_ROOT [HF_MODELS_DIR]   ($VKF_HF_MODELS first; st_mean_norm,
+    llama_chat; models/dates)
 """
 import http.client
 import json
@@ -21,7 +22,7 @@ import urllib.error
 import urllib.request
 
 cli, root = sys.argv[1:3]
-hf = os.environ.get("VKF_HF_MODELS", os.path.join(root, "build", "hf-models"))
+hf = os.environ.get("VKF_HF_MODELS") or (sys.argv[3] if len(sys.argv) > 3 else os.path.join(root, "build", "hf-models"))
 st_dir = os.path.join(hf, "st_mean_norm")
 dates_dir = os.path.join(root, "models", "dates")
 failures = []
