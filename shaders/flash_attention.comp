@@ -67,6 +67,7 @@ LOAD4_OF(load_v, v, W_F16)
 #endif
 
 #define NEG_INF uintBitsToFloat(0xff800000u)
+#define QNAN uintBitsToFloat(0x7fc00000u)
 
 // K tile [BK][D4] then V tile [BK][D4]; after the last tile, the partial
 // accumulators [WG][D4], then (m, l) of each invocation [WG].
@@ -93,6 +94,7 @@ void main() {
     acc[c4] = vec4(0.0);
   }
   float m = NEG_INF, l = 0.0;
+  bool nan_seen = false;  // a NaN score among the visible keys
 
   // Keys no row of this block sees under the causal mask or its sliding
   // window are never loaded (p.window is 0 or comes with causal).
@@ -132,6 +134,7 @@ void main() {
 #endif
       const float add = HAS_BIAS != 0 && ok ? bias[bbase + j] : 0.0;
       sc[n] = ok ? d.x + d.y + d.z + d.w + add : NEG_INF;
+      nan_seen = nan_seen || isnan(sc[n]);
       tmax = max(tmax, sc[n]);
     }
     if (tmax == NEG_INF) continue;  // nothing visible in this tile
@@ -161,14 +164,16 @@ void main() {
   const uint obase = (b * p.q_len + i) * (p.heads * D) + h * D;
   if (TPR == 1) {
     if (!live) return;
-    const float inv = l > 0.0 ? 1.0 / l : 0.0;  // l = 0: every key masked
+    // l = 0: every key masked. A NaN score makes the row NaN, as PyTorch's softmax
+    // does (max() may drop it, and the tile it is in may be skipped).
+    const float inv = nan_seen ? QNAN : l > 0.0 ? 1.0 / l : 0.0;
     for (uint c4 = 0; c4 < D4; ++c4) store_o(obase, c4 * 4, D, acc[c4] * inv);
     return;
   }
 
   barrier();  // the tiles are no longer read
   for (uint c4 = 0; c4 < D4; ++c4) sh[t * D4 + c4] = acc[c4];
-  sh[WG * D4 + t] = vec4(m, l, 0.0, 0.0);
+  sh[WG * D4 + t] = vec4(m, l, nan_seen ? 1.0 : 0.0, 0.0);
   barrier();
   if (!live) return;
   const uint first = row * TPR;
@@ -179,7 +184,9 @@ void main() {
     const vec4 ml = sh[WG * D4 + first + r];
     if (ml.x != NEG_INF) lrow += ml.y * exp(ml.x - mrow);
   }
-  const float inv = lrow > 0.0 ? 1.0 / lrow : 0.0;
+  bool row_nan = false;
+  for (uint r = 0; r < TPR; ++r) row_nan = row_nan || sh[WG * D4 + first + r].z != 0.0;
+  const float inv = row_nan ? QNAN : lrow > 0.0 ? 1.0 / lrow : 0.0;
   for (uint c4 = lane; c4 < D4; c4 += TPR) {
     vec4 sum = vec4(0.0);
     for (uint r = 0; r < TPR; ++r) {

@@ -23,6 +23,7 @@ void main() {
   float s = 0.0;
   for (uint c = tid; c < p.d; c += WG) s += x[base + c] * x[base + c];
   s = workgroup_sum(s);
-  const float scale = inversesqrt(max(s, p.eps));
+  // A NaN sum makes the row NaN, as torch's clamp_min(norm, eps) does (max() may drop it).
+  const float scale = isnan(s) ? s : inversesqrt(max(s, p.eps));
   for (uint c = tid; c < p.d; c += WG) y[base + c] = x[base + c] * scale;
 }

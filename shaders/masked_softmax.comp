@@ -25,6 +25,15 @@ layout(std430, binding = 1) readonly buffer Mb4 { ivec4 pad4[]; };
 #include "push/masked_softmax.h"
 
 #define NEG_INF uintBitsToFloat(0xff800000u)
+#define POS_INF uintBitsToFloat(0x7f800000u)
+#define QNAN uintBitsToFloat(0x7fc00000u)
+// A NaN score makes its row NaN, as PyTorch's softmax does: max() may drop a NaN
+// (and a subgroup max does on some drivers), so a lane that sees one reduces
+// +inf instead. A row whose max is +inf (a NaN or a +inf score) is all NaN, as
+// in PyTorch (inf - inf); a NaN at a masked key is never read.
+void nan_row(const uint base) {
+  for (uint j = gl_LocalInvocationID.x; j < p.kv_len; j += WG) s[base + j] = QNAN;
+}
 
 // The first key row i sees: its sliding window's (p.window is 0 or comes with causal).
 uint first_key(const uint i) {
@@ -44,8 +53,15 @@ void softmax_row(const uint row) {
 
   float m = NEG_INF;
   for (uint j = start + t; j < end; j += WG)
-    if (p.has_pad == 0 || pad[pbase + j] == 0) m = max(m, s[base + j]);
+    if (p.has_pad == 0 || pad[pbase + j] == 0) {
+      const float v = s[base + j];
+      m = isnan(v) ? POS_INF : max(m, v);
+    }
   m = workgroup_max(m);
+  if (m == POS_INF) {  // uniform
+    nan_row(base);
+    return;
+  }
 
   if (m == NEG_INF) {  // uniform: every key of the row is masked
     for (uint j = t; j < p.kv_len; j += WG) s[base + j] = 0.0;
@@ -81,9 +97,16 @@ void softmax_row_vec4(const uint row) {
     for (uint e = 0; e < 4; ++e)
       if (j4 * 4 + e >= end || j4 * 4 + e < start || pm[e] != 0) v[e] = NEG_INF;
     x[k] = v;
-    m = max(m, max(max(v.x, v.y), max(v.z, v.w)));
+    m = any(isnan(v)) ? POS_INF : max(m, max(max(v.x, v.y), max(v.z, v.w)));
   }
   m = workgroup_max(m);
+  if (m == POS_INF) {  // uniform
+    for (uint k = 0; k < VEC4; ++k) {
+      const uint j4 = t + k * WG;
+      if (j4 < n4) s4[base4 + j4] = vec4(QNAN);
+    }
+    return;
+  }
   float sum = 0.0;
   for (uint k = 0; k < VEC4; ++k) {
     // exp(-inf - m) = 0 for masked keys once m is finite; a fully masked row has m = -inf.

@@ -38,7 +38,8 @@ void main() {
   for (uint i = 0; i < p.len; ++i) {
     if (p.has_mask != 0 && mask[b * p.mask_stride + i] != 0) continue;
     const vec4 v = load_x((b * p.len + i) * p.d, 4 * u, p.d);
-    s = MODE == 2 ? max(s, v) : s + v;
+    // Max pooling keeps a NaN, as torch.max does (max() may drop it): s + v is NaN there.
+    s = MODE == 2 ? mix(max(s, v), s + v, bvec4(uvec4(isnan(s)) | uvec4(isnan(v)))) : s + v;
     ++count;
   }
   vec4 r = vec4(0);

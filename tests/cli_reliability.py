@@ -70,7 +70,7 @@ expect(2, "--m", ["kernel", "gemm", "--m", "abc"])
 for opt, val in (("--n", "0"), ("--m", "-5"), ("--k", "0"), ("--topk", "0"), ("--q-len", "0")):
     expect(2, opt + " must be at least 1", ["kernel", "embedding" if opt == "--n" else "gemm", opt, val])
 expect(2, "--heads: must not be negative", ["kernel", "attention", "--heads", "-1"])
-expect(2, "--seed: must not be negative", ["generate", "--model", DATES, "--src-ids", "3", "--seed", "-1"])
+expect(2, "--seed: must be from 0 to 18446744073709551615", ["generate", "--model", DATES, "--src-ids", "3", "--seed", "-1"])
 expect(2, "--repeat must be from 1 to", ["bench", "ops", "--op", "gemm", "--repeat", "0"])
 expect(2, "--warmup must be from 0 to", ["kernel", "gemm", "--warmup", "-1"])
 expect(2, "--repeat must be from 1 to", ["kernel", "gemm", "--repeat", "2000000000", "--warmup", "2000000000"])

@@ -265,4 +265,46 @@ TEST_F(DeviceTest, FlashAttentionRejectsBadArguments) {
   EXPECT_THROW(flash_attention(rec, a), Error);
 }
 
+// One NaN in a query makes that row's output NaN, as PyTorch's softmax does,
+// short rows and long ones (several tiles, keys split across invocations);
+// every other row keeps its value and fully masked rows stay zeros (issue 29).
+TEST_F(DeviceTest, FlashAttentionNanQueryMakesItsRowNan) {
+  for (const AttnCase& c : {AttnCase{2, 2, 64, 5, 17, Layout::Separate, MaskKind::Both},
+                            AttnCase{2, 2, 32, 3, 300, Layout::Separate, MaskKind::Padding},
+                            AttnCase{1, 2, 64, 4, 4, Layout::Separate, MaskKind::Causal}}) {
+    SCOPED_TRACE(case_name(c));
+    AttnInputs in(ctx(), c, 61);
+    const auto& s = in.shape;
+    const uint32_t d = s.heads * s.head_dim;
+    // Batch 0, head 1, the first query after 0 that sees a key.
+    const uint32_t nan_h = 1;
+    uint32_t nan_i = 0;
+    for (uint32_t i = 1; i < s.q_len && nan_i == 0; ++i)
+      for (uint32_t j = 0; j < s.kv_len && nan_i == 0; ++j)
+        if (!in.hmask.masked(0, i, j)) nan_i = i;
+    ASSERT_NE(nan_i, 0u);
+    in.q[size_t(nan_i) * d + nan_h * s.head_dim + 3] = std::nanf("");
+    Tensor tq = ctx().tensor({s.batch, s.q_len, d}, in.q);
+    Tensor out = ctx().tensor({s.batch, s.q_len, d});
+    Recorder rec(ctx());
+    flash_attention(rec, {HeadsView{&tq}, in.hk, in.hv, s, in.mask, in.scale, &out});
+    ctx().submit(rec);
+    auto got = ctx().read(out);
+    const auto fully = in.fully_masked_rows();
+    for (uint32_t b = 0; b < s.batch; ++b)
+      for (uint32_t i = 0; i < s.q_len; ++i)
+        for (uint32_t h = 0; h < s.heads; ++h) {
+          const size_t r = (size_t(b) * s.heads + h) * s.q_len + i;
+          const bool is_fully = std::find(fully.begin(), fully.end(), r) != fully.end();
+          const bool nan_row = b == 0 && i == nan_i && h == nan_h;
+          for (uint32_t e = 0; e < s.head_dim; ++e) {
+            const float g = got[(size_t(b) * s.q_len + i) * d + h * s.head_dim + e];
+            if (nan_row) ASSERT_TRUE(std::isnan(g)) << "b " << b << " i " << i << " h " << h;
+            else if (is_fully) ASSERT_EQ(g, 0.0f) << "fully masked b " << b << " i " << i << " h " << h;
+            else ASSERT_FALSE(std::isnan(g)) << "b " << b << " i " << i << " h " << h;
+          }
+        }
+  }
+}
+
 }  // namespace vkf::test

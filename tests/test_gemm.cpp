@@ -96,6 +96,28 @@ TEST_F(DeviceTest, GemmActivationsSurviveHugeInputs) {
     }
 }
 
+// A NaN in X makes its row's outputs NaN through every activation, ReLU's
+// max(x, 0) included, as PyTorch's do; the other rows stay finite (issue 29).
+TEST_F(DeviceTest, GemmActivationsKeepNan) {
+  for (Activation act : {Activation::ReLU, Activation::GeluErf, Activation::GeluTanh, Activation::SiLU, Activation::Tanh})
+    for (const char* variant : {"gemv", "tiled", "blocked", "texel", "broadcast"}) {
+      if (!device_runs(ctx().caps(), variant, {})) continue;
+      const int64_t M = 3, N = 9, K = 8;
+      auto x = random_vector(size_t(M * K), 7);
+      x[size_t(1 * K + 2)] = std::nanf("");  // row 1
+      auto w = random_vector(size_t(N * K), 8);
+      Tensor tx = ctx().tensor({M, K}, x), tw = ctx().tensor({N, K}, w), ty = ctx().tensor({M, N});
+      Recorder rec(ctx());
+      gemm(rec, GemmArgs{&tx, &tw, nullptr, nullptr, &ty, act, variant});
+      ctx().submit(rec);
+      auto got = ctx().read(ty);
+      for (int64_t m = 0; m < M; ++m)
+        for (int64_t n = 0; n < N; ++n)
+          EXPECT_EQ(std::isnan(got[size_t(m * N + n)]), m == 1)
+              << "act " << int(act) << " variant " << variant << " row " << m << " col " << n;
+    }
+}
+
 TEST_F(DeviceTest, GemmAutoPicksByRows) {
   EXPECT_EQ(run(ctx(), {1, 64, 64}).info.variant.rfind("gemv", 0), 0u);
   const std::string many = run(ctx(), {130, 64, 64}).info.variant;

@@ -61,4 +61,21 @@ TEST_F(DeviceTest, L2NormalizeRejectsBadArguments) {
   EXPECT_EQ(rec.dispatches(), 0u);
 }
 
+// One NaN in a row makes the whole row NaN, as torch.nn.functional.normalize
+// (its clamp_min keeps NaN); the other rows are untouched (issue 29).
+TEST_P(L2NormalizeTest, NanInputMakesItsRowNan) {
+  for (int64_t d : {5, 64, 300}) {
+    auto x = random_vector(size_t(3 * d), 5, -1.f, 1.f);
+    x[size_t(d) + 2] = std::nanf("");
+    Tensor tx = ctx().tensor({3, d}, x), ty = ctx().tensor({3, d});
+    Recorder rec(ctx());
+    l2_normalize(rec, {&tx, &ty, 1e-12f, GetParam()});
+    ctx().submit(rec);
+    auto got = ctx().read(ty);
+    for (int64_t r = 0; r < 3; ++r)
+      for (int64_t c = 0; c < d; ++c)
+        EXPECT_EQ(std::isnan(got[size_t(r * d + c)]), r == 1) << "d " << d << " row " << r << " col " << c;
+  }
+}
+
 }  // namespace vkf::test

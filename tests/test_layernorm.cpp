@@ -113,6 +113,27 @@ TEST_F(DeviceTest, LayerNormFoldsRowsIntoTheGrid) {
   EXPECT_LE(run_layernorm(ctx(), {203, 65, true, DType::F32, ""}), kF32Bound);
 }
 
+// A NaN in a row makes that row NaN, as torch.nn.LayerNorm (its mean and
+// variance are NaN); the other rows are untouched; short, vec4 and streamed rows (issue 29).
+TEST_F(DeviceTest, LayerNormNanInputMakesItsRowNan) {
+  for (const char* variant : {"subgroup", "shared"}) {
+    if (std::string(variant) == "subgroup" && !ctx().caps().subgroup_arithmetic) continue;
+    for (int64_t d : {5, 64, 9000}) {
+      auto x = random_vector(size_t(3 * d), 9, -1.f, 1.f);
+      x[size_t(d + d / 2)] = std::nanf("");  // row 1
+      auto g = random_vector(size_t(d), 10), b = random_vector(size_t(d), 11);
+      Tensor tx = ctx().tensor({3, d}, x), tg = ctx().tensor({d}, g), tb = ctx().tensor({d}, b), ty = ctx().tensor({3, d});
+      Recorder rec(ctx());
+      layernorm(rec, {&tx, nullptr, &tg, &tb, &ty, 1e-5f, variant});
+      ctx().submit(rec);
+      auto got = ctx().read(ty);
+      for (int64_t r = 0; r < 3; ++r)
+        for (int64_t c = 0; c < d; ++c)
+          ASSERT_EQ(std::isnan(got[size_t(r * d + c)]), r == 1) << variant << " d " << d << " row " << r << " col " << c;
+    }
+  }
+}
+
 TEST_F(DeviceTest, LayerNormReportsWhatItDispatched) {
   OpInfo info;
   run_layernorm(ctx(), {4, 768, true, DType::F32, ""}, &info);

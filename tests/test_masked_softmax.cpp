@@ -181,4 +181,45 @@ TEST_F(DeviceTest, MaskedSoftmaxRejectsBadArguments) {
   EXPECT_NO_THROW(call(&sc, window));
 }
 
+// A NaN score makes its row NaN, as PyTorch's softmax does, on both paths
+// (scalar and vec4) and both reductions; other rows keep their values, a fully
+// masked row stays zeros, and a NaN at a masked key is never read (issue 29).
+TEST_F(DeviceTest, MaskedSoftmaxNanScoreMakesItsRowNan) {
+  for (const char* v : {"subgroup", "shared"}) {
+    if (std::string(v) == "subgroup" && !ctx().caps().subgroup_arithmetic) continue;
+    for (uint32_t kv_len : {7u, 64u, 300u}) {
+      SCOPED_TRACE(std::string(v) + " kv_len " + std::to_string(kv_len));
+      AttnInputs in(ctx(), {3, 1, 1, 4, kv_len, Layout::Separate, MaskKind::Padding}, 31);
+      const auto& s = in.shape;
+      const size_t n = size_t(s.batch) * s.heads * s.q_len * s.kv_len;
+      auto x = random_vector(n, 32, -8.f, 8.f);
+      const auto fully = in.fully_masked_rows();
+      // Row 1: one NaN at its last key that is not padded. Every row: a NaN at its masked keys.
+      uint32_t nan_key = kv_len - 1;
+      while (nan_key > 0 && in.hmask.masked(0, 1, nan_key)) --nan_key;
+      ASSERT_FALSE(in.hmask.masked(0, 1, nan_key));
+      x[1 * kv_len + nan_key] = std::nanf("");
+      for (size_t r = 0; r < n / kv_len; ++r) {
+        const uint32_t b = uint32_t(r / (s.heads * s.q_len)), i = uint32_t(r % s.q_len);
+        for (uint32_t j = 0; j < kv_len; ++j)
+          if (in.hmask.masked(b, i, j)) x[r * kv_len + j] = std::nanf("");
+      }
+      Tensor scores = ctx().tensor({s.batch, s.heads, s.q_len, s.kv_len}, x);
+      Recorder rec(ctx());
+      masked_softmax(rec, {&scores, s, in.mask, v});
+      ctx().submit(rec);
+      auto got = ctx().read(scores);
+      for (size_t r = 0; r < n / kv_len; ++r) {
+        const bool is_fully = std::find(fully.begin(), fully.end(), r) != fully.end();
+        for (uint32_t j = 0; j < kv_len; ++j) {
+          const float g = got[r * kv_len + j];
+          if (r == 1) EXPECT_TRUE(std::isnan(g)) << "row 1 key " << j << " got " << g;
+          else if (is_fully) EXPECT_EQ(g, 0.0f) << "fully masked row " << r << " key " << j;
+          else EXPECT_FALSE(std::isnan(g)) << "row " << r << " key " << j;
+        }
+      }
+    }
+  }
+}
+
 }  // namespace vkf::test

@@ -118,4 +118,34 @@ TEST_F(DeviceTest, MeanPoolRejectsBadArguments) {
   EXPECT_EQ(rec.dispatches(), 0u);
 }
 
+// A NaN in an unmasked row makes its column NaN in every mode that reads it, as
+// torch's sum and max do; a NaN in a masked row is never read (issue 29).
+TEST_F(DeviceTest, MeanPoolPropagatesNan) {
+  const uint32_t batch = 2, len = 5, d = 9;
+  for (PoolMode mode : {PoolMode::Mean, PoolMode::MeanSqrtLen, PoolMode::Max}) {
+    auto x = random_vector(size_t(batch) * len * d, 3, -2.f, 2.f);
+    std::vector<int32_t> mask(size_t(batch) * len, 0);
+    mask[4] = 1;                                       // sequence 0, row 4 masked
+    x[(size_t(0) * len + 2) * d + 3] = std::nanf("");  // sequence 0, row 2, column 3
+    x[(size_t(0) * len + 4) * d + 5] = std::nanf("");  // masked: never read
+    x[(size_t(1) * len + 0) * d + 7] = std::nanf("");  // sequence 1, row 0 (the max's first value), column 7
+    Tensor tx = ctx().tensor({int64_t(batch), int64_t(len), int64_t(d)}, x);
+    Tensor tm = ctx().tensor_i32({int64_t(batch), int64_t(len)}, mask);
+    Tensor to = ctx().tensor({int64_t(batch), int64_t(d)});
+    Recorder rec(ctx());
+    MeanPoolArgs a;
+    a.x = &tx;
+    a.key_padding = &tm;
+    a.out = &to;
+    a.mode = mode;
+    mean_pool(rec, a);
+    ctx().submit(rec);
+    auto got = ctx().read(to);
+    for (uint32_t b = 0; b < batch; ++b)
+      for (uint32_t c = 0; c < d; ++c)
+        EXPECT_EQ(std::isnan(got[b * d + c]), (b == 0 && c == 3) || (b == 1 && c == 7))
+            << "mode " << int(mode) << " sequence " << b << " column " << c;
+  }
+}
+
 }  // namespace vkf::test

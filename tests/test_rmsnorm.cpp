@@ -37,6 +37,24 @@ TEST_F(DeviceTest, RmsNormZeroAndTinyRows) {
   EXPECT_LE(run_rmsnorm(ctx(), x, 3, 64, 0.5f), kF32Bound);
 }
 
+// A NaN in a row makes that row NaN, as T5's RMSNorm in torch; the other rows
+// are untouched; short, vec4 and streamed rows (issue 29).
+TEST_F(DeviceTest, RmsNormNanInputMakesItsRowNan) {
+  for (int64_t d : {5, 64, 9000}) {
+    auto x = random_vector(size_t(3 * d), 9, -1.f, 1.f);
+    x[size_t(d + d / 2)] = std::nanf("");  // row 1
+    auto g = random_vector(size_t(d), 10);
+    Tensor tx = ctx().tensor({3, d}, x), tg = ctx().tensor({d}, g), ty = ctx().tensor({3, d});
+    Recorder rec(ctx());
+    rmsnorm(rec, {&tx, &tg, &ty, 1e-6f, ""});
+    ctx().submit(rec);
+    auto got = ctx().read(ty);
+    for (int64_t r = 0; r < 3; ++r)
+      for (int64_t c = 0; c < d; ++c)
+        ASSERT_EQ(std::isnan(got[size_t(r * d + c)]), r == 1) << "d " << d << " row " << r << " col " << c;
+  }
+}
+
 // Rows longer than the registers hold are streamed from memory.
 TEST_F(DeviceTest, RmsNormLongRowsStream) {
   for (int64_t d : {40000, 40001}) {

@@ -85,6 +85,26 @@ TEST(Sampling, ProcessorsInHfOrderEqualHf) {
   }
 }
 
+// A temperature whose division overflows (1e-308, 5e-324; HF's softmax gives NaN
+// there) leaves the limit t -> 0: every draw is the top score's id, never garbage;
+// ties among the top share the draws. Ordinary temperatures divide as HF (issue 29).
+TEST(Sampling, TinyTemperatureIsTheGreedyLimit) {
+  for (double t : {1e-308, 5e-324, 1e-300}) {
+    sp::Scores s = {3.5, -2.0, 7.25, 7.0, -kInf, 0.0};
+    sp::temperature(s, t);
+    for (double x : s) EXPECT_FALSE(std::isnan(x)) << t;
+    EXPECT_EQ(std::max_element(s.begin(), s.end()) - s.begin(), 2) << t;
+    for (double u : {0.0, 0.3, 0.999999}) EXPECT_EQ(sp::draw(s, u), 2) << "t " << t << " u " << u;
+    sp::Scores tie = {1e300, 5.0, 1e300};
+    sp::temperature(tie, t);
+    EXPECT_EQ(sp::draw(tie, 0.25), 0) << t;
+    EXPECT_EQ(sp::draw(tie, 0.75), 2) << t;
+  }
+  sp::Scores s = {3.5, -2.0, 7.25};
+  sp::temperature(s, 0.5);
+  EXPECT_EQ(s, (sp::Scores{7.0, -4.0, 14.5}));
+}
+
 TEST(Sampling, SplitMix64IsTheDocumentedGenerator) {
   EXPECT_EQ(sp::SplitMix64(0).next(), 0xE220A8397B1DCDAFull);  // the published first output for seed 0
   const nlohmann::json prng = reference()["prng"];

@@ -51,7 +51,7 @@ float tanh_stable(float x) {
 }
 
 float activate(float v, uint act) {
-  if (act == ACT_RELU) return max(v, 0.0);
+  if (act == ACT_RELU) return isnan(v) ? v : max(v, 0.0);  // NaN stays NaN, as torch.relu
   if (act == ACT_GELU_ERF) return gelu_erf(v);
   if (act == ACT_GELU_TANH) return gelu_tanh(v);
   if (act == ACT_SILU) return silu(v);

@@ -64,7 +64,20 @@ void no_repeat_ngram(Scores& s, const Ids& history, uint32_t n) {
 }
 
 void temperature(Scores& s, double t) {
-  for (double& x : s) x /= t;
+  // HF divides the logits by t. A tiny t (1e-308, 5e-324) overflows that to
+  // ±inf, softmax then gives NaN and torch.multinomial refuses; sampling would
+  // draw garbage. Where the plain division overflows, the scores less their max
+  // are divided instead: softmax does not see the shift, the other scores go to
+  // -inf, and what remains is the limit t -> 0, greedy (ties among the top score
+  // drawn evenly). Elsewhere the division is HF's, bit for bit.
+  bool overflows = false;
+  for (double x : s) overflows = overflows || (std::isfinite(x) && !std::isfinite(x / t));
+  const double m = *std::max_element(s.begin(), s.end());
+  if (!overflows || !std::isfinite(m)) {
+    for (double& x : s) x /= t;
+    return;
+  }
+  for (double& x : s) x = (x - m) / t;
 }
 
 void top_k(Scores& s, uint32_t k, uint32_t keep) {

@@ -2,10 +2,12 @@
 
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
 #include <iostream>
 
 #include "model_commands.hpp"
+#include "output_file.hpp"
 #include "run/search.hpp"
 #include "text/text_stream.hpp"
 #include "usage_error.hpp"
@@ -54,12 +56,17 @@ int run_chat(const ContextOptions& ctx_opts, const GenerateCliOptions& o) {
     g.max_new_tokens = max_new ? std::min<uint32_t>(max_new, positions - uint32_t(prompt.size()))
                                : positions - uint32_t(prompt.size());
     TextStream stream(tok, o.stops);
+    int stdout_errno = 0;
     g.on_token = [&](uint32_t, int32_t id) {
       std::fputs(stream.push(id).c_str(), stdout);
-      std::fflush(stdout);
+      if (std::fflush(stdout) != 0 || std::ferror(stdout)) {
+        stdout_errno = errno;  // thrown below
+        return false;
+      }
       return !stream.stopped();
     };
     session.generate({prompt}, g);
+    flush_stdout(stdout_errno);  // a closed pipe or a full disk: "stdout: write error: ...", exit 1
     std::fputs(stream.finish().c_str(), stdout);
     std::fputs("\n", stdout);
     std::fflush(stdout);

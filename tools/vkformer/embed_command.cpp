@@ -56,7 +56,9 @@ void print_similarities(const EmbedOutput& e, const std::vector<std::string>& la
         const double x = e.data[size_t(a) * e.dim + c], y = e.data[size_t(b) * e.dim + c];
         dot += x * y, na += x * x, nb += y * y;
       }
-      std::printf(" %6.3f", na > 0 && nb > 0 ? dot / std::sqrt(na * nb) : 0.0);
+      // A NaN (or inf) embedding gives "nan", never a plausible 0.000 (a zero vector gives 0).
+      if (!std::isfinite(na) || !std::isfinite(nb)) std::printf(" %6s", "nan");
+      else std::printf(" %6.3f", na > 0 && nb > 0 ? dot / std::sqrt(na * nb) : 0.0);
     }
     std::printf("\n");
   }

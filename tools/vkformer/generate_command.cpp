@@ -3,10 +3,12 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
 #include <memory>
 
 #include "model_commands.hpp"
+#include "output_file.hpp"
 #include "run/search.hpp"
 #include "text/text_stream.hpp"
 #include "text_input.hpp"
@@ -91,13 +93,17 @@ int run_generate(const ContextOptions& ctx_opts, const GenerateCliOptions& o) {
     for (uint32_t b = 0; b < n; ++b) streams.emplace_back(*tok, o.stops);
   const bool text_out = tok && text_in;
   size_t streamed = 0;  // ids printed so far (streaming without text)
+  int stdout_errno = 0;
   g.on_token = [&](uint32_t b, int32_t id) {
     if (tok) {
       std::string piece = streams[b].push(id);
       if (stream && text_out) std::fputs(piece.c_str(), stdout);
     }
     if (stream && !text_out && !(tok && streams[b].stopped())) std::printf("%s%d", streamed++ ? "," : "", id);
-    if (stream) std::fflush(stdout);
+    if (stream && (std::fflush(stdout) != 0 || std::ferror(stdout))) {
+      stdout_errno = errno ? errno : EIO;  // a closed pipe or a full disk: stop, then say so
+      return false;
+    }
     return !(tok && streams[b].stopped());
   };
 
@@ -118,6 +124,7 @@ int run_generate(const ContextOptions& ctx_opts, const GenerateCliOptions& o) {
   }
   Session session(model);
   std::vector<Ids> out = session.generate(src, g);
+  if (stdout_errno) flush_stdout(stdout_errno);  // throws "stdout: write error: ..."
 
   std::vector<std::string> texts;
   for (uint32_t b = 0; b < n && tok; ++b) {

@@ -1,7 +1,9 @@
 // The vkformer command line. CLI11 lives only in this file: it is slow to compile.
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <chrono>
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -42,19 +44,79 @@ const CLI::Validator kFinite(
     },
     "");
 
-// Every unsigned option: "-1" is a usage error (strtoull would wrap it to 2^64 - 1).
+// Every unsigned option: "-1" is a usage error (strtoull would wrap it to 2^64 - 1),
+// and so is a value above 2^64 - 1 (strtoull would clamp it).
 const CLI::Validator kNotNegative(
     [](std::string& s) -> std::string {
       const size_t first = s.find_first_not_of(" \t");
-      return first != std::string::npos && s[first] == '-' ? "must not be negative, got " + s : "";
+      if (first != std::string::npos && s[first] == '-') return "must not be negative, got " + s;
+      errno = 0;
+      char* end = nullptr;
+      std::strtoull(s.c_str(), &end, 0);
+      if (end != s.c_str() && errno == ERANGE) return "must be at most 18446744073709551615, got " + s;
+      return "";
     },
     "");
+
+// --seed: the whole uint64 range, nothing outside it (neither wrapped nor clamped).
+const CLI::Validator kSeedRange(
+    [](std::string& s) -> std::string {
+      const size_t first = s.find_first_not_of(" \t");
+      errno = 0;
+      char* end = nullptr;
+      std::strtoull(s.c_str(), &end, 0);
+      if ((first != std::string::npos && s[first] == '-') || (end != s.c_str() && errno == ERANGE))
+        return "must be from 0 to 18446744073709551615 (2^64 - 1), got " + s;
+      return "";
+    },
+    "");
+
+// CLI11 reads an argument "[a,b]" as the list a, b (and "[]" as nothing) for
+// every option that takes several values, positional texts included: a text
+// must reach the tokenizer byte for byte. main escapes an argument (or the value
+// of --name=VALUE) that starts with '[' by putting kRawMark before it (and one
+// that starts with kRawMark itself, so the escape can be undone exactly); every
+// option's first transform takes the mark off again.
+constexpr char kRawMark = '\x1f';
+
+bool needs_raw_mark(const std::string& s) { return !s.empty() && (s[0] == '[' || s[0] == kRawMark); }
+
+std::vector<std::string> escape_raw_args(int argc, char** argv) {
+  std::vector<std::string> args(argv, argv + argc);
+  bool positional_only = false;  // after "--"
+  for (size_t i = 1; i < args.size(); ++i) {
+    std::string& a = args[i];
+    if (!positional_only && a == "--") {
+      positional_only = true;
+    } else if (needs_raw_mark(a)) {
+      a.insert(a.begin(), kRawMark);
+    } else if (!positional_only && a.rfind("--", 0) == 0) {
+      const size_t eq = a.find('=');
+      if (eq != std::string::npos && needs_raw_mark(a.substr(eq + 1))) a.insert(a.begin() + eq + 1, kRawMark);
+    }
+  }
+  return args;
+}
+
+const CLI::Validator kRawUnmark(
+    [](std::string& s) -> std::string {
+      if (!s.empty() && s[0] == kRawMark) s.erase(0, 1);
+      return "";
+    },
+    "");
+
+/// A CLI11 message with the escape marks taken off.
+std::string unmarked(std::string s) {
+  s.erase(std::remove(s.begin(), s.end(), kRawMark), s.end());
+  return s;
+}
 
 /// Adds kFinite to every floating-point option of `app` and its subcommands,
 /// kNotNegative to every unsigned one, and drops the "=[]" --help would show
 /// for list options without a default.
 void add_value_checks(CLI::App* app) {
   for (CLI::Option* opt : app->get_options()) {
+    opt->transform(kRawUnmark);  // first, before every other check
     const std::string type = opt->get_type_name();
     if (type.find("FLOAT") != std::string::npos) opt->check(kFinite);
     if (type.find("UINT") != std::string::npos) opt->check(kNotNegative);
@@ -159,7 +221,7 @@ void add_generation_options(CLI::App& cmd, vkf::tools::GenerateCliOptions& o, bo
                  "divide (or multiply, if negative) the logits of tokens already in the sequence (1: off; default: "
                  "generation_config.json's, else 1)");
   cmd.add_option("--no-repeat-ngram-size", o.no_repeat_ngram_size, "never repeat an n-gram of this size (0: off; default: generation_config.json's, else 0)");
-  cmd.add_option("--seed", o.seed, "sampling: seed of the host generator (default 0)");
+  cmd.add_option("--seed", o.seed, "sampling: seed of the host generator, 0 to 2^64 - 1 (default 0)")->check(kSeedRange);
   cmd.add_option("--stop", o.stops, "stop when this text appears; it is not printed (repeatable)");
   if (!chat) cmd.add_flag("--stream", o.stream, "print the text as it is generated (one prompt)");
   cmd.add_flag("--no-cache", o.no_cache, "recompute the whole prefix every step (slow; for checking)");
@@ -514,8 +576,11 @@ int run(int argc, char** argv);
 int main(int argc, char** argv) {
   vkf::tools::install_output_cleanup();
   const int rc = run(argc, argv);
-  const int out = vkf::tools::finish_stdout();
-  return rc ? rc : out;
+  if (rc != 0) {  // its error is said; a lost stdout would be a second line
+    std::fflush(stdout);
+    return rc;
+  }
+  return vkf::tools::finish_stdout();
 }
 
 namespace {
@@ -532,12 +597,15 @@ int run(int argc, char** argv) {
   const std::vector<CLI::App*> subs = add_commands(app, table);
   add_value_checks(&app);
   try {
-    app.parse(argc, argv);
+    std::vector<std::string> args = escape_raw_args(argc, argv);
+    std::vector<char*> arg_ptrs;
+    for (std::string& a : args) arg_ptrs.push_back(a.data());
+    app.parse(argc, arg_ptrs.data());
   } catch (const CLI::Success& e) {  // --help, --version
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
     // One line, and exit 2 for every usage error (CLI11's own codes are 104-114).
-    std::string what = e.what();
+    std::string what = unmarked(e.what());
     for (char& ch : what)
       if (ch == '\n') ch = ' ';
     std::fprintf(stderr, "vkformer: error: %s (see vkformer --help)\n", vkf::tools::printable(what).c_str());

@@ -152,6 +152,17 @@ void write_output(const std::string& path, const std::string& option, const std:
 void install_output_cleanup() {
   std::signal(SIGINT, on_signal);
   std::signal(SIGTERM, on_signal);
+  // A closed pipe on stdout (`vkformer ... | head -c 1`) is a write error with
+  // its message and exit 1, not a silent death by SIGPIPE (exit 141).
+  std::signal(SIGPIPE, SIG_IGN);
+}
+
+void flush_stdout(int known_errno) {
+  errno = 0;
+  if (std::fflush(stdout) == 0 && !std::ferror(stdout)) return;
+  const int e = errno ? errno : known_errno;
+  throw Error(std::string("stdout: write error: ") +
+              (e ? std::strerror(e) : "output was lost (disk full or pipe closed?)"));
 }
 
 int finish_stdout() {

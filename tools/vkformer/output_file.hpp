@@ -31,6 +31,11 @@ void write_output(const std::string& path, const std::string& option, const std:
 /// process as the signal would have. Call once at start.
 void install_output_cleanup();
 
+/// Flushes stdout; on a write error (now or earlier), throws Error
+/// "stdout: write error: ...": for output streamed while the command runs.
+/// `known_errno`: the reason of an earlier failed flush, if the stream has no newer one.
+void flush_stdout(int known_errno = 0);
+
 /// Flushes stdout; on a write error (now or earlier, e.g. a full disk or a
 /// closed pipe) prints "vkformer: error: stdout: write error: ..." and returns 1.
 int finish_stdout();

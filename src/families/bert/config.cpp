@@ -107,9 +107,21 @@ void read_sentence_transformers(const fs::path& dir, const ModelConfig& c, BertC
   const std::string where = modules_path.string();
   const json modules = read_json(modules_path, "sentence-transformers modules");
   if (!modules.is_array()) throw Error(where + ": must be a list of modules, got " + brief_json(modules));
-  for (const json& m : modules) {
-    const std::string type = m.is_object() && m.contains("type") && m["type"].is_string() ? m["type"].get<std::string>() : "";
-    const std::string path = m.is_object() && m.contains("path") && m["path"].is_string() ? m["path"].get<std::string>() : "";
+  for (size_t i = 0; i < modules.size(); ++i) {
+    const json& m = modules[i];
+    const std::string entry = where + ": module " + std::to_string(i);
+    if (!m.is_object()) throw Error(entry + " must be an object with \"type\" and \"path\", got " + brief_json(m));
+    for (const char* key : {"type", "path"})
+      if (m.contains(key) && !m[key].is_string())
+        throw Error(entry + ": \"" + key + "\" must be a string, got " + brief_json(m[key]));
+    const std::string type = m.value("type", "");
+    const std::string path = m.value("path", "");
+    // A module's folder is inside the model directory: no absolute path, no "..".
+    const fs::path rel(path);
+    bool outside = rel.is_absolute();
+    for (const fs::path& part : rel) outside = outside || part == "..";
+    if (outside)
+      throw Error(entry + ": \"path\" \"" + printable(path) + "\" is not a folder inside the model directory");
     const std::string kind = type.substr(type.rfind('.') + 1);
     if (kind == "Transformer") {
       if (!path.empty())
@@ -118,7 +130,13 @@ void read_sentence_transformers(const fs::path& dir, const ModelConfig& c, BertC
     } else if (kind == "Pooling") {
       const fs::path pc = dir / path / "config.json";
       const json p = read_json(pc, "the Pooling module of modules.json");
-      auto on = [&](const char* key) { return p.is_object() && p.value(key, false) == true; };
+      if (!p.is_object()) throw Error(pc.string() + ": must hold a JSON object, got " + brief_json(p));
+      auto on = [&](const char* key) {
+        if (!p.contains(key) || p[key].is_null()) return false;
+        if (!p[key].is_boolean())
+          throw Error(pc.string() + ": \"" + key + "\" must be true or false, got " + brief_json(p[key]));
+        return p[key].get<bool>();
+      };
       const std::pair<const char*, const char*> modes[] = {{"pooling_mode_mean_tokens", "mean"},
                                                            {"pooling_mode_cls_token", "cls"},
                                                            {"pooling_mode_max_tokens", "max"},
@@ -200,7 +218,12 @@ void BertFamily::read_config(const ConfigReader& r, ModelConfig& c) const {
   c.bos_id = c.eos_id = c.pad_id;  // unused: the family does not generate
   r.check_heads(distil ? "dim" : "hidden_size", c.d_model, c.n_heads);
 
-  b->type_vocab_size = distil ? 0 : r.uint_or("type_vocab_size", 2, 0);
+  // 0 would leave out the token type embedding BERT adds to every token (transformers
+  // builds an empty table and fails with an index out of range): refused.
+  if (!distil && r.set("type_vocab_size") && r.uint("type_vocab_size", 0) == 0)
+    r.fail("\"type_vocab_size\" 0 leaves no token type embedding, which every token adds (transformers fails with "
+           "an index out of range); it must be at least 1");
+  b->type_vocab_size = distil ? 0 : r.uint_or("type_vocab_size", 2, 1);
   b->head_act = distil ? c.activation : roberta ? Activation::GeluErf : c.activation;
   b->max_tokens = c.max_positions;
   if (roberta) {  // positions start at pad + 1 (create_position_ids_from_input_ids)

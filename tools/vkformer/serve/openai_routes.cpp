@@ -4,6 +4,7 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <ctime>
 #include <deque>
 
@@ -73,14 +74,25 @@ std::string string_or(const json& body, const char* key, const std::string& fall
   return it->get<std::string>();
 }
 
-/// A number field, when present and not null.
-std::optional<double> number(const json& body, const char* key, double lo, double hi) {
+/// A number field, when present and not null: in [lo, hi], or (lo, hi] with `open_lo`.
+std::optional<double> number(const json& body, const char* key, double lo, double hi, bool open_lo = false) {
   auto it = body.find(key);
   if (it == body.end() || it->is_null()) return std::nullopt;
-  if (!it->is_number() || !std::isfinite(it->get<double>()) || it->get<double>() < lo || it->get<double>() > hi)
-    throw HttpError(400, std::string("\"") + key + "\" must be a number from " + std::to_string(lo) + " to " +
-                             std::to_string(hi) + ", got " + brief_json(*it));
+  if (!it->is_number() || !std::isfinite(it->get<double>()) || it->get<double>() < lo || it->get<double>() > hi ||
+      (open_lo && it->get<double>() == lo)) {
+    char range[64];
+    std::snprintf(range, sizeof range, "%s%g, %g]", open_lo ? "(" : "[", lo, hi);
+    throw HttpError(400, std::string("\"") + key + "\" must be a number in " + range + ", got " + brief_json(*it));
+  }
   return it->get<double>();
+}
+
+/// A boolean field, when present and not null: true or false, nothing else ("yes", 1).
+std::optional<bool> boolean(const json& body, const char* key) {
+  auto it = body.find(key);
+  if (it == body.end() || it->is_null()) return std::nullopt;
+  if (!it->is_boolean()) throw HttpError(400, std::string("\"") + key + "\" must be true or false, got " + brief_json(*it));
+  return it->get<bool>();
 }
 
 std::optional<int64_t> integer(const json& body, const char* key, int64_t lo, int64_t hi) {
@@ -215,7 +227,7 @@ GenerateOptions request_options(const Server& s, const ServedModel& m, const jso
     g.do_sample = *t > 0;
     if (g.do_sample) g.temperature = *t, g.top_k = 0;
   }
-  if (auto p = number(body, "top_p", 0, 1)) g.top_p = *p;
+  if (auto p = number(body, "top_p", 0, 1, true)) g.top_p = *p;
   if (auto k = integer(body, "top_k", 0, INT32_MAX)) g.top_k = int32_t(*k);
   if (auto p = number(body, "min_p", 0, 1)) g.min_p = *p;
   if (auto p = number(body, "repetition_penalty", 0, 100)) g.repetition_penalty = *p;
@@ -356,13 +368,13 @@ void completions(Server& s, const httplib::Request& req, httplib::Response& res)
   const uint32_t n = choices_per_prompt(s, body, in.ids.size());
   if (body.contains("best_of") && body["best_of"] != 1 && !body["best_of"].is_null())
     throw HttpError(400, "\"best_of\" is not supported");
-  if (body.contains("echo") && body["echo"] == true) throw HttpError(400, "\"echo\" is not supported");
+  if (boolean(body, "echo").value_or(false)) throw HttpError(400, "\"echo\" is not supported");
   std::vector<std::string> stops;
   const GenerateOptions g = request_options(s, m, body, stops);
   std::vector<Ids> sources;  // choice i = prompt i / n, draw i % n (source i has its own seed + i)
   for (const Ids& p : in.ids)
     for (uint32_t j = 0; j < n; ++j) sources.push_back(p);
-  reply_generation(s, res, m, Shape("/v1/completions", false, m.name), body.value("stream", false), sources, g, stops);
+  reply_generation(s, res, m, Shape("/v1/completions", false, m.name), boolean(body, "stream").value_or(false), sources, g, stops);
 }
 
 /// "messages": [{"role", "content"}], content a string or a list of {"type": "text", "text"} parts.
@@ -414,7 +426,7 @@ void chat_completions(Server& s, const httplib::Request& req, httplib::Response&
   std::vector<std::string> stops;
   GenerateOptions g = request_options(s, m, body, stops);
   g.eos_token_ids = m.chat->end_ids(stop_tokens(m.model->config(), g));
-  reply_generation(s, res, m, Shape("/v1/chat/completions", true, m.name), body.value("stream", false),
+  reply_generation(s, res, m, Shape("/v1/chat/completions", true, m.name), boolean(body, "stream").value_or(false),
                    std::vector<Ids>(n, prompt), g, stops);
 }
 

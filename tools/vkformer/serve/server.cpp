@@ -6,9 +6,11 @@
 #include <atomic>
 #include <cstdio>
 #include <filesystem>
+#include <regex>
 #include <thread>
 
 #include "serve/routes.hpp"
+#include "usage_error.hpp"
 
 namespace vkf::tools {
 namespace {
@@ -16,16 +18,36 @@ namespace {
 std::atomic<int> g_signal{0};
 extern "C" void on_signal(int sig) { g_signal = sig; }
 
+/// The methods a known route takes ("" for an unknown path): a 404 of cpp-httplib on
+/// a known path is a 405 with an Allow header.
+std::string allowed_methods(const std::string& path) {
+  static const std::pair<std::regex, const char*> routes[] = {
+      {std::regex("/health|/metrics|/v1/models|/v2|/v2/health/(live|ready)"), "GET, HEAD"},
+      {std::regex("/v2/models/[^/]+(/versions/1)?(/ready)?"), "GET, HEAD"},
+      {std::regex("/v1/(embeddings|completions|chat/completions)"), "POST"},
+      {std::regex("/v2/models/[^/]+(/versions/1)?/infer"), "POST"}};
+  for (const auto& [re, methods] : routes)
+    if (std::regex_match(path, re)) return methods;
+  return "";
+}
+
 bool loopback(const std::string& host) { return host == "127.0.0.1" || host == "localhost" || host == "::1"; }
 
 }  // namespace
 
 int run_serve(const ContextOptions& ctx_opts, const ServeOptions& o) {
   using namespace serve;
-  if (o.models.empty()) throw Error("give at least one --model DIR (or NAME=DIR)");
-  if (o.port < 0 || o.port > 65535) throw Error("--port must be from 0 to 65535");
-  for (unsigned v : {o.max_queue, o.max_batch, o.max_inputs, o.threads, o.timeout_s})
-    if (v == 0) throw Error("--max-queue, --max-batch, --max-inputs, --threads and --timeout-s must be at least 1");
+  // Usage errors (exit 2), as every other option's range.
+  if (o.models.empty()) throw UsageError("give at least one --model DIR (or NAME=DIR)");
+  if (o.port < 0 || o.port > 65535)
+    throw UsageError("--port must be from 0 to 65535, got " + std::to_string(o.port));
+  const std::pair<const char*, unsigned> at_least_one[] = {{"--max-queue", o.max_queue},
+                                                           {"--max-batch", o.max_batch},
+                                                           {"--max-inputs", o.max_inputs},
+                                                           {"--threads", o.threads},
+                                                           {"--timeout-s", o.timeout_s}};
+  for (const auto& [flag, v] : at_least_one)
+    if (v == 0) throw UsageError(std::string(flag) + " must be at least 1, got 0");
   if (!loopback(o.host) && o.api_key.empty())
     std::fprintf(stderr, "vkformer: warning: serving on %s without --api-key: anyone who reaches it may use it\n",
                  o.host.c_str());
@@ -58,6 +80,15 @@ int run_serve(const ContextOptions& ctx_opts, const ServeOptions& o) {
   });
   http.set_error_handler([&](const httplib::Request& req, httplib::Response& res) {
     if (!res.body.empty()) return;  // a route's own error reply
+    const std::string allow = res.status == 404 ? allowed_methods(req.path) : "";
+    if (!allow.empty()) {
+      res.status = 405;
+      res.set_header("Allow", allow);
+      reply(metrics, "error", res, 405,
+            openai_error("method " + req.method + " is not allowed on " + req.path + " (Allow: " + allow + ")",
+                         "invalid_request_error"));
+      return;
+    }
     // cpp-httplib caps a body sent as a form (curl -d's default type) at 8 KiB, whatever --max-body-kb says.
     const bool form = req.get_header_value("Content-Type").rfind("application/x-www-form-urlencoded", 0) == 0;
     const std::string what = res.status == 413 && form

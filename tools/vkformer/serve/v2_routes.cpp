@@ -84,6 +84,11 @@ void infer(Server& s, const ServedModel& m, const httplib::Request& req, httplib
   if (m.embeds) {
     std::vector<bool> truncated;  // cut at the model's limit, as sentence-transformers does
     if (!texts.empty()) ids = encode_texts(*m.tok, m.info, texts, &truncated);
+    // Ids are never cut: longer than the model's limit (max_seq_length, as /v1/embeddings) is refused.
+    for (size_t i = 0; i < ids.size() && texts.empty(); ++i)
+      if (m.max_tokens && ids[i].size() > m.max_tokens)
+        throw HttpError(400, "\"input_ids\" row " + std::to_string(i) + " has " + std::to_string(ids[i].size()) +
+                                 " tokens, more than the model's " + std::to_string(m.max_tokens));
     auto f = s.engine.embed(m, ids);
     const EmbedOutput e = s.await(f);
     out["outputs"] = {{{"name", "embedding"}, {"datatype", "FP32"}, {"shape", {e.batch, e.dim}}, {"data", e.data}}};
