@@ -142,10 +142,11 @@ build-asan: deps $(ASAN_BUILD)/CMakeCache.txt
 
 # The suite under ASan + UBSan, validation layer on. Left out: package_consumer (it
 # links an uninstrumented program against the instrumented library), the profile legs and
-# the SwiftShader leg (the same host code again, with other limits; the normal suite runs them).
+# the SwiftShader leg (the same host code again, with other limits; the normal suite runs them),
+# and the real_model tests (a 135M-parameter model at -O0; the same host code runs on a tiny one).
 test-asan: build-asan hf-test-models
 	cd $(ASAN_BUILD) && $(ASAN_ENV) VKF_HF_MODELS=$(abspath $(HF_TEST_MODELS)) VKFORMER_VALIDATION=1 \
-	  ctest --output-on-failure -j $(JOBS) --timeout 1500 -E '^package_consumer$$' -LE 'profiles|swiftshader'
+	  ctest --output-on-failure -j $(JOBS) --timeout 1500 -E '^package_consumer$$' -LE 'profiles|swiftshader|real_model'
 
 # libFuzzer targets (tests/fuzz/fuzz_*.cpp), FUZZ_SECONDS each; a crash fails and
 # leaves its reproducer in $(FUZZ_BUILD)/artifacts/<name>/.

@@ -79,7 +79,7 @@ for argv, expected, own_cache in commands:
             a = os.path.join(source, a)
         args.append(a)
     model = next((args[j + 1] for j, a in enumerate(args[:-1]) if a == "--model"), None)
-    if model and not os.path.isdir(model):
+    if model and not os.path.exists(model):  # a directory, or a GGUF file
         print(f"skipped (no {model}): vkformer {' '.join(argv)}")
         continue
     if cmd in ("kernel", "bench"):

