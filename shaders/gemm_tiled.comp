@@ -44,7 +44,11 @@ layout(constant_id = 9) const uint KU = 1;  // vec4 K steps per loop iteration (
 #endif
 #if TEXEL
 layout(binding = 0) uniform samplerBuffer xt;  // R32G32B32A32_SFLOAT (VEC4) or R32_SFLOAT
+#if WQ
+layout(binding = 1) uniform usamplerBuffer wt;  // block-format W: R32_UINT words (lib/quant.glsl)
+#else
 layout(binding = 1) uniform samplerBuffer wt;  // the same, R16G16B16A16_SFLOAT or R16_SFLOAT for fp16 W
+#endif
 #else
 // The vec4 and scalar views alias the same bindings.
 layout(std430, binding = 0) readonly buffer X { float x[]; };
@@ -70,11 +74,18 @@ shared vec4 Bs[STAGED ? BN * KQ : 1];
     return v_;                                                                \
   }
 LOAD4_TEXEL(load_x, xt)
+#if WQ
+#define QWORD(i) texelFetch(wt, int(i)).x
+#else
 LOAD4_TEXEL(load_w, wt)
+#endif
 #else
 LOAD4_VIEW(load_x, x, x4, VEC4)
-#if WQ  // block-quantized W (lib/quant.glsl), dequantized in registers
+#if WQ
 #define QBUF w
+#endif
+#endif
+#if WQ  // block-quantized W (lib/quant.glsl), dequantized in registers
 #include "lib/quant.glsl"
 vec4 load_w(uint base, uint k, uint n) {
   if (VEC4) return q_at4(base + k);
@@ -83,9 +94,8 @@ vec4 load_w(uint base, uint k, uint n) {
     if (k + c < n) v[c] = q_at(base + k + c);
   return v;
 }
-#else
+#elif !TEXEL
 LOAD4_VIEW_OF(load_w, w, w4, VEC4, W_F16)
-#endif
 #endif
 
 float acc[TM][TN];
@@ -171,11 +181,34 @@ void main() {
       for (; k < p.K; k += 4) broadcast_step(k, xmine, wrow);
     } else
 #endif
+#if WQ
+    // Block formats (K a multiple of 32): a sub-block of 32 values at a time,
+    // each row of W dequantized once per step with its scale(s) read once
+    // (lib/quant.glsl's q_unit32), then applied to the TM rows of X.
+    for (uint k = 0; k < p.K; k += 32u) {
+      vec4 wf[TN * 8];
+      [[unroll]] for (uint j = 0; j < TN; ++j) {
+        const uint v0 = wrow[j] + k;
+        vec4 q[8], ab;
+        q_unit32((v0 / QB) * QBYTES, (v0 % QB) / 32u, q, ab);
+        [[unroll]] for (uint i = 0; i < 4; ++i) {
+          wf[j * 8 + i] = fma(q[i], vec4(ab.x), vec4(ab.y));
+          wf[j * 8 + 4 + i] = fma(q[4 + i], vec4(ab.z), vec4(ab.w));
+        }
+      }
+      [[unroll]] for (uint s = 0; s < 8; ++s) {
+        [[unroll]] for (uint i = 0; i < TM; ++i) a[i] = load_x(xrow[i], k + 4u * s, p.K);
+        [[unroll]] for (uint j = 0; j < TN; ++j) b[j] = wf[j * 8 + s];
+        accumulate(a, b);
+      }
+    }
+#else
     for (uint k = 0; k < p.K; k += 4) {
       [[unroll]] for (uint i = 0; i < TM; ++i) a[i] = load_x(xrow[i], k, p.K);
       [[unroll]] for (uint j = 0; j < TN; ++j) b[j] = load_w(wrow[j], k, p.K);
       accumulate(a, b);
     }
+#endif
   }
 
   // The bias once per column, not once per output.

@@ -21,7 +21,13 @@ layout(constant_id = 3) const bool VEC4 = true;  // K % 4 == 0: every row starts
 #endif
 #if TEXEL
 layout(binding = 0) uniform samplerBuffer xt;
+#if WQ  // block-format W as R32_UINT words (lib/quant.glsl)
+layout(binding = 1) uniform usamplerBuffer wt;
+#define QWORD(i) texelFetch(wt, int(i)).x
+#include "lib/quant.glsl"
+#else
 layout(binding = 1) uniform samplerBuffer wt;
+#endif
 #define X4_AT(i) texelFetch(xt, int(i))
 #define W4_AT(i) texelFetch(wt, int(i))
 #define X_AT(i) texelFetch(xt, int(i)).x
@@ -61,6 +67,34 @@ void main() {
 
   float acc[OUTS];
   [[unroll]] for (uint o = 0; o < OUTS; ++o) acc[o] = 0.0;
+#if WQ
+  // Block formats (K a multiple of 32): each lane takes whole sub-blocks of 32
+  // values, reads their scale(s) once and their quants as words
+  // (lib/quant.glsl's q_unit32), and dots them with X: per half of 16,
+  // a·Σx·q + b·Σx, Σx shared by the COLS rows of W.
+  for (uint u = lid; u < p.K / 32u; u += wg) {
+    vec4 xv[ROWS * 8];
+    vec2 xs[ROWS];
+    [[unroll]] for (uint r = 0; r < ROWS; ++r) {
+      [[unroll]] for (uint i = 0; i < 8; ++i) xv[r * 8 + i] = X4_AT((xrow[r] + 32u * u) / 4u + i);
+      xs[r] = vec2(dot(xv[r * 8] + xv[r * 8 + 1] + xv[r * 8 + 2] + xv[r * 8 + 3], vec4(1.0)),
+                   dot(xv[r * 8 + 4] + xv[r * 8 + 5] + xv[r * 8 + 6] + xv[r * 8 + 7], vec4(1.0)));
+    }
+    [[unroll]] for (uint c = 0; c < COLS; ++c) {
+      const uint v0 = wrow[c] + 32u * u;  // W's first value of the sub-block
+      vec4 q[8], ab;
+      q_unit32((v0 / QB) * QBYTES, (v0 % QB) / 32u, q, ab);
+      [[unroll]] for (uint r = 0; r < ROWS; ++r) {
+        float s0 = 0.0, s1 = 0.0;
+        [[unroll]] for (uint i = 0; i < 4; ++i) {
+          s0 += dot(xv[r * 8 + i], q[i]);
+          s1 += dot(xv[r * 8 + 4 + i], q[4 + i]);
+        }
+        acc[r * COLS + c] += ab.x * s0 + ab.y * xs[r].x + ab.z * s1 + ab.w * xs[r].y;
+      }
+    }
+  }
+#else
   if (VEC4) {
     for (uint k = 4 * lid; k < p.K; k += 4 * wg) {
       vec4 xv[ROWS];
@@ -80,6 +114,7 @@ void main() {
       }
     }
   }
+#endif
 
   // Sum each output over the workgroup: per subgroup first when we can, then
   // across subgroups (or lanes) through shared memory. Not lib/reduce.glsl:

@@ -29,8 +29,9 @@ inline std::ostream& operator<<(std::ostream& os, const OpShapeParam& p) { retur
 /// (the naming rule Pipelines::check_limits enforces).
 inline bool device_runs(const Capabilities& c, const std::string& variant, const OpShape& s) {
   if (s.dtype == DType::F16 && !c.f16_tensors()) return false;
-  // Block formats: gemm's texel variants cannot read them (they refuse, by format).
-  if (is_block_dtype(s.dtype) && variant.find("texel") != std::string::npos) return false;
+  // Block formats: gemm's texel variant reads them as R32_UINT words where the
+  // device reads that format; broadcast never takes them.
+  if (is_block_dtype(s.dtype) && variant.find("texel") != std::string::npos) return c.texel_u32 && c.texel_f32;
   if (is_block_dtype(s.dtype) && variant == "broadcast") return false;
   if (variant == "broadcast") return c.subgroup_shuffle;  // gemm's rows shared by shuffles
   return variant.find("subgroup") == std::string::npos || c.subgroup_arithmetic;

@@ -60,6 +60,9 @@ struct Capabilities {
   uint64_t min_texel_buffer_offset_alignment = 256;
   bool texel_f32 = false;  ///< R32G32B32A32_SFLOAT and R32_SFLOAT views can be read in shaders
   bool texel_f16 = false;  ///< R16G16B16A16_SFLOAT and R16_SFLOAT views can be read in shaders
+  /// R32_UINT views can be read in shaders (usamplerBuffer): block-format
+  /// weights read as words (gemm's texel variants, shaders/lib/quant.glsl)
+  bool texel_u32 = false;
   bool storage_16bit = false;              ///< fp16 tensors can be stored and loaded as 16-bit values
   /// fp16 tensors can be read as 32-bit words holding two halves each
   /// (unpackHalf2x16): what a device without 16-bit storage does. Any Vulkan

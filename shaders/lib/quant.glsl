@@ -5,9 +5,13 @@
 // Values are dequantized in registers; arithmetic stays fp32.
 //
 // The includer sets WQ (-D, lib/types.glsl) to the format and defines QBUF,
-// the name of its `uint` array, before including this file. It gets
+// the name of its `uint` array, or QWORD(i), how word i is read (a texel
+// fetch from a usamplerBuffer: on lavapipe a gather, where a storage load is
+// a loop over the lanes), before including this file. It gets
 //   float q_at(uint i)    value i of the tensor (flat index: row·K + k)
 //   vec4  q_at4(uint i)   values i .. i+3, i a multiple of 4
+//   q_unit32(base, s, q, ab)  sub-block s (32 values) of the block at byte
+//                         `base`, its scales read once: q_unit32 below.
 // The innermost dim is a multiple of the block, so value i lies in block
 // i / QB and a vec4 at a multiple of 4 never straddles a block or a half of one.
 #ifndef VKF_QUANT_GLSL
@@ -18,6 +22,10 @@
 #define WQ_Q4_1 3
 #define WQ_Q4_K 4
 #define WQ_Q6_K 5
+
+#ifndef QWORD
+#define QWORD(i) QBUF[i]
+#endif
 
 #if WQ == WQ_Q8_0
 const uint QB = 32u, QBYTES = 34u;
@@ -38,13 +46,13 @@ const uint QB = 256u, QBYTES = 210u;
 // words, so the bytes b..b+3 of the tensor lie within it).
 uint q_word(uint b) {
   const uint wi_ = b >> 2u, s_ = (b & 3u) * 8u;
-  const uint lo_ = QBUF[wi_], hi_ = QBUF[wi_ + uint(s_ != 0u)];
+  const uint lo_ = QWORD(wi_), hi_ = QWORD(wi_ + uint(s_ != 0u));
   return s_ == 0u ? lo_ : (lo_ >> s_) | (hi_ << (32u - s_));
 }
 // The byte at b.
-uint q_byte(uint b) { return (QBUF[b >> 2u] >> ((b & 3u) * 8u)) & 0xffu; }
+uint q_byte(uint b) { return (QWORD(b >> 2u) >> ((b & 3u) * 8u)) & 0xffu; }
 // The fp16 at b (b even: every block starts at an even byte, fields at even offsets).
-float q_half(uint b) { return unpackHalf2x16(QBUF[b >> 2u] >> ((b & 2u) * 8u)).x; }
+float q_half(uint b) { return unpackHalf2x16(QWORD(b >> 2u) >> ((b & 2u) * 8u)).x; }
 // (Locals end in _ so that none hides the includer's buffer, QBUF.)
 // Byte lanes of a word, as unsigned or as signed (int8) values.
 uvec4 q_bytes(uint v_) { return (uvec4(v_) >> uvec4(0u, 8u, 16u, 24u)) & 0xffu; }
@@ -83,6 +91,89 @@ vec4 q_block4(uint base, uint j) {
   const uvec4 up = (q_bytes(q_word(base + 128u + 32u * h + l)) >> (2u * t)) & 3u;
   const float sc = float(bitfieldExtract(int(q_byte(base + 192u + 8u * h + l / 16u + 2u * t)), 0, 8));
   return (q_half(base + 208u) * sc) * (vec4(lo | (up << 4u)) - 32.0);
+#endif
+}
+
+// The N words of bytes b .. b + 4N − 1 (b even) into OUT[0..N): N + 1 fetches
+// when b is not word-aligned, N (and one repeated) when it is; never past the
+// word holding byte b + 4N − 1.
+#define Q_STREAM(OUT, N, B)                                                        \
+  {                                                                                \
+    const uint a_ = (B) >> 2u, sh_ = ((B)&2u) * 8u;                                \
+    uint lo_ = QWORD(a_);                                                          \
+    [[unroll]] for (uint j_ = 0u; j_ < (N); ++j_) {                                \
+      const uint hi_ = QWORD(a_ + min(j_ + 1u, (N)-1u + uint(sh_ != 0u)));          \
+      OUT[j_] = sh_ == 0u ? lo_ : (lo_ >> sh_) | (hi_ << ((32u - sh_) & 31u));      \
+      lo_ = hi_;                                                                   \
+    }                                                                              \
+  }
+
+// Nibbles of a word's bytes: the low ones (hi = 0) or the high ones (hi = 4).
+vec4 q_nibbles(uint v_, uint hi) { return vec4((uvec4(v_) >> (uvec4(0u, 8u, 16u, 24u) + hi)) & 0xfu); }
+
+// Sub-block s (values 32s .. 32s + 31; s = 0 for the 32-value formats) of the
+// block at byte `base`, block-aware: its scale(s) read once, its quants as
+// whole words. Values 4i .. 4i + 3 are ab.x·q[i] + ab.y for i < 4 and
+// ab.z·q[i] + ab.w for i ≥ 4 (two halves of 16, for Q6_K's 16-value scales),
+// so a dot product with x is ab.x·Σx·q + ab.y·Σx per half.
+void q_unit32(uint base, uint s, out vec4 q[8], out vec4 ab) {
+#if WQ == WQ_Q8_0
+  uint w_[8];
+  Q_STREAM(w_, 8u, base + 2u)
+  [[unroll]] for (uint i = 0u; i < 8u; ++i) q[i] = q_sbytes(w_[i]);
+  const float d = q_half(base);
+  ab = vec4(d, 0.0, d, 0.0);
+#elif WQ == WQ_Q4_0 || WQ == WQ_Q4_1
+#if WQ == WQ_Q4_0
+  const uint qb_ = base + 2u;
+  const float d = q_half(base), m = -8.0 * d;
+#else
+  const uint qb_ = base + 4u;
+  const float d = q_half(base), m = q_half(base + 2u);
+#endif
+  uint w_[4];
+  Q_STREAM(w_, 4u, qb_)
+  [[unroll]] for (uint i = 0u; i < 4u; ++i) {
+    q[i] = q_nibbles(w_[i], 0u);
+    q[i + 4u] = q_nibbles(w_[i], 4u);
+  }
+  ab = vec4(d, m, d, m);
+#elif WQ == WQ_Q4_K
+  // 144-byte blocks: every block starts word-aligned. Sub-block s: chunk
+  // c = s / 2's qs words, low nibbles for even s, high for odd.
+  const uint wb = base >> 2u, c = s >> 1u, hi = (s & 1u) * 4u;
+  const vec2 dm = unpackHalf2x16(QWORD(wb));
+  const uint s0 = QWORD(wb + 1u), s1 = QWORD(wb + 2u), s2 = QWORD(wb + 3u);
+  // ggml's get_scale_min_k4 on the scales' bytes, by word.
+  const uint sh = 8u * (s & 3u);
+  uint sc, mn;
+  if (s < 4u) {
+    sc = (s0 >> sh) & 63u;
+    mn = (s1 >> sh) & 63u;
+  } else {
+    const uint e = s2 >> sh;
+    sc = (e & 0xfu) | (((s0 >> sh) >> 6u) & 3u) << 4u;
+    mn = ((e >> 4u) & 0xfu) | (((s1 >> sh) >> 6u) & 3u) << 4u;
+  }
+  [[unroll]] for (uint i = 0u; i < 8u; ++i) q[i] = q_nibbles(QWORD(wb + 4u + 8u * c + i), hi);
+  const float a = dm.x * float(sc), b = -dm.y * float(mn);
+  ab = vec4(a, b, a, b);
+#elif WQ == WQ_Q6_K
+  // Half h of 128 values, quarter t of 32 within it: ql[64h + 32(t & 1) ..]
+  // (nibble t >> 1), qh[32h ..] (bits 2t), scales[8h + 2t], [8h + 2t + 1].
+  const uint h = s >> 2u, t = s & 3u;
+  uint l_[8], u_[8];
+  Q_STREAM(l_, 8u, base + 64u * h + 32u * (t & 1u))
+  Q_STREAM(u_, 8u, base + 128u + 32u * h)
+  const uint lsh = 4u * (t >> 1u), ush = 2u * t;
+  [[unroll]] for (uint i = 0u; i < 8u; ++i)
+    q[i] = vec4(((uvec4(l_[i]) >> (uvec4(0u, 8u, 16u, 24u) + lsh)) & 0xfu) |
+                (((uvec4(u_[i]) >> (uvec4(0u, 8u, 16u, 24u) + ush)) & 3u) << 4u));
+  const uint sb = base + 192u + 8u * h + 2u * t;  // even: both bytes in one word
+  const uint sw = QWORD(sb >> 2u) >> ((sb & 2u) * 8u);
+  const float d = q_half(base + 208u);
+  const float a0 = d * float(bitfieldExtract(int(sw), 0, 8)), a1 = d * float(bitfieldExtract(int(sw), 8, 8));
+  ab = vec4(a0, -32.0 * a0, a1, -32.0 * a1);
 #endif
 }
 

@@ -138,8 +138,8 @@ std::vector<Piece> plan_pieces(const Dims& d, const GemmArgs& a, const Capabilit
   return pieces;
 }
 
+/// Block-format W is read as R32_UINT words (texel_u32), X as float texels.
 bool texel_ok(const Dims& d, const GemmArgs& a, const Capabilities& c) {
-  if (is_block_dtype(a.w->dtype())) return false;  // texel formats hold values, not blocks
   const uint32_t width = d.K % 4 == 0 ? 4 : 1;
   return texel_readable(a.x, width, c) && texel_readable(a.w, width, c) && plan_pieces(d, a, c).size() == 1;
 }
@@ -151,6 +151,7 @@ struct Problem {
   Dims d;
   bool cpu() const { return is_cpu(caps); }
   bool texel() const { return texel_ok(d, a, caps); }
+  bool block() const { return is_block_dtype(a.w->dtype()); }
   uint32_t vec4() const { return d.K % 4 == 0; }
 };
 
@@ -272,8 +273,8 @@ Plan block_plan(const char* variant, const Problem& p, const TunedConfig* tc, co
 void require_texel(const char* variant, const Problem& p) {
   require(p.texel(), kOp,
           "variant " + std::string(variant) +
-              " needs X and W readable as texel buffers (f32 or f16 W, not a block format; maxTexelBufferElements, "
-              "a host buffer's usage, one binding each); use blocked");
+              " needs X and W readable as texel buffers (f32 or f16 W, or block-format W as R32_UINT words; "
+              "maxTexelBufferElements, a host buffer's usage, one binding each); use blocked");
 }
 
 // What the tuner tries: for a few rows the gemv variants over workgroup sizes,
@@ -305,7 +306,7 @@ void blocked_candidates(const char* variant, const Search& s, std::vector<TunedC
 /// Broadcast: a subgroup spans SG column blocks and shares TM rows of X; two
 /// K steps a loop iteration (KU) where the register block leaves room.
 void broadcast_candidates(const char* variant, const Search& s, std::vector<TunedConfig>& out) {
-  if (s.shape.m <= kGemvMaxRows || !s.texel || !s.caps.subgroup_shuffle) return;
+  if (s.shape.m <= kGemvMaxRows || !s.texel || !s.caps.subgroup_shuffle || is_block_dtype(s.shape.dtype)) return;
   const uint32_t sg = std::max(1u, s.caps.subgroup_size);
   const uint32_t bcast[][2] = {{8, 4}, {8, 8}, {16, 4}, {16, 8}, {32, 2}, {32, 4}, {32, 8}, {64, 2}};
   for (auto& b : bcast)
@@ -358,8 +359,12 @@ const Variant kVariants[] = {
        return block_plan(v, p, tc, "gemm_tiled", blocked_tiles(p.d.M), false);
      },
      blocked_candidates, 0},
+    // Block-format W: texel, never broadcast (whose shuffled steps read W a
+    // vec4 at a time: the block-aware K loop is blocked's and texel's).
     {"texel",
-     [](const Problem& p) { return p.d.M > kGemvMaxRows && p.cpu() && p.texel() && !p.caps.subgroup_shuffle; },
+     [](const Problem& p) {
+       return p.d.M > kGemvMaxRows && p.cpu() && p.texel() && (!p.caps.subgroup_shuffle || p.block());
+     },
      [](const char* v, const Problem& p, const TunedConfig* tc) {
        require_texel(v, p);
        return block_plan(v, p, tc, "gemm_texel", blocked_tiles(p.d.M), false);
@@ -369,9 +374,12 @@ const Variant kVariants[] = {
      },
      0},
     {"broadcast",
-     [](const Problem& p) { return p.d.M > kGemvMaxRows && p.cpu() && p.texel() && p.caps.subgroup_shuffle; },
+     [](const Problem& p) {
+       return p.d.M > kGemvMaxRows && p.cpu() && p.texel() && p.caps.subgroup_shuffle && !p.block();
+     },
      [](const char* v, const Problem& p, const TunedConfig* tc) {
        require_texel(v, p);
+       require(!p.block(), kOp, "variant broadcast reads f32 or f16 W only; use texel or blocked");
        require(p.caps.subgroup_shuffle, kOp, "variant broadcast needs subgroup shuffles; use texel");
        return block_plan(v, p, tc, "gemm_broadcast", broadcast_tiles(p.d.M, block_subgroup(p, tc)), true);
      },
@@ -502,9 +510,14 @@ OpCase gemm_case(Context& ctx, const OpShape& o) {
 /// such candidate, one by one (recording checks the actual buffers again).
 std::vector<TunedConfig> gemm_candidates(const Capabilities& c, const OpShape& s) {
   const uint64_t width = s.k % 4 == 0 ? 4 : 1;
-  const bool texel_fits = uint64_t(std::max<int64_t>(s.m, s.n)) * uint64_t(s.k) / width <= c.max_texel_buffer_elements;
-  const bool texel_formats =
-      !is_block_dtype(s.dtype) && (s.dtype == DType::F16 ? c.texel_f16 : c.texel_f32) && c.texel_f32 && texel_fits;
+  const bool block = is_block_dtype(s.dtype);
+  // Block-format W: R32_UINT words.
+  const uint64_t w_texels = block ? (weight_bytes(weight_format_of(s.dtype), uint64_t(s.n) * uint64_t(s.k)) + 3) / 4
+                                  : uint64_t(s.n) * uint64_t(s.k) / width;
+  const bool texel_fits = uint64_t(s.m) * uint64_t(s.k) / width <= c.max_texel_buffer_elements &&
+                          w_texels <= c.max_texel_buffer_elements;
+  const bool texel_formats = (block ? c.texel_u32 : s.dtype == DType::F16 ? c.texel_f16 : c.texel_f32) &&
+                             c.texel_f32 && texel_fits;
   const Search search{c, s, texel_formats, std::min(c.max_workgroup_invocations, c.max_workgroup_size[0])};
   std::vector<const Variant*> order;
   for (const Variant& v : kVariants)

@@ -190,9 +190,17 @@ inline Slice slice(const Tensor* t, bool write, uint64_t first, uint64_t last, c
 /// elements a texel (4: RGBA, 1: R; 32- or 16-bit floats by its dtype): the
 /// device reads the formats, the tensor is whole texels at an aligned offset
 /// within the view limit, and a host's buffer was created for it. What the
-/// recorder's texel_view() needs.
+/// recorder's texel_view() needs. A block-format tensor (Q8_0...) is read as
+/// R32_UINT words whatever `width`: its allocation rounded up to whole words.
 inline bool texel_readable(const Tensor* t, uint32_t width, const Capabilities& c) {
   if (!t || t->empty()) return false;
+  if (is_block_dtype(t->dtype())) {
+    const Allocation& a = *t->allocation();
+    if (!c.texel_u32 || (a.external_owner && !(a.usage & VK_BUFFER_USAGE_UNIFORM_TEXEL_BUFFER_BIT))) return false;
+    const uint64_t words = (a.size + 3) / 4;
+    return words * 4 <= std::max<uint64_t>(a.size, a.reserved) && a.offset % c.min_texel_buffer_offset_alignment == 0 &&
+           words <= c.max_texel_buffer_elements && a.size <= c.max_storage_buffer_range;
+  }
   const bool f16 = t->dtype() == DType::F16;
   if (!(f16 ? c.texel_f16 : t->dtype() == DType::F32 && c.texel_f32)) return false;
   const Allocation& a = *t->allocation();

@@ -167,6 +167,7 @@ Capabilities query_capabilities(VkPhysicalDevice phys, uint32_t instance_api) {
   };
   c.texel_f32 = texel(VK_FORMAT_R32G32B32A32_SFLOAT) && texel(VK_FORMAT_R32_SFLOAT);
   c.texel_f16 = texel(VK_FORMAT_R16G16B16A16_SFLOAT) && texel(VK_FORMAT_R16_SFLOAT);
+  c.texel_u32 = texel(VK_FORMAT_R32_UINT);
   c.timestamp_period_ns = l.timestampPeriod;
 
   VkPhysicalDeviceVulkan11Features f11{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES};

@@ -159,10 +159,11 @@ VkBufferView Recorder::Impl::texel_view(const Tensor& t, uint32_t width, VkBuffe
   // Ops check texel_readable() (ops/op_util.hpp) before they pick a texel
   // variant; these are the same rules, so a failure here is a bug.
   const auto& caps = ctx.caps;
-  const bool f16 = t.dtype() == DType::F16;
+  const bool f16 = t.dtype() == DType::F16, words = is_block_dtype(t.dtype());  // words: R32_UINT
+  if (words) width = 1;
   const VkDeviceSize texel = (f16 ? 2 : 4) * width;
-  if ((t.dtype() != DType::F32 && !f16) || (width != 4 && width != 1) ||
-      !(f16 ? caps.texel_f16 : caps.texel_f32) || offset % texel ||
+  if ((t.dtype() != DType::F32 && !f16 && !words) || (width != 4 && width != 1) ||
+      !(words ? caps.texel_u32 : f16 ? caps.texel_f16 : caps.texel_f32) || offset % texel ||
       range % texel || offset % caps.min_texel_buffer_offset_alignment ||
       range / texel > caps.max_texel_buffer_elements)
     throw Error("internal: " + label + " binds tensor " + t.describe() + " as a texel buffer at byte " +
@@ -170,7 +171,8 @@ VkBufferView Recorder::Impl::texel_view(const Tensor& t, uint32_t width, VkBuffe
                 " bytes), which the device's texel-buffer limits do not allow (profile " + caps.profile + ")");
   VkBufferViewCreateInfo ci{VK_STRUCTURE_TYPE_BUFFER_VIEW_CREATE_INFO};
   ci.buffer = buffer;
-  ci.format = width == 1 ? (f16 ? VK_FORMAT_R16_SFLOAT : VK_FORMAT_R32_SFLOAT)
+  ci.format = words ? VK_FORMAT_R32_UINT
+              : width == 1 ? (f16 ? VK_FORMAT_R16_SFLOAT : VK_FORMAT_R32_SFLOAT)
                          : (f16 ? VK_FORMAT_R16G16B16A16_SFLOAT : VK_FORMAT_R32G32B32A32_SFLOAT);
   ci.offset = offset;
   ci.range = range;

@@ -144,7 +144,8 @@ int run_devices(const ContextOptions& ctx_opts, bool json) {
     active["min_storage_buffer_offset_alignment"] = c.min_storage_buffer_offset_alignment;
     active["texel_buffers"] = {{"max_texels", c.max_texel_buffer_elements},
                                {"f32", c.texel_f32},
-                               {"f16", c.texel_f16}};
+                               {"f16", c.texel_f16},
+                               {"u32", c.texel_u32}};
     if (c.driver_name == "llvmpipe") active["lavapipe_vector_width"] = lavapipe_vector_width(c);
     active["tuning"] = {{"database", tuning_table(ctx).path}, {"entries", tuning_table(ctx).size()},
                         {"key", tuning_device_key(c)}};
@@ -187,9 +188,10 @@ int run_devices(const ContextOptions& ctx_opts, bool json) {
   std::printf("   maxStorageBufferRange %llu MiB, minStorageBufferOffsetAlignment %llu, fp16 storage %s\n",
               (unsigned long long)(c.max_storage_buffer_range >> 20),
               (unsigned long long)c.min_storage_buffer_offset_alignment, c.f16_storage());
-  std::printf("   texel buffers: up to %llu texels, f32 %s, f16 %s (GEMM, GEMV and attention read through them "
-              "on CPU devices)\n",
-              (unsigned long long)c.max_texel_buffer_elements, c.texel_f32 ? "yes" : "no", c.texel_f16 ? "yes" : "no");
+  std::printf("   texel buffers: up to %llu texels, f32 %s, f16 %s, u32 %s (GEMM, GEMV and attention read "
+              "through them on CPU devices; u32: block-format weights)\n",
+              (unsigned long long)c.max_texel_buffer_elements, c.texel_f32 ? "yes" : "no", c.texel_f16 ? "yes" : "no",
+              c.texel_u32 ? "yes" : "no");
   if (c.driver_name == "llvmpipe") {
     const std::string w = lavapipe_vector_width(c);
     std::printf("   lavapipe vector width %s; 512 bits (LP_NATIVE_VECTOR_WIDTH=512) measured ~10%% faster on large "
