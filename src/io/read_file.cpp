@@ -1,6 +1,7 @@
 #include "io/read_file.hpp"
 
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -84,6 +85,30 @@ std::string read_file(const std::string& path, const std::string& what, uint64_t
   }
   data.resize(got);
   return data;
+}
+
+MappedFile map_file(const std::string& path, const std::string& what) {
+  MappedFile m;
+  const int fd = open_regular_file(path, what, &m.size);
+  void* p = m.size ? ::mmap(nullptr, size_t(m.size), PROT_READ, MAP_PRIVATE, fd, 0) : nullptr;
+  const int err = errno;
+  ::close(fd);  // the mapping keeps the file
+  if (p == MAP_FAILED)
+    throw Error(path + ": cannot map " + what + " (" + std::to_string(m.size) + " bytes): " + std::strerror(err));
+  if (p) {
+    const size_t len = size_t(m.size);
+    m.storage = std::shared_ptr<const void>(p, [len](const void* q) { ::munmap(const_cast<void*>(q), len); });
+  }
+  m.data = static_cast<const uint8_t*>(p);
+  return m;
+}
+
+void drop_pages(const uint8_t* p, uint64_t bytes) {
+  if (bytes == 0) return;
+  // Whole pages inside the range only: a neighbour's bytes may share the edges.
+  const uintptr_t page = uintptr_t(::sysconf(_SC_PAGESIZE));
+  const uintptr_t begin = (uintptr_t(p) + page - 1) / page * page, end = (uintptr_t(p) + bytes) / page * page;
+  if (end > begin) ::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED);
 }
 
 }  // namespace vkf::io

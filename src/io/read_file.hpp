@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <limits>
+#include <memory>
 #include <optional>
 #include <string>
 
@@ -39,5 +40,18 @@ bool exists(const std::string& path);
 /// to skip).
 std::optional<std::string> read_file_if_present(const std::string& path, const std::string& what,
                                                 uint64_t max_bytes = std::numeric_limits<uint64_t>::max());
+
+/// A regular file mapped read-only (the weight files: safetensors, GGUF).
+struct MappedFile {
+  std::shared_ptr<const void> storage;  ///< owns the mapping; null for an empty file
+  const uint8_t* data = nullptr;
+  uint64_t size = 0;
+};
+/// Maps the regular file at `path` (opened as open_regular_file does). @throws
+/// vkf::Error "PATH: cannot map WHAT (N bytes): REASON", or as read_file does.
+MappedFile map_file(const std::string& path, const std::string& what);
+/// Drops the whole pages inside [p, p + bytes) of a mapping from memory (the file
+/// keeps them): a tensor read once need not stay resident.
+void drop_pages(const uint8_t* p, uint64_t bytes);
 
 }  // namespace vkf::io

@@ -5,11 +5,7 @@
 // Tensor data is never copied: each GgufTensor points into the mapping.
 #include "model/gguf.hpp"
 
-#include <sys/mman.h>
-#include <unistd.h>
-
 #include <algorithm>
-#include <cerrno>
 #include <cmath>
 #include <cstring>
 #include <functional>
@@ -292,18 +288,11 @@ struct GgufParser {
 };
 
 GgufFile::GgufFile(const std::string& path) : path_(path) {
-  const int fd = io::open_regular_file(path_, "the GGUF file", &size_);
-  void* p = size_ ? ::mmap(nullptr, size_t(size_), PROT_READ, MAP_PRIVATE, fd, 0) : nullptr;
-  const int err = errno;
-  ::close(fd);  // the mapping keeps the file
-  if (p == MAP_FAILED)
-    throw Error(path_ + ": cannot map the GGUF file (" + num(size_) + " bytes): " + std::strerror(err));
-  if (p) {
-    const size_t len = size_t(size_);
-    storage_ = std::shared_ptr<const void>(p, [len](const void* q) { ::munmap(const_cast<void*>(q), len); });
-    mapped_ = true;
-  }
-  data_ = static_cast<const uint8_t*>(p);
+  io::MappedFile m = io::map_file(path_, "the GGUF file");
+  storage_ = std::move(m.storage);
+  mapped_ = storage_ != nullptr;
+  data_ = m.data;
+  size_ = m.size;
   parse();
 }
 
@@ -544,12 +533,7 @@ const GgufTensor& GgufFile::tensor(const std::string& name) const {
 }
 
 void GgufFile::release(const GgufTensor& t) const {
-  if (!mapped_ || t.bytes == 0) return;
-  // Whole pages inside the range only: a neighbour's bytes may share the edges.
-  const uintptr_t page = uintptr_t(::sysconf(_SC_PAGESIZE));
-  const uintptr_t p = uintptr_t(t.data);
-  const uintptr_t begin = (p + page - 1) / page * page, end = (p + t.bytes) / page * page;
-  if (end > begin) ::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED);
+  if (mapped_) io::drop_pages(t.data, t.bytes);
 }
 
 std::vector<float> GgufFile::to_f32(const std::string& name) const {

@@ -5,11 +5,7 @@
 // load from costing the file's size in memory on top of the device's copy.
 #include "model/safetensors.hpp"
 
-#include <sys/mman.h>
-#include <unistd.h>
-
 #include <algorithm>
-#include <cerrno>
 #include <cstring>
 #include <new>
 #include <map>
@@ -40,19 +36,11 @@ uint64_t dtype_bytes(const std::string& dtype) {
 }  // namespace
 
 SafeTensorsFile::SafeTensorsFile(const std::string& path) : path_(path) {
-  const int fd = io::open_regular_file(path_, "the safetensors file", &size_);
-  void* p = size_ ? ::mmap(nullptr, size_t(size_), PROT_READ, MAP_PRIVATE, fd, 0) : nullptr;
-  const int err = errno;
-  ::close(fd);  // the mapping keeps the file
-  if (p == MAP_FAILED)
-    throw Error(path_ + ": cannot map the safetensors file (" + std::to_string(size_) + " bytes): " +
-                std::strerror(err));
-  if (p) {
-    const size_t len = size_t(size_);
-    storage_ = std::shared_ptr<const void>(p, [len](const void* q) { ::munmap(const_cast<void*>(q), len); });
-    mapped_ = true;
-  }
-  data_ = static_cast<const uint8_t*>(p);
+  io::MappedFile m = io::map_file(path_, "the safetensors file");
+  storage_ = std::move(m.storage);
+  mapped_ = storage_ != nullptr;
+  data_ = m.data;
+  size_ = m.size;
   parse();
 }
 
@@ -194,11 +182,7 @@ void SafeTensorsFile::parse() {
 }
 
 void SafeTensorsFile::release(const uint8_t* p, uint64_t bytes) const {
-  if (!mapped_ || bytes == 0) return;
-  // Whole pages inside the range only: a neighbour's bytes may share the edges.
-  const uintptr_t page = uintptr_t(::sysconf(_SC_PAGESIZE));
-  const uintptr_t begin = (uintptr_t(p) + page - 1) / page * page, end = (uintptr_t(p) + bytes) / page * page;
-  if (end > begin) ::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED);
+  if (mapped_) io::drop_pages(p, bytes);
 }
 
 const SafeTensor& SafeTensorsFile::get(const std::string& name) const {
