@@ -14,7 +14,7 @@ jobs=${FUZZ_JOBS:-$(nproc)}
 cxx=${FUZZ_CXX:-clang++-14}
 
 if [ ! -f "$build/CMakeCache.txt" ]; then
-  cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER="$cxx" \
+  cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG" -DCMAKE_CXX_COMPILER="$cxx" \
     -DVKF_FUZZ=ON -DVKF_BUILD_TESTS=OFF > "$build.configure.log" 2>&1 \
     || { cat "$build.configure.log" >&2; exit 1; }
   mv "$build.configure.log" "$build/configure.log"
