@@ -92,6 +92,6 @@ class Server:
         self.p.send_signal(signal.SIGTERM)
         rc = self.p.wait(timeout=60)
         for line in self.log:
-            if "validation" in line.lower():
+            if re.search(r"validation (error|warning)", line):
                 print("serve: " + line.rstrip())
         return rc
