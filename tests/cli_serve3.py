@@ -12,74 +12,16 @@ are 405 with an Allow header.
 import http.client
 import json
 import os
-import re
-import signal
-import subprocess
 import sys
-import threading
-import time
-import urllib.error
-import urllib.request
+
+from serve_harness import Server, check, finish, message
 
 cli, root = sys.argv[1:3]
 hf = os.environ.get("VKF_HF_MODELS") or (sys.argv[3] if len(sys.argv) > 3 else os.path.join(root, "build", "hf-models"))
 st_dir = os.path.join(hf, "st_mean_norm")
 dates_dir = os.path.join(root, "models", "dates")
-failures = []
 
-
-def check(cond, what):
-    print(("ok   " if cond else "FAIL ") + what)
-    if not cond:
-        failures.append(what)
-
-
-class Server:
-    def __init__(self, *args):
-        self.p = subprocess.Popen([cli, "serve", "--port", "0", *args], stderr=subprocess.PIPE, text=True)
-        self.log = []
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline:
-            line = self.p.stderr.readline()
-            if not line:
-                break
-            self.log.append(line)
-            m = re.search(r"serving \d+ model\(s\) on (http://([\d.]+):(\d+))", line)
-            if m:
-                self.url, self.host, self.port = m.group(1), m.group(2), int(m.group(3))
-                threading.Thread(target=lambda: self.log.extend(self.p.stderr), daemon=True).start()
-                return
-        self.p.kill()
-        sys.exit("serve did not start:\n" + "".join(self.log))
-
-    def request(self, path, body=None, method=None):
-        """(status, headers, parsed JSON or text)."""
-        data = json.dumps(body).encode() if body is not None else None
-        req = urllib.request.Request(self.url + path, data=data, method=method,
-                                     headers={"Content-Type": "application/json"} if data else {})
-        try:
-            with urllib.request.urlopen(req, timeout=120) as r:
-                status, h, text = r.status, dict(r.headers), r.read().decode()
-        except urllib.error.HTTPError as e:
-            status, h, text = e.code, dict(e.headers), e.read().decode()
-        try:
-            return status, h, json.loads(text)
-        except ValueError:
-            return status, h, text
-
-    def stop(self):
-        self.p.send_signal(signal.SIGTERM)
-        return self.p.wait(timeout=60)
-
-
-def message(j):
-    if isinstance(j, dict):
-        e = j.get("error")
-        return e.get("message", "") if isinstance(e, dict) else str(e)
-    return str(j)
-
-
-s = Server("--model", st_dir, "--model", "dates=" + dates_dir, "--model", "chat=" + os.path.join(hf, "llama_chat"),
+s = Server(cli, "--model", st_dir, "--model", "dates=" + dates_dir, "--model", "chat=" + os.path.join(hf, "llama_chat"),
            "--max-tokens", "64")
 DATE = "5 mar 2021"
 
@@ -148,5 +90,4 @@ check(s.request("/health")[0] == 200, "the server still serves")
 
 rc = s.stop()
 check(rc == 0, f"SIGTERM: exit {rc}")
-print("FAILED" if failures else "OK")
-sys.exit(1 if failures else 0)
+finish()

@@ -12,7 +12,11 @@ Writes OUT_DIR/golden.json ("gguf": the file's absolute path),
            file's vocabulary and merges, as transformers' GGUF loading builds them,
            special tokens parsed, no BOS: tokenizer.ggml.add_bos_token is false),
   "greedy": generate(do_sample=False, max_new_tokens=GREEDY_TOKENS), cut before EOS,
-  "greedy_margin": the smallest top-1 − top-2 logit gap along those runs,
+  "max_new_tokens": GREEDY_TOKENS,
+  "greedy_text": each greedy run decoded by that tokenizer (skip_special_tokens: what a
+           chat reply's "content" holds; tests/cli_serve_gguf.py compares /v1/chat/completions),
+  "greedy_margins": each run's smallest top-1 − top-2 logit gap (a near-tie shows here),
+  "greedy_margin": the smallest of them,
   "logits": {"file": "logits_K.f32", "shape": [T, V]} per prompt (little-endian float32,
            every position), "eos", "vocab_size",
 and the logits files. Takes ~1 min on 2 cores."""
@@ -95,7 +99,7 @@ def main():
                      for c in CHATS]
     eos = model.config.eos_token_id
     g = {"gguf": os.path.abspath(path), "texts": texts, "chats": CHATS, "ids": [], "greedy": [], "logits": [], "eos": eos,
-         "vocab_size": model.config.vocab_size, "greedy_margin": float("inf")}
+         "vocab_size": model.config.vocab_size, "max_new_tokens": GREEDY_TOKENS, "greedy_text": [], "greedy_margins": []}
     torch.set_num_threads(os.cpu_count() or 1)
     with torch.no_grad():
         for k, text in enumerate(texts):
@@ -108,12 +112,14 @@ def main():
             gen = model.generate(x, max_new_tokens=GREEDY_TOKENS, do_sample=False, eos_token_id=eos,
                                  pad_token_id=eos, output_scores=True, return_dict_in_generate=True)
             new = gen.sequences[0, len(ids):].tolist()
-            for s in gen.scores:
-                top = torch.topk(s[0], 2).values
-                g["greedy_margin"] = min(g["greedy_margin"], float(top[0] - top[1]))
+            new = new[:new.index(eos)] if eos in new else new
+            tops = [torch.topk(s[0], 2).values for s in gen.scores]
+            g["greedy_margins"].append(min(float(top[0] - top[1]) for top in tops))
             g["ids"].append(ids)
-            g["greedy"].append(new[:new.index(eos)] if eos in new else new)
+            g["greedy"].append(new)
+            g["greedy_text"].append(tok.decode(new, skip_special_tokens=True))
             print(f"{k}: {len(ids)} ids, greedy {tok.decode(new)!r}")
+    g["greedy_margin"] = min(g["greedy_margins"])
     with open(os.path.join(out, "golden.json"), "w") as f:
         json.dump(g, f, indent=1)
 
