@@ -298,7 +298,7 @@ TEST_F(HfTokenizerTest, BadModels) {
 }
 
 TEST_F(HfTokenizerTest, DeeplyNestedSequencesAreRefused) {
-  // 10,000 nested Sequence normalizers: refused at depth 17, no stack overflow.
+  // 10,000 nested Sequence normalizers (JSON 20,000 deep): refused while parsing, no stack overflow.
   std::string nested;
   for (int i = 0; i < 10000; ++i) nested += R"({"type": "Sequence", "normalizers": [)";
   nested += R"({"type": "Lowercase"})";
@@ -310,9 +310,14 @@ TEST_F(HfTokenizerTest, DeeplyNestedSequencesAreRefused) {
   const size_t end = text.find("},", at) + 1;
   text = text.substr(0, at) + nested + text.substr(end);
   write("tokenizer.json", text);
-  expect_error([&] { Tokenizer::load(dir_.string()); }, {"is nested more than 16 deep"});
-  // 16 levels load.
+  expect_error([&] { Tokenizer::load(dir_.string()); }, {"tokenizer.json", "nested deeper than 64 levels"});
+  // 17 Sequences fit the JSON limit; the normalizer's own limit refuses them.
   json n = {{"type", "Lowercase"}};
+  for (int i = 0; i < 17; ++i) n = {{"type", "Sequence"}, {"normalizers", {n}}};
+  j["normalizer"] = n;
+  expect_load_error(j, {"is nested more than 16 deep"});
+  // 16 levels load.
+  n = {{"type", "Lowercase"}};
   for (int i = 0; i < 16; ++i) n = {{"type", "Sequence"}, {"normalizers", {n}}};
   j["normalizer"] = n;
   EXPECT_EQ(load(j)->encode("CAT"), load(wordpiece_json())->encode("cat"));
