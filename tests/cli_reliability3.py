@@ -113,7 +113,10 @@ check(r.returncode == 0, f"--seed 2^64-1 is fine: {said(r)}")
 # --- #19: serve's option ranges are usage errors (exit 2).
 for flag, val, msg in (("--port", "99999", "--port must be from 0 to 65535"), ("--port", "-1", "--port must be from"),
                        ("--timeout-s", "0", "--timeout-s must be at least 1"),
-                       ("--max-queue", "0", "--max-queue must be at least 1")):
+                       ("--max-queue", "0", "--max-queue must be at least 1"),
+                       # #7: 100000 threads were started (2.4 GB) and nothing answered.
+                       ("--threads", "100000", "--threads must be from 1 to 256, got 100000"),
+                       ("--threads", "257", "--threads must be from 1 to 256, got 257")):
     expect(2, msg, ["serve", "--model", DATES, flag, val], timeout=60)
 
 # --- #20: a closed pipe on stdout is "stdout: write error", exit 1, for streamed and buffered output.

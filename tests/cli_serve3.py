@@ -84,6 +84,32 @@ for method, path, allow in (("PUT", "/v1/embeddings", "POST"), ("OPTIONS", "/v1/
     check(r.status == 405 and allow in (r.getheader("Allow") or "") and method in body,
           f"{method} {path}: 405 Allow {allow}: {r.status} {r.getheader('Allow')} {body[:100]}")
     c.close()
+# ---- #1: JSON nested 200,000 deep (400 KB, under --max-body-kb) is 400 naming the limit; it killed the
+# server (SIGSEGV: the v2 "id" is echoed by a recursive copy, "parameters" too on a generative model).
+def post_raw(path, body):
+    c = http.client.HTTPConnection(s.host, s.port, timeout=60)
+    c.request("POST", path, body=body, headers={"Content-Type": "application/json"})
+    r = c.getresponse()
+    text = r.read().decode()
+    c.close()
+    return r.status, text
+
+
+deep = "[" * 200000 + "]" * 200000
+ids_input = '{"name": "input_ids", "datatype": "INT64", "shape": [1, 3], "data": [2, 5, 3]}'
+for path, body in ((f"/v2/models/{st}/infer", '{"id": ' + deep + ', "inputs": [' + ids_input + ']}'),
+                   ("/v2/models/dates/infer", '{"inputs": [{"name": "text", "datatype": "BYTES", "shape": [1], '
+                                              '"data": ["5 mar 2021"]}], "parameters": {"x": ' + deep + '}}'),
+                   ("/v1/completions", '{"model": "dates", "prompt": "5 mar 2021", "stop": ' + deep + '}')):
+    status, text = post_raw(path, body.encode())
+    check(status == 400 and "nested deeper than 64 levels" in text,
+          f"{path}: 200,000-deep JSON -> 400 naming the limit: {status} {text[:150]}")
+    check(s.request("/health")[0] == 200, f"{path}: the server still answers /health after deep JSON")
+# 64 levels (the body, "parameters" and 62 arrays) are fine: the limit is where it says.
+status, text = post_raw(f"/v2/models/{st}/infer", ('{"id": "a", "parameters": {"x": ' + "[" * 62 + "]" * 62 +
+                                                   '}, "inputs": [' + ids_input + ']}').encode())
+check(status != 400 or "nested deeper" not in text, f"64 levels are not refused: {status} {text[:150]}")
+
 status, _, _ = s.request("/v1/nothing", {})
 check(status == 404, f"POST /v1/nothing stays 404: {status}")
 check(s.request("/health")[0] == 200, "the server still serves")

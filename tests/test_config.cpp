@@ -87,13 +87,18 @@ TEST(Config, FileErrors) {
   // number beyond double, which escaped as a non-vkf exception.
   const std::string big = write_config("overflow", "{\"d_model\": 1e400}");
   expect_error([&] { load_config(big); }, big + ": not valid JSON: number overflow parsing '1e400'");
-  // Deep nesting: the message used to dump() the value recursively and overflowed the stack.
+  // Deep nesting: the message used to dump() the value recursively and overflowed the stack;
+  // now the parser refuses past 64 levels, before the tree exists (issue 29 #1).
   json deep = tiny_config(Kind::EncDec);
   deep.erase("d_ff");
   std::string text = deep.dump();
   text.insert(1, "\"d_ff\": " + std::string(200000, '[') + std::string(200000, ']') + ", ");
   const std::string nested = write_config("deep", text);
-  expect_error([&] { load_config(nested); }, "\"d_ff\" must be a positive integer, got an array of 1 elements");
+  expect_error([&] { load_config(nested); }, nested + ": not valid JSON: parse error: JSON nested deeper than 64 levels");
+  text = deep.dump();
+  text.insert(1, "\"d_ff\": " + std::string(63, '[') + std::string(63, ']') + ", ");  // 64 levels with the object
+  const std::string nested64 = write_config("deep64", text);
+  expect_error([&] { load_config(nested64); }, "\"d_ff\" must be a positive integer, got an array of 1 elements");
   // Fuzzer finding: the parser's "last read" excerpt spelled out every byte of
   // the token (8 characters per tab), so a message could be any length.
   const std::string tabs = write_config("tabs", "{\"d_model\": 8, " + std::string(5000, '\t') + "x}");

@@ -180,6 +180,26 @@ TEST_F(DeviceTest, GemvRequiresTheTunedSubgroupSize) {
           "is not a power of two within the device's " + std::to_string(c.min_subgroup_size) + "..");
 }
 
+// Issue 29 #10, #11: knobs are checked in 64-bit arithmetic against the
+// device's limits and a register budget, before anything is compiled.
+TEST_F(DeviceTest, GemmRefusesTunedKnobsBeyondTheLimits) {
+  auto refused = [&](TunedConfig cfg, Case k, const std::string& needle) {
+    ForcedTuning force(ctx(), "gemm", cfg);
+    expect_error([&] { run(ctx(), k); }, needle);
+  };
+  // COLS = 2^30 at 4 rows: rows · cols (and · wg · 4) wrapped to 0 in 32 bits and passed; the
+  // result was wrong (max err 1.0).
+  refused({"", {{"COLS", 1u << 30}}}, {4, 64, 64}, "COLS=1073741824 does not fit the device");
+  refused({"", {{"COLS", 1u << 30}}}, {1, 64, 64}, "COLS=1073741824 does not fit the device");
+  // 1024 accumulators per invocation: lavapipe compiled it for over a minute.
+  refused({"blocked", {{"BM", 1024}, {"BN", 1}, {"TM", 1024}, {"TN", 1}}}, {9, 64, 64}, "TM x TN up to 256");
+  refused({"blocked", {{"BK", 128}}}, {9, 64, 64}, "BK a multiple of 4 up to 64");
+  refused({"blocked", {{"TM", 0}}}, {9, 64, 64}, "do not fit the device");  // was a division by zero
+  // BM/TM × BN/TN = 2^32 invocations wrapped to 0 before the check.
+  refused({"blocked", {{"BM", 65536}, {"TM", 1}, {"BN", 65536}, {"TN", 1}}}, {9, 64, 64}, "do not fit the device");
+  refused({"bogus", {}}, {9, 64, 64}, "gemm: unknown variant \"bogus\"");
+}
+
 // Leading dimensions of x and y flatten into M.
 TEST_F(DeviceTest, GemmFlattensLeadingDims) {
   const int64_t B = 2, L = 3, K = 20, N = 7;

@@ -12,6 +12,7 @@
 #include <fstream>
 #include <string>
 
+#include "text/hf/unicode.hpp"
 #include "vkformer/tensor.hpp"
 #include "vkformer/tokenizer.hpp"
 
@@ -298,7 +299,7 @@ TEST_F(HfTokenizerTest, BadModels) {
 }
 
 TEST_F(HfTokenizerTest, DeeplyNestedSequencesAreRefused) {
-  // 10,000 nested Sequence normalizers: refused at depth 17, no stack overflow.
+  // 10,000 nested Sequence normalizers (JSON 20,000 deep): refused while parsing, no stack overflow.
   std::string nested;
   for (int i = 0; i < 10000; ++i) nested += R"({"type": "Sequence", "normalizers": [)";
   nested += R"({"type": "Lowercase"})";
@@ -310,9 +311,14 @@ TEST_F(HfTokenizerTest, DeeplyNestedSequencesAreRefused) {
   const size_t end = text.find("},", at) + 1;
   text = text.substr(0, at) + nested + text.substr(end);
   write("tokenizer.json", text);
-  expect_error([&] { Tokenizer::load(dir_.string()); }, {"is nested more than 16 deep"});
-  // 16 levels load.
+  expect_error([&] { Tokenizer::load(dir_.string()); }, {"tokenizer.json", "nested deeper than 64 levels"});
+  // 17 Sequences fit the JSON limit; the normalizer's own limit refuses them.
   json n = {{"type", "Lowercase"}};
+  for (int i = 0; i < 17; ++i) n = {{"type", "Sequence"}, {"normalizers", {n}}};
+  j["normalizer"] = n;
+  expect_load_error(j, {"is nested more than 16 deep"});
+  // 16 levels load.
+  n = {{"type", "Lowercase"}};
   for (int i = 0; i < 16; ++i) n = {{"type", "Sequence"}, {"normalizers", {n}}};
   j["normalizer"] = n;
   EXPECT_EQ(load(j)->encode("CAT"), load(wordpiece_json())->encode("cat"));
@@ -461,6 +467,51 @@ TEST_F(HfTokenizerTest, OneMegabyteSpeedReport) {
     std::printf("%-9s 1 MiB: %zu ids in %.3f s\n", name, n, s);
     EXPECT_GT(n, text.size() / 10);
   }
+}
+
+// Issue 29 #9: canonical reordering is quadratic in a run of marks of
+// different classes; normalization runs on the Stream-Safe Text Format, a
+// COMBINING GRAPHEME JOINER (U+034F) after every 30 non-starters (UAX #15).
+TEST(StreamSafe, LongRunsOfMarksAreCutEvery30NonStarters) {
+  using text::hf::NormalForm;
+  const char32_t acute = 0x0301, grave_below = 0x0316, cgj = 0x034F;  // combining classes 230 and 220
+  const size_t pairs = 100000;                                          // 200,000 marks
+  std::u32string text = U"a";
+  for (size_t i = 0; i < pairs; ++i) text += {acute, grave_below};
+  // Each stretch of 30 marks is reordered on its own: 15 × U+0316 (class 220), then 15 × U+0301.
+  std::u32string expected = U"a";
+  for (size_t done = 0; done < 2 * pairs; done += 30) {
+    if (done) expected += cgj;
+    const size_t half = std::min<size_t>(30, 2 * pairs - done) / 2;
+    expected += std::u32string(half, grave_below) + std::u32string(half, acute);
+  }
+  EXPECT_EQ(text::hf::to_normal_form(text, NormalForm::NFD), expected);
+  EXPECT_EQ(text::hf::to_normal_form(text, NormalForm::NFKD), expected);
+  EXPECT_EQ(text::hf::stream_safe(text).size(), text.size() + (2 * pairs - 1) / 30);
+}
+
+TEST(StreamSafe, OrdinaryTextIsUnchanged) {
+  using text::hf::NormalForm;
+  // Precomposed and decomposed accents, a few stacked marks, CJK and Hangul: as before, as HF gives.
+  const std::u32string text = U"Caf\u00e9 nai\u0308ve a\u0301\u0316\u0301\u0316 \u4e2d\u6587 \ud55c\uad6d\uc5b4 \ufb01";
+  EXPECT_EQ(text::hf::stream_safe(text), text);
+  EXPECT_EQ(text::hf::to_normal_form(text, NormalForm::NFD),
+            U"Cafe\u0301 nai\u0308ve a\u0316\u0316\u0301\u0301 \u4e2d\u6587 "
+            U"\u1112\u1161\u11ab\u1100\u116e\u11a8\u110b\u1165 \ufb01");
+  EXPECT_EQ(text::hf::to_normal_form(text, NormalForm::NFKC),
+            U"Caf\u00e9 na\u00efve \u00e1\u0316\u0316\u0301 \u4e2d\u6587 \ud55c\uad6d\uc5b4 fi");
+  // Exactly 30 non-starters stay one run; the 31st starts a new one.
+  std::u32string thirty = U"a" + std::u32string(30, 0x0301);
+  EXPECT_EQ(text::hf::stream_safe(thirty), thirty);
+  EXPECT_EQ(text::hf::stream_safe(thirty + U"\u0301"), thirty + U"\u034f\u0301");
+  // Non-starters count in NFKD: U+0344 is two (U+0308 U+0301), so 28 + 2 fit and the next mark does not.
+  const std::u32string with_0344 = U"a" + std::u32string(28, 0x0301) + U"\u0344";
+  EXPECT_EQ(text::hf::stream_safe(with_0344), with_0344);
+  EXPECT_EQ(text::hf::stream_safe(with_0344 + U"\u0301"), with_0344 + U"\u034f\u0301");
+  // A starter ends a run: "é" (e U+0301: one trailing non-starter) then 29 marks fit.
+  const std::u32string after_e = U"\u00e9" + std::u32string(29, 0x0301);
+  EXPECT_EQ(text::hf::stream_safe(after_e), after_e);
+  EXPECT_EQ(text::hf::stream_safe(after_e + U"\u0301"), after_e + U"\u034f\u0301");
 }
 
 }  // namespace

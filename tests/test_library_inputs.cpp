@@ -31,6 +31,12 @@ const std::string& deep() {
   static const std::string s = std::string(100000, '[') + std::string(100000, ']');
   return s;
 }
+/// Arrays nested as deeply as the parser allows inside an object's field
+/// (kMaxJsonDepth = 64 levels with the object): messages quote them briefly.
+const std::string& nested_to_the_limit() {
+  static const std::string s = std::string(63, '[') + std::string(63, ']');
+  return s;
+}
 
 /// The message of the vkf::Error `f` throws; fails the test if it throws none.
 template <class F>
@@ -70,30 +76,33 @@ TEST(LibraryInputs, DeeplyNestedJsonIsAnErrorNotACrash) {
   expect_clear(error_of([&] { WeightFiles f(dir + "/model.safetensors.index.json"); }),
                dir + "/model.safetensors.index.json");
 
-  // A value that the error message quotes.
+  // A value that the error message quotes, nested to the parser's limit (deeper is refused while parsing).
   auto with = [](json j, const std::string& key, const std::string& raw) {
     const std::string marker = "\"@@\"";
     j[key] = "@@";
     std::string text = j.dump();
     return text.replace(text.find(marker), marker.size(), raw);
   };
-  write_file(dir + "/config.json", with(tiny_config(Kind::EncDec), "d_model", deep()));
+  write_file(dir + "/config.json", with(tiny_config(Kind::EncDec), "d_model", nested_to_the_limit()));
   expect_clear(error_of([&] { load_config(dir + "/config.json"); }), "\"d_model\"");
   const json chars = {{"type", "char"}, {"vocab", {"<pad>", "<s>", "</s>", "<unk>", "a"}},
                       {"pad_id", 0}, {"bos_id", 1}, {"eos_id", 2}, {"unk_id", 3}};
-  write_file(dir + "/tokenizer.json", with(chars, "pad_id", deep()));
+  write_file(dir + "/tokenizer.json", with(chars, "pad_id", nested_to_the_limit()));
   expect_clear(error_of([&] { Tokenizer::load(dir); }), "\"pad_id\"");
   const json sp = {{"type", "sentencepiece_unigram"}, {"normalizer", "nfkc"}, {"unk_id", 0}, {"reserved_ids", 0},
                    {"pieces", json::array({json::array({"<unk>", 0}), json::array({"a", -1})})}};
-  write_file(dir + "/tokenizer.json", with(sp, "normalizer", deep()));
+  write_file(dir + "/tokenizer.json", with(sp, "normalizer", nested_to_the_limit()));
   expect_clear(error_of([&] { Tokenizer::load(dir); }), "\"normalizer\"");
-  write_file(dir + "/tokenizer.json", with(sp, "unk_id", deep()));
+  write_file(dir + "/tokenizer.json", with(sp, "unk_id", nested_to_the_limit()));
   expect_clear(error_of([&] { Tokenizer::load(dir); }), "\"unk_id\"");
   json hf = kWordPiece;
-  write_file(dir + "/tokenizer.json", with(hf, "normalizer", deep()));
+  write_file(dir + "/tokenizer.json", with(hf, "normalizer", nested_to_the_limit()));
   expect_clear(error_of([&] { Tokenizer::load(dir); }), "tokenizer.json");
-  write_file(dir + "/generation_config.json", with(json::object(), "top_p", deep()));
+  write_file(dir + "/generation_config.json", with(json::object(), "top_p", nested_to_the_limit()));
   expect_clear(error_of([&] { read_generation_config(dir); }), "\"top_p\"");
+
+  write_file(dir + "/config.json", with(tiny_config(Kind::EncDec), "d_model", deep()));
+  expect_clear(error_of([&] { load_config(dir + "/config.json"); }), "nested deeper than 64 levels");
 
   // The optional files beside an HF tokenizer.json.
   write_file(dir + "/tokenizer.json", kWordPiece.dump());

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -210,4 +211,32 @@ TEST(SentencePiece, LongInputIsLinear) {
   const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   std::printf("encode of %zu bytes: %zu ids in %.1f ms\n", text.size(), ids.size(), ms);
   EXPECT_GT(ids.size(), 3000u);
+}
+
+// Issue 29 #9: NFKC's canonical reordering is quadratic in a run of marks
+// ('a' + U+0301 U+0316 × 100,000 took seconds); the text is first put in
+// Unicode's Stream-Safe Text Format, a U+034F after every 30 non-starters.
+TEST(SentencePiece, LongRunsOfMarksAreStreamSafe) {
+  // ids: ▁ 6, a 7, U+0316 8, U+0301 9, U+034F 10, á 11
+  auto t = make(R"(["▁", -1], ["a", -1], ["̖", -1], ["́", -1], ["͏", -1], ["á", -1])");
+  const std::string acute = "\xCC\x81", grave_below = "\xCC\x96";
+  std::string text = "a";
+  for (int i = 0; i < 20; ++i) text += acute + grave_below;
+  // Stretch 1 (30 marks): a, 15 × U+0316, 15 × U+0301 reordered, and a + the first U+0301 composed
+  // (U+0316, class 220, does not block it); then U+034F and stretch 2: 5 × U+0316, 5 × U+0301.
+  Ids expected = {6, 11};
+  expected.insert(expected.end(), 15, 8);
+  expected.insert(expected.end(), 14, 9);
+  expected.push_back(10);
+  expected.insert(expected.end(), 5, 8);
+  expected.insert(expected.end(), 5, 9);
+  EXPECT_EQ(t->encode(text), expected);
+  // Ordinary text with a few marks: as before (NFKC of the whole run).
+  EXPECT_EQ(t->encode("a" + acute + grave_below + acute), (Ids{6, 11, 8, 9}));
+  // 200,000 marks: one U+034F per 30 after the first stretch, every mark kept (á takes one).
+  text = "a";
+  for (int i = 0; i < 100000; ++i) text += acute + grave_below;
+  const Ids ids = t->encode(text);
+  EXPECT_EQ(ids.size(), 1 + 1 + (200000 - 1) + (200000 - 1) / 30);
+  EXPECT_EQ(std::count(ids.begin(), ids.end(), 10), (200000 - 1) / 30);
 }

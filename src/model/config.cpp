@@ -11,6 +11,7 @@
 #include "io/read_file.hpp"
 #include "model/config.hpp"
 #include "model/config_reader.hpp"
+#include "model/json_parse.hpp"
 #include "model/json_text.hpp"
 
 namespace vkf {
@@ -37,7 +38,7 @@ ModelConfig load_config(const std::string& path) {
 ModelConfig parse_config(const std::string& path, const std::string& text) {
   nlohmann::json j;
   try {
-    j = nlohmann::json::parse(text);
+    j = parse_json_bounded(text);
   } catch (const nlohmann::json::exception& e) {  // parse_error, and out_of_range for numbers like 1e400
     throw Error(path + ": not valid JSON: " + json_error_text(e));
   }

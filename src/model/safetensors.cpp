@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "io/read_file.hpp"
+#include "model/json_parse.hpp"
 #include "model/json_text.hpp"
 #include "vkformer/tensor.hpp"
 
@@ -89,7 +90,7 @@ void SafeTensorsFile::parse() {
 
   json h;
   try {
-    h = json::parse(header);
+    h = parse_json_bounded(header);
   } catch (const json::exception& e) {  // parse_error, and out_of_range for numbers like 1e400
     throw fail("header is not valid JSON: " + json_error_text(e));
   }

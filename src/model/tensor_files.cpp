@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "model/json_parse.hpp"
 #include "model/json_text.hpp"
 #include "vkformer/tensor.hpp"
 
@@ -32,7 +33,7 @@ bool is_index(const std::string& path) {
 json read_index(const std::string& path) {
   const std::string text = io::read_file(path, "the index of the sharded checkpoint");
   try {
-    return json::parse(text);
+    return parse_json_bounded(text);
   } catch (const json::exception& e) {
     throw Error(path + ": not valid JSON: " + json_error_text(e));
   }

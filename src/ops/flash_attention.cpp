@@ -52,48 +52,70 @@ OpInfo flash_attention(Recorder& rec, const FlashAttentionArgs& a) {
   const bool kv_vec4 = s.head_dim % 4 == 0 && (k.off | k.row | k.batch | v.off | v.row | v.batch) % 4 == 0;
   const uint32_t texel_width = kv_vec4 ? 4 : 1;
   const bool texel_ok = texel_readable(a.k.t, texel_width, caps) && texel_readable(a.v.t, texel_width, caps);
-  std::string variant = pick_variant(a.variant == "untuned" ? "" : a.variant, tc);
-  require(a.variant != "texel" || texel_ok, op,
-          "variant texel needs K and V readable as texel buffers (formats, maxTexelBufferElements, a host "
-          "buffer's usage); use online");
-  // The rule: texel reads on a CPU device, where they are gathers and staging
-  // is a loop over the lanes. Both kernels sum in the same order, so a tuned
-  // texel entry for tensors that cannot be texels runs staged, with its knobs.
-  if (variant.empty() || (variant == "texel" && !texel_ok))
-    variant = caps.device_type == "cpu" && texel_ok ? "texel" : "online";
-  const bool texel = variant == "texel";
-  // Rows per workgroup: up to 64, fewer for short queries, the spare
-  // invocations then share rows (TPR per row) and split the keys. Merging their
-  // partial accumulators takes WG·(D4+1) shared vec4s, so a large head dim
-  // halves the workgroup. K/V tiles get half the shared memory, at least one
-  // key per invocation of a row.
+  // The variant and its tiling, a tuned entry's over the rule's; a database
+  // entry that does not fit is dropped (plan_tuned) and the rule's run.
+  struct Tiling {
+    std::string variant;
+    uint32_t wg, tpr, bk, sh;
+  };
+  const Capabilities& dev = caps;
+  const char* op_name = op;
   const uint32_t d4 = ceil_div(s.head_dim, 4), vec4s = caps.max_shared_memory / 16;
-  uint32_t wg = pow2_floor(workgroup_size(caps, 64));
-  // Texel reads on a CPU device: a short query (decoding) takes one
-  // subgroup's worth of lanes, not 64, since the partial rows' merge through
-  // shared memory is a loop over the lanes there (lavapipe decode, 12 heads ×
-  // 64, kv 128: 0.30 ms at 64 lanes, 0.13 at 8).
-  if (texel && caps.device_type == "cpu" && s.q_len < wg)
-    wg = std::min(wg, std::max(pow2_floor(std::max(1u, caps.subgroup_size)), pow2_ceil(s.q_len)));
-  uint32_t tpr = wg / std::min(wg, pow2_ceil(s.q_len));
-  uint32_t bk = 0;
-  for (;; wg /= 2, tpr /= 2) {
-    bk = std::max(tpr, std::min(64u, vec4s / 2 / (2 * d4)) / tpr * tpr);
-    const bool merge_fits = tpr == 1 || wg * (d4 + 1) <= vec4s;
-    if ((merge_fits && 2 * bk * d4 <= vec4s) || tpr == 1) break;
-  }
-  if (tc) {
-    wg = tc->knob("WG", wg), tpr = tc->knob("TPR", tpr), bk = tc->knob("BK", bk);
-    // The shader's own rules: TPR invocations share a row and split each K/V tile.
-    require(wg >= 1 && wg <= std::min(caps.max_workgroup_invocations, caps.max_workgroup_size[0]) && tpr >= 1 &&
-                wg % tpr == 0 && bk >= tpr && bk % tpr == 0,
-            op, "the tuned configuration \"" + tc->text() + "\" does not fit this device");
-  }
-  // Shared memory: the K/V tiles (staged only), then the partial rows' merge.
-  const uint32_t sh = std::max({texel ? 1u : 2 * bk * d4, tpr > 1 ? wg * (d4 + 1) : 0u});
-  require(sh <= vec4s, op,
-          "head_dim " + std::to_string(s.head_dim) + " needs more shared memory than the device's " +
-              std::to_string(caps.max_shared_memory) + " bytes" + (tc ? " (tuned: " + tc->text() + ")" : ""));
+  const Tiling tiling = plan_tuned(r, op, cls, tc, [&]() -> Tiling {
+    const auto& caps = dev;
+    const char* op = op_name;
+    std::string variant = pick_variant(a.variant == "untuned" ? "" : a.variant, tc);
+    require(variant.empty() || variant == "online" || variant == "texel", op,
+            "unknown variant \"" + variant + "\" (online, texel)" + (tc ? " (tuned: " + tc->text() + ")" : ""));
+    require(a.variant != "texel" || texel_ok, op,
+            "variant texel needs K and V readable as texel buffers (formats, maxTexelBufferElements, a host "
+            "buffer's usage); use online");
+    // The rule: texel reads on a CPU device, where they are gathers and staging
+    // is a loop over the lanes. Both kernels sum in the same order, so a tuned
+    // texel entry for tensors that cannot be texels runs staged, with its knobs.
+    if (variant.empty() || (variant == "texel" && !texel_ok))
+      variant = caps.device_type == "cpu" && texel_ok ? "texel" : "online";
+    const bool texel = variant == "texel";
+    // Rows per workgroup: up to 64, fewer for short queries, the spare
+    // invocations then share rows (TPR per row) and split the keys. Merging their
+    // partial accumulators takes WG·(D4+1) shared vec4s, so a large head dim
+    // halves the workgroup. K/V tiles get half the shared memory, at least one
+    // key per invocation of a row.
+    uint32_t wg = pow2_floor(workgroup_size(caps, 64));
+    // Texel reads on a CPU device: a short query (decoding) takes one
+    // subgroup's worth of lanes, not 64, since the partial rows' merge through
+    // shared memory is a loop over the lanes there (lavapipe decode, 12 heads ×
+    // 64, kv 128: 0.30 ms at 64 lanes, 0.13 at 8).
+    if (texel && caps.device_type == "cpu" && s.q_len < wg)
+      wg = std::min(wg, std::max(pow2_floor(std::max(1u, caps.subgroup_size)), pow2_ceil(s.q_len)));
+    uint32_t tpr = wg / std::min(wg, pow2_ceil(s.q_len));
+    uint32_t bk = 0;
+    for (;; wg /= 2, tpr /= 2) {
+      bk = std::max(tpr, std::min(64u, vec4s / 2 / (2 * d4)) / tpr * tpr);
+      const bool merge_fits = tpr == 1 || wg * (d4 + 1) <= vec4s;
+      if ((merge_fits && 2 * bk * d4 <= vec4s) || tpr == 1) break;
+    }
+    if (tc) {
+      wg = tc->knob("WG", wg), tpr = tc->knob("TPR", tpr), bk = tc->knob("BK", bk);
+      // The shader's own rules: TPR invocations share a row and split each K/V tile.
+      // BK: keys a tile holds, at most 64 as the rule and the tuner choose (the texel variant stages none).
+      require(wg >= 1 && wg <= std::min(caps.max_workgroup_invocations, caps.max_workgroup_size[0]) && tpr >= 1 &&
+                  wg % tpr == 0 && bk >= tpr && bk % tpr == 0 && bk <= 64,
+              op, "the tuned configuration \"" + tc->text() + "\" does not fit this device (WG at most " +
+                      std::to_string(std::min(caps.max_workgroup_invocations, caps.max_workgroup_size[0])) +
+                      ", a multiple of TPR; BK a multiple of TPR up to 64)");
+    }
+    // Shared memory: the K/V tiles (staged only), then the partial rows' merge.
+    // 64-bit: tuned knobs may be anything up to 2^32 - 1, and a wrapped product would fit.
+    const uint64_t sh = std::max<uint64_t>({texel ? 1u : 2ull * bk * d4, tpr > 1 ? uint64_t(wg) * (d4 + 1) : 0u});
+    require(sh <= vec4s, op,
+            "head_dim " + std::to_string(s.head_dim) + " needs more shared memory than the device's " +
+                std::to_string(caps.max_shared_memory) + " bytes" + (tc ? " (tuned: " + tc->text() + ")" : ""));
+    return {variant, wg, tpr, bk, uint32_t(sh)};
+  });
+  const std::string& variant = tiling.variant;
+  const bool texel = variant == "texel";
+  const uint32_t wg = tiling.wg, tpr = tiling.tpr, bk = tiling.bk, sh = tiling.sh;
 
   const uint32_t bq = wg / tpr, q_blocks = ceil_div(s.q_len, bq);
   const uint64_t total = uint64_t(s.batch) * s.heads * q_blocks;

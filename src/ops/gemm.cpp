@@ -20,9 +20,18 @@ struct Dims {
 struct Tiles {
   uint32_t bm, bn, bk, tm, tn;
   bool staged;
-  uint32_t wg() const { return (bm / tm) * (bn / tn); }
-  uint32_t shared_bytes() const { return staged ? (bm + bn) * bk * 4 : 0; }
+  // 64-bit: a tuned knob may be anything up to 2^32 - 1, and a product that
+  // wraps would pass the fit checks (issue 29).
+  uint64_t wg() const { return tm && tn ? uint64_t(bm / tm) * (bn / tn) : 0; }
+  uint64_t shared_bytes() const { return staged ? (uint64_t(bm) + bn) * bk * 4 : 0; }
 };
+
+/// The register budget of one invocation: TM×TN accumulators (the defaults and
+/// the tuner's candidates reach 256, broadcast's 32×8) and BK-wide steps. A
+/// larger block is no faster and compiles for minutes: BM=TM=1024 BN=TN=1 took
+/// lavapipe over 60 s and 5 GB.
+constexpr uint64_t kMaxRegisterBlock = 256;
+constexpr uint32_t kMaxBk = 64;
 
 /// Rows up to which gemv is picked: it reads W once per ROWS rows and reduces
 /// across lanes; with more rows a register block reuses each W load more.
@@ -216,8 +225,9 @@ Plan gemv_plan(const Problem& p, const TunedConfig* tc, bool sg) {
   if (tc) wg = tc->knob("WG", wg), cols = tc->knob("COLS", cols), texel = tc->knob("TEXEL", texel) && texel_possible;
   Plan plan;
   plan.sgs = tuned_subgroup_size(caps, tc, sg, wg, kOp);
+  // 64-bit: COLS=2^30 wrapped the shared-memory product to 0 and passed (issue 29 #11).
   require(wg >= 1 && cols >= 1 && wg <= std::min(caps.max_workgroup_invocations, caps.max_workgroup_size[0]) &&
-              rows * cols * wg * 4 <= caps.max_shared_memory && rows * cols <= wg,
+              uint64_t(rows) * cols * wg * 4 <= caps.max_shared_memory && uint64_t(rows) * cols <= wg,
           kOp, "gemv workgroup WG=" + std::to_string(wg) + " COLS=" + std::to_string(cols) +
                    " does not fit the device" + tuned_note(tc));
   plan.shader = std::string("gemm_vec_") + (sg ? "subgroup" : "shared") + (texel ? "_texel" : "");
@@ -244,23 +254,30 @@ Plan block_plan(const char* variant, const Problem& p, const TunedConfig* tc, co
   // device can require a size, it runs with full subgroups of the size its
   // rows are shared by (SG); elsewhere the shader checks gl_SubgroupSize.
   Plan plan;
-  plan.sgs = tuned_subgroup_size(caps, tc, bcast, t.wg(), kOp);
-  if (bcast && !plan.sgs && caps.subgroup_size_control && subgroup_size_problem(caps, sg, t.wg()).empty())
+  // Clamped for the subgroup checks only: the fit check below refuses a larger one.
+  const uint32_t wg = uint32_t(std::min<uint64_t>(t.wg(), UINT32_MAX));
+  plan.sgs = tuned_subgroup_size(caps, tc, bcast, wg, kOp);
+  if (bcast && !plan.sgs && caps.subgroup_size_control && subgroup_size_problem(caps, sg, wg).empty())
     plan.sgs = sg;
   require(t.tm >= 1 && t.tn >= 1 && t.bm % t.tm == 0 && t.bn % t.tn == 0 && t.bk >= 4 && t.bk % 4 == 0 &&
-              t.wg() >= 1 && t.wg() <= std::min(caps.max_workgroup_invocations, caps.max_workgroup_size[0]) &&
+              t.bk <= kMaxBk && uint64_t(t.tm) * t.tn <= kMaxRegisterBlock && t.wg() >= 1 &&
+              t.wg() <= std::min(caps.max_workgroup_invocations, caps.max_workgroup_size[0]) &&
               t.shared_bytes() <= caps.max_shared_memory,
           kOp, std::string(variant) + " tiles BM=" + std::to_string(t.bm) + " BN=" + std::to_string(t.bn) +
                    " BK=" + std::to_string(t.bk) + " TM=" + std::to_string(t.tm) + " TN=" + std::to_string(t.tn) +
-                   " do not fit the device" + tuned_note(tc));
+                   " do not fit the device (BM/TM x BN/TN invocations up to " +
+                   std::to_string(std::min(caps.max_workgroup_invocations, caps.max_workgroup_size[0])) +
+                   ", TM x TN up to " + std::to_string(kMaxRegisterBlock) + ", BK a multiple of 4 up to " +
+                   std::to_string(kMaxBk) + ", staged tiles in " + std::to_string(caps.max_shared_memory) +
+                   " bytes)" + tuned_note(tc));
   // The lanes of a subgroup must share their rows of X.
   require(!bcast || (t.bn / t.tn) % sg == 0, kOp,
           "broadcast tiles need BN/TN a multiple of the subgroup size " + std::to_string(sg) + tuned_note(tc));
   plan.shader = shader;
   const uint32_t ku = bcast ? knob(tc, "KU", 1) : 1;
   require(ku >= 1 && ku <= 8, kOp, "broadcast KU=" + std::to_string(ku) + " must be 1..8" + tuned_note(tc));
-  plan.spec = {t.wg(), t.bm, t.bn, t.bk, t.tm, t.tn, p.vec4(), t.staged, sg, ku, uint32_t(p.a.act)};
-  plan.knobs = {{"WG", t.wg()}, {"BM", t.bm}, {"BN", t.bn},         {"BK", t.bk},
+  plan.spec = {wg, t.bm, t.bn, t.bk, t.tm, t.tn, p.vec4(), t.staged, sg, ku, uint32_t(p.a.act)};
+  plan.knobs = {{"WG", wg},     {"BM", t.bm}, {"BN", t.bn},         {"BK", t.bk},
                 {"TM", t.tm},   {"TN", t.tn}, {"VEC4", p.vec4()}, {"STAGED", t.staged}};
   if (ku != 1) plan.knobs.emplace_back("KU", ku);
   if (plan.sgs) plan.knobs.emplace_back("SGS", plan.sgs);
@@ -397,7 +414,8 @@ const Alias kAliases[] = {
 
 /// The variant named `name` (an alias resolved), or by the engine's own rule when it is "".
 /// @throws vkf::Error naming `asked` and listing the names when none has that name.
-const Variant& choose_variant(const Problem& p, std::string name, const std::string& asked) {
+const Variant& choose_variant(const Problem& p, std::string name, const TunedConfig* tc) {
+  const std::string asked = name;
   if (name.empty()) {
     for (const Variant& v : kVariants)
       if (v.preferred(p)) return v;
@@ -410,7 +428,7 @@ const Variant& choose_variant(const Problem& p, std::string name, const std::str
   std::string names;
   for (const Alias& al : kAliases) names += std::string(names.empty() ? "" : ", ") + al.name;
   for (const Variant& v : kVariants) names += std::string(names.empty() ? "" : ", ") + v.name;
-  throw Error(std::string(kOp) + ": unknown variant \"" + asked + "\" (" + names + ")");
+  throw Error(std::string(kOp) + ": unknown variant \"" + asked + "\" (" + names + ")" + tuned_note(tc));
 }
 
 }  // namespace
@@ -431,7 +449,12 @@ OpInfo gemm(Recorder& rec, const GemmArgs& a) {
   const std::string cls = "m=" + std::to_string(size_class(d.M)) + ",n=" + std::to_string(d.N) + ",k=" +
                           std::to_string(d.K) + ",dtype=" + weight_format_name(format);
   const TunedConfig* tc = tuned(r, kOp, cls, a.variant);
-  const Variant& v = choose_variant(p, pick_variant(a.variant, tc), a.variant);
+  const Variant* chosen = nullptr;
+  const Plan plan = plan_tuned(r, kOp, cls, tc, [&] {
+    chosen = &choose_variant(p, pick_variant(a.variant, tc), tc);
+    return chosen->plan(chosen->name, p, tc);
+  });
+  const Variant& v = *chosen;
 
   // The activation is specialized (shaders/lib/gemm_epilogue.glsl says why):
   // the last specialization constant of either shader. Bias and residual are flags.
@@ -446,7 +469,6 @@ OpInfo gemm(Recorder& rec, const GemmArgs& a) {
   info.bytes = 4.0 * d.M * d.K + double(weight_bytes(format, uint64_t(d.N) * d.K)) +
                (has_bias ? double(a.bias->bytes()) : 0) + 4.0 * d.M * d.N * (has_res ? 2 : 1);
 
-  const Plan plan = v.plan(v.name, p, tc);
   info.spec = plan.knobs;
   const Pipeline& pipe = r.pipeline(plan.shader + weight_suffix(a.w), plan.spec, plan.sgs);
   const uint32_t texel_width = p.vec4() ? 4 : 1;  // read by the texel variants only

@@ -23,9 +23,8 @@ OpInfo layernorm(Recorder& rec, const LayerNormArgs& a) {
   require(!tensors_overlap(a.y, a.residual), op, "y must not alias residual");
   const std::string cls = rows_class(rows, d, a.gamma->dtype());
   const TunedConfig* tc = tuned(r, op, cls, a.variant);
-  const bool sub = use_subgroups(caps, pick_variant(a.variant, tc), op);
-
-  const RowTiling t = tuned_row_tiling(caps, d, rows, tc, op, sub);
+  bool sub = false;
+  const RowTiling t = plan_row_op(r, op, cls, a.variant, d, rows, tc, &sub);
   const std::string name = std::string("layernorm_") + (sub ? "subgroup" : "shared") + weight_suffix(a.gamma);
   const Pipeline& p = r.pipeline(name, {t.wg, t.items, t.aligned, t.rows}, t.sgs);
   const LayernormPush push{uint32_t(rows), uint32_t(d), t.d4, a.eps, a.residual ? 1u : 0u};

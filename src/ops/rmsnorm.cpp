@@ -14,10 +14,9 @@ OpInfo rmsnorm(Recorder& rec, const RmsNormArgs& a) {
   require_vector(a.gamma, op, "gamma", d, caps);
   const std::string cls = rows_class(rows, d, a.gamma->dtype());
   const TunedConfig* tc = tuned(r, op, cls, a.variant);
-  const bool sub = use_subgroups(caps, pick_variant(a.variant, tc), op);
+  bool sub = false;
+  const RowTiling t = plan_row_op(r, op, cls, a.variant, d, rows, tc, &sub);
   const std::string variant = sub ? "subgroup" : "shared";
-
-  const RowTiling t = tuned_row_tiling(caps, d, rows, tc, op, sub);
   const Pipeline& p =
       r.pipeline("rmsnorm_" + variant + weight_suffix(a.gamma), {t.wg, t.items, t.aligned, t.rows}, t.sgs);
   const RmsnormPush push{uint32_t(rows), uint32_t(d), uint32_t(t.d4), a.eps};

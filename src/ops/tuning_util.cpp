@@ -38,15 +38,26 @@ RowTiling tuned_row_tiling(const Capabilities& caps, uint64_t d, uint64_t rows, 
   const uint32_t fit = ceil_div(r.d4, std::max(1u, r.wg));
   r.items = t->knob("ITEMS", fit > kRowMaxItems ? 1 : fit);
   r.rows = t->knob("ROWS", r.rows);
+  constexpr uint32_t kMaxRows = 64;  // rows a workgroup loops over; the rule and the tuner stay within 8
   // Before the WG check: a bad SGS may be what made WG.
   r.sgs = tuned_subgroup_size(caps, t, subgroup_variant, r.wg, op);
   const uint32_t limit = std::min(caps.max_workgroup_invocations, caps.max_workgroup_size[0]);
   // ITEMS > 1 keeps the whole row in registers, so ITEMS·WG must cover it; 1 streams any length.
-  require(r.wg >= 1 && r.wg <= limit && r.rows >= 1 && r.items >= 1 && r.items <= kRowMaxItems &&
-              (r.items == 1 || uint64_t(r.items) * r.wg >= r.d4),
+  require(r.wg >= 1 && r.wg <= limit && r.rows >= 1 && r.rows <= kMaxRows && r.items >= 1 &&
+              r.items <= kRowMaxItems && (r.items == 1 || uint64_t(r.items) * r.wg >= r.d4),
           op, "the tuned configuration \"" + t->text() + "\" does not fit rows of " + std::to_string(d) +
-                  " on this device (at most " + std::to_string(limit) + " invocations)");
+                  " on this device (WG at most " + std::to_string(limit) + " invocations, ITEMS at most " +
+                  std::to_string(kRowMaxItems) + ", ROWS at most " + std::to_string(kMaxRows) + ")");
   return r;
+}
+
+RowTiling plan_row_op(Recorder::Impl& r, const char* op, const std::string& shape_class, const std::string& asked,
+                      uint64_t d, uint64_t rows, const TunedConfig*& tc, bool* subgroup_variant) {
+  const Capabilities& caps = r.ctx.caps;
+  return plan_tuned(r, op, shape_class, tc, [&] {
+    *subgroup_variant = use_subgroups(caps, pick_variant(asked, tc), op);
+    return tuned_row_tiling(caps, d, rows, tc, op, *subgroup_variant);
+  });
 }
 
 std::vector<TunedConfig> row_tiling_candidates(const Capabilities& caps, const OpShape& s) {

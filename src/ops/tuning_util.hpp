@@ -32,6 +32,29 @@ inline const TunedConfig* tuned(Recorder::Impl& r, const char* op, const std::st
   return forced_variant.empty() ? t : nullptr;
 }
 
+/// When `config` is the database's entry for `op` at `shape_class` (not the
+/// tuner's candidate), stops using it in this context, warns once naming the
+/// file, the entry and `why`, and returns true; false otherwise (src/vk/tuning.cpp).
+bool drop_tuned_entry(Context::Impl& ctx, const std::string& op, const std::string& shape_class,
+                      const TunedConfig* config, const std::string& why);
+
+/// `plan()`, which plans the op with the tuned configuration `tc` (nullptr:
+/// its own rules). A database entry that the op refuses (a knob out of range
+/// for this device, an unknown variant) must not stop inference: it is
+/// dropped with one warning (drop_tuned_entry), `tc` becomes nullptr and
+/// `plan()` runs again with the op's own rules. The tuner's candidates throw.
+template <typename PlanFn>
+auto plan_tuned(Recorder::Impl& r, const char* op, const std::string& shape_class, const TunedConfig*& tc,
+                PlanFn&& plan) -> decltype(plan()) {
+  try {
+    return plan();
+  } catch (const Error& e) {
+    if (!drop_tuned_entry(r.ctx, op, shape_class, tc, e.what())) throw;
+    tc = nullptr;
+    return plan();
+  }
+}
+
 /// The variant asked for, else the tuned one, else "" (the op's own rule).
 inline std::string pick_variant(const std::string& asked, const TunedConfig* t) {
   return !asked.empty() ? asked : t ? t->variant : "";
@@ -71,6 +94,12 @@ void add_subgroup_sizes(const Capabilities& caps, std::vector<TunedConfig>& cand
 /// @throws vkf::Error naming the op when they do not fit the row or the device.
 RowTiling tuned_row_tiling(const Capabilities& caps, uint64_t d, uint64_t rows, const TunedConfig* t, const char* op,
                            bool subgroup_variant);
+/// A row-wise normalization's plan (layernorm, rmsnorm): whether it runs the
+/// subgroup variant (`*subgroup_variant`), the variant `asked` for, else the
+/// tuned one, else the device's; and its tuned_row_tiling(). A database entry
+/// that does not fit is dropped (plan_tuned), leaving `tc` nullptr.
+RowTiling plan_row_op(Recorder::Impl& r, const char* op, const std::string& shape_class, const std::string& asked,
+                      uint64_t d, uint64_t rows, const TunedConfig*& tc, bool* subgroup_variant);
 /// What a row-wise op reports dispatching (OpInfo::spec): WG ITEMS ALIGNED ROWS, and SGS when required.
 inline std::vector<std::pair<std::string, uint32_t>> row_tiling_spec(const RowTiling& t) {
   std::vector<std::pair<std::string, uint32_t>> s = {{"WG", t.wg}, {"ITEMS", t.items}, {"ALIGNED", t.aligned},

@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "io/read_file.hpp"
+#include "model/json_parse.hpp"
 #include "model/json_text.hpp"
 #include "vkformer/session.hpp"
 
@@ -110,7 +111,7 @@ json read_json_object(const std::string& path) {
   const std::string text = io::read_file(path, "the generation config");
   json j;
   try {
-    j = json::parse(text);
+    j = parse_json_bounded(text);
   } catch (const json::exception& e) {
     throw Error(path + ": not valid JSON: " + json_error_text(e));
   }

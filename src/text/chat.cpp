@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "model/gguf_model.hpp"
+#include "model/json_parse.hpp"
 #include "text/chat_template.hpp"
 #include "text/jinja.hpp"
 #include "vkformer/error.hpp"
@@ -21,7 +22,7 @@ nlohmann::json read_json(const std::string& path) {
   std::ifstream in(path);
   if (!in) return nullptr;
   try {
-    return nlohmann::json::parse(in);
+    return parse_json_bounded(in);
   } catch (const std::exception& e) {
     throw Error(path + ": not JSON (" + e.what() + ")");
   }

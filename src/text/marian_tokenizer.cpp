@@ -23,6 +23,7 @@
 #include <map>
 #include <unordered_map>
 
+#include "model/json_parse.hpp"
 #include "model/json_text.hpp"
 #include "vkformer/error.hpp"
 
@@ -39,7 +40,7 @@ std::string read_file(const std::string& path) {
 
 json read_json(const std::string& path) {
   try {
-    return json::parse(read_file(path));
+    return parse_json_bounded(read_file(path));
   } catch (const json::exception& e) {
     throw Error(path + ": not valid JSON: " + json_error_text(e));
   }
@@ -240,7 +241,12 @@ bool is_marian_dir(const std::string& dir) {
   if (std::filesystem::exists(dir + "/source.spm", ec)) return true;
   const auto text = io::read_file_if_present(dir + "/tokenizer_config.json", "the tokenizer config");
   if (!text) return false;
-  const json j = json::parse(*text, nullptr, false);
+  json j;
+  try {
+    j = parse_json_bounded(*text);
+  } catch (const json::exception&) {
+    return false;  // not a Marian directory that this check can tell; the tokenizer loader says what is wrong
+  }
   return j.is_object() && j.value("tokenizer_class", json()).is_string() &&
          j["tokenizer_class"].get<std::string>() == "MarianTokenizer";
 }

@@ -12,6 +12,7 @@
 #include <unordered_map>
 
 #include "model/json_text.hpp"
+#include "text/hf/unicode.hpp"
 #include "text/trie_links.hpp"
 #include "text/utf8.hpp"
 #include "vkformer/error.hpp"
@@ -36,6 +37,7 @@ std::u32string normalize(std::string_view text) {
   std::u32string cps = code_points(text, "tokenizer input");
   const bool ascii = std::all_of(cps.begin(), cps.end(), [](char32_t c) { return c < 0x80; });
   if (!ascii) {  // ASCII is already NFKC: skip ICU for it
+    cps = hf::stream_safe(cps);  // bounds canonical reordering (quadratic in a run of marks)
     UErrorCode status = U_ZERO_ERROR;
     const icu::Normalizer2* nfkc = icu::Normalizer2::getNFKCInstance(status);
     if (U_FAILURE(status)) throw Error(std::string("ICU: no NFKC normalizer: ") + u_errorName(status));

@@ -4,13 +4,17 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <mutex>
 #include <nlohmann/json.hpp>
 
 #include "io/read_file.hpp"
+#include "model/json_parse.hpp"
+#include "model/json_text.hpp"
 #include "vk/context_impl.hpp"
 #include "vk/pipelines.hpp"
 #include "vk/tuning_hooks.hpp"
@@ -20,6 +24,15 @@ namespace {
 
 using json = nlohmann::json;
 constexpr const char* kFormat = "vkformer-tuning 1";
+/// The largest tuning database read (16 MiB; a real one is a few KiB per
+/// device): a larger file is ignored with one warning, as a damaged one is.
+constexpr uint64_t kMaxTuningFileBytes = 16ull << 20;
+
+/// Guards every context's table against drop_tuned_entry() while ops look entries up.
+std::mutex& dropped_mu() {
+  static std::mutex mu;
+  return mu;
+}
 
 json device_json(const json& root, const std::string& key) {
   if (!root.is_object() || !root.contains("devices") || !root["devices"].is_object()) return json::object();
@@ -27,11 +40,38 @@ json device_json(const json& root, const std::string& key) {
   return d.contains(key) && d[key].is_object() ? d[key] : json::object();
 }
 
+/// Whether a variant or knob name is a plain name ("blocked", "BM"): names
+/// from the file reach messages and logs as they are.
+bool is_plain_name(const std::string& s) {
+  if (s.empty() || s.size() > 64) return false;
+  for (const char c : s)
+    if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_')) return false;
+  return true;
+}
+
+/// One entry of the database. @throws vkf::Error saying what is wrong with it
+/// (the caller names the file, op and class): a knob must be an integer from 0
+/// to 2^32 - 1, since nlohmann's get<uint32_t> wraps 2^32 + 8 to 8.
 TunedConfig config_from(const json& e) {
+  if (!e.is_object()) throw Error("must be an object, got " + brief_json(e));
   TunedConfig c;
-  c.variant = e.value("variant", "");
-  if (e.contains("knobs"))
-    for (auto& [k, v] : e.at("knobs").items()) c.knobs.emplace_back(k, v.get<uint32_t>());
+  if (e.contains("variant")) {
+    if (!e["variant"].is_string()) throw Error("\"variant\" must be a string, got " + brief_json(e["variant"]));
+    c.variant = e["variant"].get<std::string>();
+    if (!c.variant.empty() && !is_plain_name(c.variant))
+      throw Error("\"variant\" \"" + printable(c.variant) + "\" is not a variant name (letters, digits, _)");
+  }
+  if (e.contains("knobs")) {
+    if (!e["knobs"].is_object()) throw Error("\"knobs\" must be an object, got " + brief_json(e["knobs"]));
+    for (auto& [k, v] : e["knobs"].items()) {
+      if (!is_plain_name(k)) throw Error("knob \"" + printable(k) + "\" is not a knob name (letters, digits, _)");
+      if (!v.is_number_unsigned() || v.get<uint64_t>() > UINT32_MAX)
+        throw Error("knob " + k + "=" + brief_json(v) + " is not an integer from 0 to 4294967295");
+      c.knobs.emplace_back(k, uint32_t(v.get<uint64_t>()));
+    }
+  }
+  for (const char* t : {"ms", "default_ms"})
+    if (e.contains(t) && !e[t].is_number()) throw Error("\"" + std::string(t) + "\" must be a number");
   c.ms = e.value("ms", 0.0);
   c.default_ms = e.value("default_ms", 0.0);
   return c;
@@ -43,10 +83,12 @@ json config_to(const TunedConfig& c) {
   return {{"variant", c.variant}, {"knobs", k}, {"ms", c.ms}, {"default_ms", c.default_ms}};
 }
 
-// Reads the file as JSON: null when missing, throws on damage.
+// Reads the file as JSON: null when missing, throws on damage. Every command
+// reads it, so its size is capped before a byte is read (a sparse 3 GB file
+// took 11 s and 3.2 GB each time).
 json read_root(const std::string& path) {
   if (!std::filesystem::exists(path)) return nullptr;
-  json root = json::parse(io::read_file(path, "the tuning database"));
+  json root = parse_json_bounded(io::read_file(path, "the tuning database", kMaxTuningFileBytes));
   if (!root.is_object() || root.value("format", "") != kFormat)
     throw Error(path + ": not a vkformer tuning database (expected \"format\": \"" + std::string(kFormat) + "\")");
   return root;
@@ -105,7 +147,11 @@ const TunedConfig* TuningTable::find(const std::string& op, const std::string& s
   return e == o->second.end() ? nullptr : &e->second;
 }
 
-TuningTable load_tuning(const std::string& path, const Capabilities& caps) {
+namespace {
+
+/// load_tuning(), and each malformed entry left out said in `rejected`
+/// ("entry gemm \"m=...\": knob BM=4294967304 is not an integer ...").
+TuningTable load_entries(const std::string& path, const Capabilities& caps, std::vector<std::string>& rejected) {
   TuningTable t;
   t.path = path;
   try {
@@ -115,7 +161,13 @@ TuningTable load_tuning(const std::string& path, const Capabilities& caps) {
     if (dev.contains("ops"))
       for (auto& [op, shapes] : dev.at("ops").items())
         for (auto& [cls, e] : shapes.items()) {
-          TunedConfig c = config_from(e);
+          TunedConfig c;
+          try {
+            c = config_from(e);
+          } catch (const Error& err) {  // this entry is left out; the rest of the file is used
+            rejected.push_back("entry " + printable(op) + " \"" + printable(cls) + "\": " + err.what());
+            continue;
+          }
           // An empty configuration records that the engine's own choice won: no entry to use.
           if (c.variant.empty() && c.knobs.empty()) continue;
           const uint32_t sgs = c.knob("SGS", 0);
@@ -132,9 +184,17 @@ TuningTable load_tuning(const std::string& path, const Capabilities& caps) {
     t.best.clear();
     t.unusable.clear();
     t.skipped_sgs = 0;
+    rejected.clear();
     t.warning = std::string(e.what()).substr(0, 300);
   }
   return t;
+}
+
+}  // namespace
+
+TuningTable load_tuning(const std::string& path, const Capabilities& caps) {
+  std::vector<std::string> rejected;
+  return load_entries(path, caps, rejected);
 }
 
 void check_tuning_file(const std::string& path) {
@@ -210,10 +270,17 @@ std::string tuning_file(const Context& ctx, const std::string& choice) {
 void Context::Impl::load_tuning_table() {
   const std::string path = file_for(tuning_choice(options.tuning), pipelines->cache_file());
   if (path.empty()) return;
-  tuning = load_tuning(path, caps);
+  std::vector<std::string> rejected;
+  tuning = load_entries(path, caps, rejected);
   if (!tuning.warning.empty())
     std::fprintf(stderr, "vkformer: warning: ignoring the tuning database %s: %s\n", path.c_str(),
                  tuning.warning.c_str());
+  constexpr size_t kShown = 3;  // a file of a million bad entries is not a million lines
+  for (size_t i = 0; i < rejected.size() && i < kShown; ++i)
+    std::fprintf(stderr, "vkformer: warning: %s: ignoring the %s\n", path.c_str(), rejected[i].c_str());
+  if (rejected.size() > kShown)
+    std::fprintf(stderr, "vkformer: warning: %s: ignoring %zu more bad entries\n", path.c_str(),
+                 rejected.size() - kShown);
   if (tuning.skipped_sgs)
     std::fprintf(stderr,
                  "vkformer: warning: %s: %zu tuned entries require a subgroup size this device cannot require "
@@ -226,7 +293,31 @@ const TunedConfig* Context::Impl::tuned(const std::string& op, const std::string
   auto f = tuning_forced.find(op);
   if (f != tuning_forced.end())  // an empty configuration forces the engine's own rules
     return f->second.variant.empty() && f->second.knobs.empty() ? nullptr : &f->second;
-  return tuning_suspended ? nullptr : tuning.find(op, shape_class);
+  if (tuning_suspended) return nullptr;
+  const TunedConfig* entry = tuning.find(op, shape_class);
+  if (!entry) return nullptr;
+  // An entry an op dropped is listed among the class's unusable configurations.
+  std::lock_guard<std::mutex> lock(dropped_mu());
+  auto o = tuning.unusable.find(op);
+  if (o == tuning.unusable.end()) return entry;
+  auto c = o->second.find(shape_class);
+  if (c == o->second.end()) return entry;
+  return std::find(c->second.begin(), c->second.end(), entry->text()) == c->second.end() ? entry : nullptr;
+}
+
+// Declared in src/ops/tuning_util.hpp, beside plan_tuned(), which ops call it through.
+bool drop_tuned_entry(Context::Impl& ctx, const std::string& op, const std::string& shape_class,
+                      const TunedConfig* config, const std::string& why) {
+  if (!config || config != ctx.tuning.find(op, shape_class)) return false;  // the tuner's candidate: its error
+  std::lock_guard<std::mutex> lock(dropped_mu());
+  std::vector<std::string>& unusable = ctx.tuning.unusable[op][shape_class];
+  if (std::find(unusable.begin(), unusable.end(), config->text()) != unusable.end()) return true;
+  unusable.push_back(config->text());
+  std::fprintf(stderr,
+               "vkformer: warning: %s: ignoring the entry %s \"%s\" (%s): %s; the engine's own choice is used\n",
+               ctx.tuning.path.c_str(), printable(op).c_str(), printable(shape_class).c_str(),
+               config->text().c_str(), why.c_str());  // names from the file are plain (config_from)
+  return true;
 }
 
 const TuningTable& tuning_table(const Context& ctx) {

@@ -540,7 +540,7 @@ std::vector<Command> command_table(Cli& c) {
          cmd.add_option("--api-key", o.api_key, "require \"Authorization: Bearer KEY\" (all but the health checks)");
          add_precision(cmd, o.precision);
          add_kv_cache(cmd, o.kv_cache);
-         cmd.add_option("--threads", o.threads, "HTTP connections served at once (default 16)");
+         cmd.add_option("--threads", o.threads, "HTTP connections served at once, 1 to 256 (default 16)");
          cmd.add_option("--max-queue", o.max_queue, "requests waiting for the device; beyond: 503 with Retry-After (default 64)");
          cmd.add_option("--max-batch", o.max_batch, "sequences per embedding submission (default 32)");
          cmd.add_option("--batch-window-ms", o.batch_window_ms, "how long an embedding request waits for others to batch with (default 5)");

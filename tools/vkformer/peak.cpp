@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "model/json_parse.hpp"
 #include "ops/peak.hpp"
 #include "vkformer/recorder.hpp"
 #include "vkformer/tuning.hpp"
@@ -121,7 +122,7 @@ bool load(const std::string& file, DevicePeak& p) {
   std::ifstream in(file);
   if (!in) return false;
   try {
-    auto j = nlohmann::json::parse(in);
+    auto j = parse_json_bounded(in);
     if (j.value("method", 1) != kMethod) return false;
     p.gflops = j.at("gflops").get<double>();
     p.gbps = j.at("gbps").get<double>();

@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "io/read_file.hpp"
+#include "model/json_parse.hpp"
 #include "vkformer/tensor.hpp"  // vkf::Error
 
 namespace vkf::tools {
@@ -21,7 +22,7 @@ std::vector<std::string> parse_texts(const std::string& name, const std::string&
   if (first != std::string::npos && text[first] == '[') {
     nlohmann::json j;
     try {
-      j = nlohmann::json::parse(text);
+      j = parse_json_bounded(text);
     } catch (const nlohmann::json::exception& e) {
       throw Error(name + ": not valid JSON (a file starting with '[' is read as a JSON array of strings): " +
                   std::string(e.what()).substr(0, 200));

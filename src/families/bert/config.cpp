@@ -8,6 +8,7 @@
 #include <fstream>
 
 #include "families/bert/family.hpp"
+#include "model/json_parse.hpp"
 #include "model/json_text.hpp"
 
 namespace vkf {
@@ -94,7 +95,7 @@ void read_labels(const ConfigReader& r, BertConfig& b) {
 json read_json(const fs::path& p, const std::string& why) {
   const std::string text = io::read_file(p.string(), why);
   try {
-    return json::parse(text);
+    return parse_json_bounded(text);
   } catch (const json::exception& e) {
     throw Error(p.string() + ": not valid JSON: " + json_error_text(e));
   }

@@ -3,6 +3,7 @@
 #include <iterator>
 
 #include "io/read_file.hpp"
+#include "model/json_parse.hpp"
 #include "model/json_text.hpp"
 #include "text/hf/hf_tokenizer.hpp"
 #include "text/hf/unicode.hpp"
@@ -73,7 +74,7 @@ nlohmann::json read_json(const std::string& path) {
 
 nlohmann::json parse_json(const std::string& file, std::string_view text) {
   try {
-    return nlohmann::json::parse(text);
+    return parse_json_bounded(text);
   } catch (const nlohmann::json::exception& e) {
     throw Error(file + ": not valid JSON: " + json_error_text(e));
   }

@@ -55,8 +55,50 @@ bool is_word_char(char32_t c) {
          c == 0x200C || c == 0x200D;
 }
 
-std::u32string to_normal_form(const std::u32string& s, NormalForm f) {
-  if (std::all_of(s.begin(), s.end(), [](char32_t c) { return c < 0x80; })) return s;  // ASCII: every form
+std::u32string stream_safe(const std::u32string& s) {
+  constexpr char32_t kCombiningGraphemeJoiner = 0x034F;
+  UErrorCode status = U_ZERO_ERROR;
+  const icu::Normalizer2* nfkd = icu::Normalizer2::getNFKDInstance(status);
+  if (U_FAILURE(status)) throw Error(std::string("ICU: no NFKD normalizer: ") + u_errorName(status));
+  std::u32string out;
+  out.reserve(s.size());
+  int run = 0;  // non-starters at the end of `out`, as NFKD would have them
+  icu::UnicodeString decomposition;
+  for (const char32_t c : s) {
+    // Leading and trailing non-starters of c's NFKD decomposition, and whether all of it is.
+    int leading = 0, trailing = 0;
+    bool all_non_starters = false;
+    if (c >= 0xA0) {  // below: no decomposition, combining class 0
+      if (nfkd->getDecomposition(UChar32(c), decomposition)) {
+        bool starter_seen = false;
+        for (int32_t k = 0; k < decomposition.length(); k += U16_LENGTH(decomposition.char32At(k))) {
+          if (u_getCombiningClass(decomposition.char32At(k)) == 0) {
+            starter_seen = true;
+            trailing = 0;
+          } else {
+            ++trailing;
+            if (!starter_seen) ++leading;
+          }
+        }
+        all_non_starters = !starter_seen;
+      } else if (u_getCombiningClass(UChar32(c)) != 0) {
+        leading = trailing = 1;
+        all_non_starters = true;
+      }
+    }
+    if (run + leading > kStreamSafeMaxNonStarters) {
+      out.push_back(kCombiningGraphemeJoiner);
+      run = 0;
+    }
+    out.push_back(c);
+    run = all_non_starters ? run + leading : trailing;
+  }
+  return out;
+}
+
+std::u32string to_normal_form(const std::u32string& text, NormalForm f) {
+  if (std::all_of(text.begin(), text.end(), [](char32_t c) { return c < 0x80; })) return text;  // ASCII: every form
+  const std::u32string s = stream_safe(text);
   UErrorCode status = U_ZERO_ERROR;
   const icu::Normalizer2* n = nullptr;
   switch (f) {

@@ -7,6 +7,7 @@
 #include <iterator>
 
 #include "io/read_file.hpp"
+#include "model/json_parse.hpp"
 #include "model/json_text.hpp"
 #include "text/hf/hf_tokenizer.hpp"
 #include "text/hf/models.hpp"
@@ -169,7 +170,7 @@ Parts byte_level_bpe(const std::string& dir, const nlohmann::json& config) {
   const std::string vocab_file = dir + "/vocab.json", merges_file = dir + "/merges.txt";
   nlohmann::json vj;
   try {
-    vj = nlohmann::json::parse(slurp(vocab_file));
+    vj = parse_json_bounded(slurp(vocab_file));
   } catch (const nlohmann::json::exception& e) {
     throw Error(vocab_file + ": not valid JSON: " + json_error_text(e));
   }

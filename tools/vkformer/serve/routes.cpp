@@ -1,11 +1,13 @@
 #include "serve/routes.hpp"
 
+#include "model/json_parse.hpp"
+
 namespace vkf::tools::serve {
 
 json Server::body(const httplib::Request& req) const {
   json j;
   try {
-    j = json::parse(req.body);
+    j = parse_json_bounded(req.body);
   } catch (const json::exception& e) {
     throw HttpError(400, std::string("the request body is not valid JSON (UTF-8): ") + e.what());
   }

@@ -48,6 +48,11 @@ int run_serve(const ContextOptions& ctx_opts, const ServeOptions& o) {
                                                            {"--timeout-s", o.timeout_s}};
   for (const auto& [flag, v] : at_least_one)
     if (v == 0) throw UsageError(std::string(flag) + " must be at least 1, got 0");
+  // Each thread holds a stack (8 MiB reserved) and a connection: 100,000 of
+  // them exhausted the process before it answered anything.
+  if (o.threads > kMaxHttpThreads)
+    throw UsageError("--threads must be from 1 to " + std::to_string(kMaxHttpThreads) + ", got " +
+                     std::to_string(o.threads));
   if (!loopback(o.host) && o.api_key.empty())
     std::fprintf(stderr, "vkformer: warning: serving on %s without --api-key: anyone who reaches it may use it\n",
                  o.host.c_str());

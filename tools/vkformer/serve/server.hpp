@@ -10,12 +10,16 @@
 
 namespace vkf::tools {
 
+/// The most HTTP threads `--threads` may ask for: more connections at once
+/// than this only queue for the one device worker anyway.
+constexpr unsigned kMaxHttpThreads = 256;
+
 struct ServeOptions {
   std::vector<std::string> models;  ///< DIR or NAME=DIR (the name defaults to the directory's)
   std::string host = "127.0.0.1", precision = "fp32", api_key;
   std::string kv_cache = "auto";    ///< --kv-cache: auto, f32 or f16
   int port = 8080;                  ///< 0: any free port (printed at start)
-  unsigned threads = 16;            ///< HTTP connections served at once
+  unsigned threads = 16;            ///< HTTP connections served at once (1..kMaxHttpThreads)
   unsigned max_queue = 64, max_batch = 32, batch_window_ms = 5;
   unsigned max_decode_batch = 8;    ///< sequences decoded together (0: each generation alone)
   unsigned max_body_kb = 1024;      ///< request bodies above this get 413
