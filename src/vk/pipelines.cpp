@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 
 #include "io/read_file.hpp"
 #include "vk/check.hpp"
@@ -249,7 +250,17 @@ const Pipeline& Pipelines::get(const std::string& requested, const std::vector<u
   if (p->full_subgroups) ci.stage.flags |= VK_PIPELINE_SHADER_STAGE_CREATE_REQUIRE_FULL_SUBGROUPS_BIT;
   ci.layout = lay.second;
 
+  const auto start = std::chrono::steady_clock::now();
   VKF_CHECK(vkCreateComputePipelines(device_, cache_, 1, &ci, alloc_, &p->pipeline));
+  // VKFORMER_TRACE_PIPELINES=1: one stderr line per pipeline created, with the driver's
+  // time. On a CPU driver compiling is most of a cold test suite's time (docs/testing.md).
+  static const bool trace = [] {
+    const char* e = std::getenv("VKFORMER_TRACE_PIPELINES");
+    return e && *e && std::strcmp(e, "0") != 0;
+  }();
+  if (trace)
+    std::fprintf(stderr, "vkformer: pipeline %s: %.1f ms\n", key.c_str(),
+                 std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
   p->layout = lay.second;
   p->set_layout = lay.first;
   p->bindings = bindings;
