@@ -24,55 +24,20 @@ import urllib.request
 
 import numpy as np
 
+import serve_harness as harness
+from serve_harness import check, failures
+
 cli, root = sys.argv[1:3]
 st_dir = os.path.join(os.environ.get("VKF_HF_MODELS", os.path.join(root, "build", "hf-models")), "st_mean_norm")
 dates_dir = os.path.join(root, "models", "dates")
-failures = []
 servers = []
 
 
-def check(cond, what):
-    print(("ok   " if cond else "FAIL ") + what)
-    if not cond:
-        failures.append(what)
-
-
-class Server:
-    def __init__(self, *args):
-        self.p = subprocess.Popen([cli, "serve", "--port", "0", *args], stderr=subprocess.PIPE, text=True)
-        self.log = []
-        servers.append(self)
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline:
-            line = self.p.stderr.readline()
-            if not line:
-                break
-            self.log.append(line)
-            m = re.search(r"serving \d+ model\(s\) on (http://[\d.]+:\d+)", line)
-            if m:
-                self.url = m.group(1)
-                threading.Thread(target=lambda: self.log.extend(self.p.stderr), daemon=True).start()
-                return
-        self.p.kill()
-        sys.exit("serve did not start:\n" + "".join(self.log))
-
-    def request(self, path, body=None, raw=None, headers=None, method=None):
-        """(status, headers, parsed JSON or text)."""
-        data = raw if raw is not None else (json.dumps(body).encode() if body is not None else None)
-        req = urllib.request.Request(self.url + path, data=data, headers=headers or {}, method=method)
-        try:
-            with urllib.request.urlopen(req, timeout=120) as r:
-                status, h, text = r.status, dict(r.headers), r.read().decode()
-        except urllib.error.HTTPError as e:
-            status, h, text = e.code, dict(e.headers), e.read().decode()
-        try:
-            return status, h, json.loads(text)
-        except ValueError:
-            return status, h, text
-
-    def stop(self):
-        self.p.send_signal(signal.SIGTERM)
-        return self.p.wait(timeout=60)
+def Server(*args):
+    """A `vkformer serve` (serve_harness.Server) kept for the validation check at the end."""
+    srv = harness.Server(cli, *args)
+    servers.append(srv)
+    return srv
 
 
 def cli_json(*args):
@@ -207,7 +172,7 @@ else:
 
 # ---- bad input and limits: a 4xx in OpenAI's error shape, and the server keeps serving
 def error_case(what, status_want, path, body=None, raw=None, headers=None):
-    status, _, j = s.request(path, body, raw, headers)
+    status, _, j = s.request(path, body, raw=raw, headers=headers)
     check(status == status_want and isinstance(j, dict) and "error" in j,
           f"{what}: {status} {j.get('error') if isinstance(j, dict) else j!r:.120}")
 
@@ -239,7 +204,8 @@ error_case("v2: deeply nested data", 400, f"/v2/models/{st}/infer",
            raw=b'{"inputs": [{"name": "text", "datatype": "BYTES", "shape": [1], "data": [' + deep + b']}]}',
            headers=as_json)
 # urllib, like curl -d, sends a form's Content-Type: cpp-httplib caps those bodies at 8 KiB; the 413 says so.
-status, _, j = s.request("/v1/embeddings", {"model": st, "input": "x" * 9000})
+status, _, j = s.request("/v1/embeddings", {"model": st, "input": "x" * 9000},
+                         headers={"Content-Type": "application/x-www-form-urlencoded"})
 check(status == 413 and "Content-Type: application/json" in j["error"]["message"], f"a 9 KB form body: {status} {j}")
 check(s.request("/v1/embeddings", {"model": st, "input": "x" * 9000}, headers=as_json)[0] == 200,
       "the same body as JSON is served")

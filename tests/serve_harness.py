@@ -1,7 +1,7 @@
 """What the `vkformer serve` test scripts share: a server on an ephemeral loopback
 port (its URL read from the "serving N model(s) on ..." line), JSON requests, a
 streamed request's server-sent events, and the ok/FAIL checks. Imported by
-tests/cli_serve3.py and tests/cli_serve_gguf.py (they run from tests/, so Python finds it)."""
+tests/cli_serve.py, tests/cli_serve3.py and tests/cli_serve_gguf.py (they run from tests/, so Python finds it)."""
 import json
 import re
 import signal
@@ -55,11 +55,13 @@ class Server:
         self.p.kill()
         sys.exit("serve did not start:\n" + "".join(self.log))
 
-    def request(self, path, body=None, method=None):
-        """(status, headers, parsed JSON or text)."""
-        data = json.dumps(body).encode() if body is not None else None
-        req = urllib.request.Request(self.url + path, data=data, method=method,
-                                     headers={"Content-Type": "application/json"} if data else {})
+    def request(self, path, body=None, method=None, raw=None, headers=None):
+        """(status, headers, parsed JSON or text). `body` is sent as JSON with its Content-Type
+        unless `headers` says otherwise; `raw` bytes as they are (urllib's form Content-Type)."""
+        data = raw if raw is not None else (json.dumps(body).encode() if body is not None else None)
+        if headers is None:
+            headers = {"Content-Type": "application/json"} if body is not None else {}
+        req = urllib.request.Request(self.url + path, data=data, method=method, headers=headers)
         try:
             with urllib.request.urlopen(req, timeout=120) as r:
                 status, h, text = r.status, dict(r.headers), r.read().decode()
