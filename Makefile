@@ -26,7 +26,7 @@ test: build use-lite gpt2-vocab openai-client hf-venv hf-test-models hf-models l
 	cd $(BUILD) && VKF_HF_MODELS=$(abspath $(HF_TEST_MODELS)) VKFORMER_VALIDATION=1 \
 	  ctest --output-on-failure -j $(JOBS) --timeout 600
 	$(MAKE) test-asan
-	$(MAKE) fuzz FUZZ_SECONDS=$(TEST_FUZZ_SECONDS)
+	$(MAKE) fuzz FUZZ_SECONDS=$(TEST_FUZZ_SECONDS) FUZZ_BUILD=$(TEST_FUZZ_BUILD) FUZZ_OPT=-O0
 
 demo: build use-lite hf-models llm-models
 	@bash tools/demo.sh $(BUILD)
@@ -119,9 +119,13 @@ $(LLM_GOLDEN): tools/hf/gguf_reference.py models/llm/SmolLM2-135M-Instruct.Q4_1.
 ASAN_BUILD ?= build-asan
 FUZZ_BUILD ?= build-fuzz
 FUZZ_SECONDS ?= 60
+FUZZ_OPT ?= -O1
 # make test fuzzes each target for less: its seeds and the corpus replay of
 # test_fuzz_corpus run every time; long searches are `make fuzz` (reliability.md).
 TEST_FUZZ_SECONDS ?= 20
+# ... built at -O0 (a third of -O1's compile time; fewer executions a second), in a
+# directory of its own so that `make fuzz` keeps its -O1 build.
+TEST_FUZZ_BUILD ?= build-fuzz-O0
 # halt_on_error / abort: any UBSan report fails the test. Leaks are checked, with
 # the suppressions (each with its reason) in tests/sanitizer/lsan.supp.
 # keep_modules.so keeps the Vulkan driver and layer mapped until the leak check
@@ -157,4 +161,4 @@ test-asan: build-asan hf-test-models
 # libFuzzer targets (tests/fuzz/fuzz_*.cpp), FUZZ_SECONDS each; a crash fails and
 # leaves its reproducer in $(FUZZ_BUILD)/artifacts/<name>/.
 fuzz: deps
-	FUZZ_SECONDS=$(FUZZ_SECONDS) FUZZ_JOBS=$(JOBS) bash tools/fuzz.sh $(FUZZ_BUILD)
+	FUZZ_SECONDS=$(FUZZ_SECONDS) FUZZ_JOBS=$(JOBS) FUZZ_OPT=$(FUZZ_OPT) bash tools/fuzz.sh $(FUZZ_BUILD)

@@ -108,10 +108,13 @@ if got is not None:
 # The same rounding done in PyTorch with llama.cpp's gguf package shows what is the format's
 # and what would be vkformer's: vkformer must equal that model (within fp16's 2e-3), and the
 # cosine with fp32 is then the format's own. q8_0 meets the issue's >= 0.999; q4_0's round-to-
-# nearest 4 bits give min 0.910 / mean 0.963 on these sentences in PyTorch too, short of the
+# nearest 4 bits give min 0.910 / mean 0.964 on these sentences in PyTorch too, short of the
 # issue's 0.98 (docs/performance.md says why and what would reach it), so q4_0 is held to a
 # floor just under what the format gives here.
 Q4_0_MIN, Q4_0_MEAN = 0.90, 0.955
+# The 110 short sentences (the issue asks for 100+): the five long ones cost most of an
+# embed's time, three embeds more each (vkformer and PyTorch), and move no figure.
+short = sentences[:110]
 
 
 def block_rounded(fmt):
@@ -126,7 +129,7 @@ def block_rounded(fmt):
             if "encoder.layer." in name and p.dim() == 2:
                 w = p.numpy().astype(np.float32)
                 p.copy_(torch.from_numpy(dequantize(quantize(w, qt), qt).reshape(w.shape)))
-    return st.encode(sentences)
+    return st.encode(short)
 
 
 def cosines(a, b):
@@ -135,12 +138,12 @@ def cosines(a, b):
 
 
 for fmt, floor_min, floor_mean in (("q8_0", 0.999, 0.9995), ("q4_0", Q4_0_MIN, Q4_0_MEAN)):
-    got, _ = embed(minilm, sentences, fmt)
+    got, _ = embed(minilm, short, fmt)
     if got is None:
         continue
     same = block_rounded(fmt)
     compare_embeddings(f"embed all-MiniLM-L6-v2 {fmt} = the same rounding in PyTorch", got, same, 2e-3)
-    c, c_same = cosines(got, ref), cosines(same, ref)
+    c, c_same = cosines(got, ref[:len(short)]), cosines(same, ref[:len(short)])
     check(c.min() >= floor_min and c.mean() >= floor_mean,
           f"embed all-MiniLM-L6-v2 {fmt}: {len(c)} sentences, cosine with fp32 min {c.min():.5f} (>= {floor_min}) "
           f"mean {c.mean():.5f} (>= {floor_mean}); PyTorch with the same rounding min {c_same.min():.5f} "

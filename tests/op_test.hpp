@@ -38,6 +38,16 @@ inline bool device_runs(const Capabilities& c, const std::string& variant, const
   return variant.find("subgroup") == std::string::npos || c.subgroup_arithmetic;
 }
 
+/// Whether this run is a capability leg: a profile or SwiftShader (VKF_TEST_LEG=1, set by
+/// tests/CMakeLists.txt). There the op tests run at the device's own sizes and may run a
+/// smaller set of shapes that still reaches every variant: on a CPU driver with a cold
+/// shader cache, compiling pipelines (lavapipe does it at the first dispatch) is nearly
+/// all of an op test's time, and every leg compiles its own.
+inline bool in_capability_leg() {
+  const char* e = std::getenv("VKF_TEST_LEG");
+  return e && *e && std::string(e) != "0";
+}
+
 class OpTest : public DeviceTest, public ::testing::WithParamInterface<OpShapeParam> {};
 GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(OpTest);  // test_op_registry uses the helpers only
 
@@ -51,13 +61,12 @@ TEST_P(OpTest, MatchesReference) {
   std::map<std::string, OpInfo> native;  // a GPU-size dispatch equal to the native one is not run twice
   // "packed": an f16 shape once more as a device without 16-bit storage runs it
   // (the *_packed shaders), when this device has 16-bit storage.
-  // The profile and SwiftShader legs set VKF_OP_NATIVE_SIZES (tests/CMakeLists.txt): their
-  // point is the device's own limits and features. The discrete-GPU sizes and the packed
-  // pass run in lavapipe's default leg (and the no-fp16 profile runs packed natively);
-  // compiling them again per leg was most of a cold suite's time.
-  const char* native_only = std::getenv("VKF_OP_NATIVE_SIZES");
+  // A capability leg's point is the device's own limits and features (in_capability_leg()):
+  // the discrete-GPU sizes and the packed pass run in lavapipe's default leg (and the
+  // no-fp16 profile runs packed natively); compiling them again per leg was most of a
+  // cold suite's time.
   for (const char* sizes : {"native", "gpu", "packed"}) {
-    if (native_only && *native_only && std::string(sizes) != "native") continue;
+    if (in_capability_leg() && std::string(sizes) != "native") continue;
     ScopedCaps caps(ctx());
     if (std::string(sizes) == "gpu") caps->device_type = "discrete";
     if (std::string(sizes) == "packed") {

@@ -60,6 +60,16 @@ std::string describe(const Case& c) {
 // spread over about [-12, 12] (both GELU tails, SiLU's saturating side) by
 // k = 1024 inputs. The shapes in fp32 and with fp16 weights.
 std::vector<std::string> gemm_shapes() {
+  // A capability leg: each variant reached from storage and texel reads, vec4 and scalar
+  // K, one and many rows, each weight format once (gemv or tiles by turns), and GELU.
+  if (in_capability_leg())
+    return {"m=1,n=5,k=4,bias=1,residual=0,dtype=f32",      "m=3,n=129,k=63,bias=1,residual=1,dtype=f32",
+            "m=66,n=129,k=63,bias=0,residual=1,dtype=f32",   "m=17,n=64,k=768,bias=1,residual=1,dtype=f32",
+            "m=257,n=65,k=64,bias=1,residual=1,dtype=f32",   "m=1,n=64,k=766,bias=1,residual=1,dtype=f16",
+            "m=66,n=5,k=4,bias=1,residual=0,dtype=f16",      "m=5,n=33,k=1024,bias=1,residual=1,act=gelu,dtype=f32",
+            "m=3,n=37,k=512,bias=1,residual=1,dtype=q8_0",   "m=66,n=37,k=256,bias=1,residual=0,dtype=q4_0",
+            "m=3,n=37,k=512,bias=1,residual=1,dtype=q4_1",   "m=66,n=37,k=256,bias=1,residual=0,dtype=q4_k",
+            "m=3,n=37,k=512,bias=1,residual=1,dtype=q6_k"};
   static const char* turns[] = {"bias=0,residual=0", "bias=1,residual=0", "bias=0,residual=1", "bias=1,residual=1"};
   std::vector<std::string> grid_shapes = grid({{"m=1", "m=3", "m=17", "m=64", "m=66"},
                                                {"n=1", "n=5", "n=64", "n=129"}, {"k=1", "k=3", "k=4", "k=63"}});
@@ -89,11 +99,17 @@ VKF_OP_SHAPES(gemm, gemm_shapes());
 // tails, SiLU's saturating side), and large |x|, where exp() overflows inside SiLU and
 // the GELUs: the result must stay finite (max_rel_error treats NaN and inf as
 // failures) and accurate.
+// A capability leg pairs each activation with one variant, by turns.
 TEST_F(DeviceTest, GemmActivationsOnEveryVariant) {
-  for (Activation act : {Activation::ReLU, Activation::GeluErf, Activation::GeluTanh, Activation::SiLU, Activation::Tanh})
-    for (const char* variant : {"gemv", "tiled", "blocked", "texel", "broadcast"})
+  const Activation acts[] = {Activation::ReLU, Activation::GeluErf, Activation::GeluTanh, Activation::SiLU,
+                             Activation::Tanh};
+  const char* variants[] = {"gemv", "tiled", "blocked", "texel", "broadcast"};
+  for (int a = 0; a < 5; ++a)
+    for (int v = 0; v < 5; ++v)
       for (float x_scale : {4.f, 400.f}) {
-        if (!device_runs(ctx().caps(), variant, {})) continue;
+        const Activation act = acts[a];
+        const char* variant = variants[v];
+        if ((in_capability_leg() && v != a) || !device_runs(ctx().caps(), variant, {})) continue;
         Case c{5, 9, 8, DType::F32, act, true, true, variant, x_scale};
         EXPECT_LE(run(ctx(), c, 3).err, kF32Bound) << describe(c) << " x_scale=" << x_scale;
       }
@@ -102,9 +118,14 @@ TEST_F(DeviceTest, GemmActivationsOnEveryVariant) {
 // A NaN in X makes its row's outputs NaN through every activation, ReLU's
 // max(x, 0) included, as PyTorch's do; the other rows stay finite (issue 29).
 TEST_F(DeviceTest, GemmActivationsKeepNan) {
-  for (Activation act : {Activation::ReLU, Activation::GeluErf, Activation::GeluTanh, Activation::SiLU, Activation::Tanh})
-    for (const char* variant : {"gemv", "tiled", "blocked", "texel", "broadcast"}) {
-      if (!device_runs(ctx().caps(), variant, {})) continue;
+  const Activation acts[] = {Activation::ReLU, Activation::GeluErf, Activation::GeluTanh, Activation::SiLU,
+                             Activation::Tanh};
+  const char* variants[] = {"gemv", "tiled", "blocked", "texel", "broadcast"};
+  for (int a = 0; a < 5; ++a)
+    for (int v = 0; v < 5; ++v) {
+      const Activation act = acts[a];
+      const char* variant = variants[v];
+      if ((in_capability_leg() && v != a) || !device_runs(ctx().caps(), variant, {})) continue;
       const int64_t M = 3, N = 9, K = 8;
       auto x = random_vector(size_t(M * K), 7);
       x[size_t(1 * K + 2)] = std::nanf("");  // row 1
