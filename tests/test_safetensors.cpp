@@ -165,13 +165,18 @@ TEST(SafeTensors, HeaderErrors) {
   expect_header_error("notjson", "{\"a\": {\"dtype\": F32}}", 0,
                       "header is not valid JSON: parse error at line 1, column");
   expect_header_error("array", "[1, 2]", 0, "header must be a JSON object, got array");
-  // Deep nesting: the message used to dump() the value recursively and overflowed the stack.
+  // Deep nesting: the message used to dump() the value recursively and overflowed the
+  // stack; the parser now refuses it before the tree exists (issue 29 #1).
   const std::string deep = std::string(200000, '[') + std::string(200000, ']');
   expect_header_error("deep", "{\"w\": " + deep + "}", 0,
-                      "tensor \"w\": header entry must be an object, got an array of 1 elements");
+                      "header is not valid JSON: parse error: JSON nested deeper than 64 levels");
   expect_header_error("deep-shape", "{\"w\": {\"dtype\": \"F32\", \"shape\": [1, " + deep +
                       "], \"data_offsets\": [0, 4]}}", 4,
-                      "\"shape\" must hold non-negative integers, got an array of 2 elements");
+                      "header is not valid JSON: parse error: JSON nested deeper than 64 levels");
+  // Within the limit, the value is still described briefly, not dumped.
+  const std::string nested = std::string(60, '[') + std::string(60, ']');
+  expect_header_error("nested", "{\"w\": " + nested + "}", 0,
+                      "tensor \"w\": header entry must be an object, got an array of 1 elements");
   // Names and values are quoted on one line, escaped and shortened.
   expect_header_error("newline-name", R"({"a\nb": {"dtype": "F64\n", "shape": [1], "data_offsets": [0, 8]}})", 8,
                       "tensor \"a\\nb\": unknown dtype F64\\n (safetensors has");
