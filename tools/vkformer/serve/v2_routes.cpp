@@ -71,7 +71,7 @@ void read_input(const json& body, const ServedModel& m, std::vector<std::string>
   }
 }
 
-void infer(Server& s, const ServedModel& m, const httplib::Request& req, httplib::Response& res) {
+void infer(Server& s, const ServedModel& m, const HttpRequest& req, HttpResponse& res) {
   const json body = s.body(req);
   std::vector<std::string> texts;
   std::vector<Ids> ids;
@@ -120,26 +120,26 @@ void infer(Server& s, const ServedModel& m, const httplib::Request& req, httplib
 
 }  // namespace
 
-void add_v2_routes(httplib::Server& http, Server& s) {
-  http.Get("/v2/health/live", [&s](const httplib::Request&, httplib::Response& res) {
+void add_v2_routes(Router& http, Server& s) {
+  http.get("/v2/health/live", [&s](const HttpRequest&, HttpResponse& res) {
     reply(s.metrics, "/v2/health/live", res, 200, {{"live", true}});
   });
-  http.Get("/v2/health/ready", [&s](const httplib::Request&, httplib::Response& res) {
+  http.get("/v2/health/ready", [&s](const HttpRequest&, HttpResponse& res) {
     reply(s.metrics, "/v2/health/ready", res, s.engine.ready() ? 200 : 503, {{"ready", s.engine.ready()}});
   });
-  http.Get("/v2", [&s](const httplib::Request&, httplib::Response& res) {
+  http.get("/v2", [&s](const HttpRequest&, HttpResponse& res) {
     reply(s.metrics, "/v2", res, 200, {{"name", "vkformer"}, {"version", VKF_VERSION}, {"extensions", json::array()}});
   });
-  http.Get(R"(/v2/models/([^/]+)(?:/versions/1)?)", [&s](const httplib::Request& req, httplib::Response& res) {
+  http.get(R"(/v2/models/([^/]+)(?:/versions/1)?)", [&s](const HttpRequest& req, HttpResponse& res) {
     guarded(s.metrics, "/v2/models", res, true, [&] { reply(s.metrics, "/v2/models", res, 200, metadata(s.model(req.matches[1]))); });
   });
-  http.Get(R"(/v2/models/([^/]+)(?:/versions/1)?/ready)", [&s](const httplib::Request& req, httplib::Response& res) {
+  http.get(R"(/v2/models/([^/]+)(?:/versions/1)?/ready)", [&s](const HttpRequest& req, HttpResponse& res) {
     guarded(s.metrics, "/v2/models/ready", res, true, [&] {
       s.model(req.matches[1]);
       reply(s.metrics, "/v2/models/ready", res, s.engine.ready() ? 200 : 503, {{"name", std::string(req.matches[1])}, {"ready", s.engine.ready()}});
     });
   });
-  http.Post(R"(/v2/models/([^/]+)(?:/versions/1)?/infer)", [&s](const httplib::Request& req, httplib::Response& res) {
+  http.post(R"(/v2/models/([^/]+)(?:/versions/1)?/infer)", [&s](const HttpRequest& req, HttpResponse& res) {
     guarded(s.metrics, "/v2/models/infer", res, true, [&] { infer(s, s.model(req.matches[1]), req, res); });
   });
 }
