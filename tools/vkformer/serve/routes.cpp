@@ -4,10 +4,10 @@
 
 namespace vkf::tools::serve {
 
-json Server::body(const HttpRequest& req) const {
+json Server::body(std::string_view text) const {
   json j;
   try {
-    j = parse_json_bounded(req.body);
+    j = parse_json_bounded(text);
   } catch (const json::exception& e) {
     throw HttpError(400, std::string("the request body is not valid JSON (UTF-8): ") + e.what());
   }

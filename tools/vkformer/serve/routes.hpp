@@ -28,7 +28,8 @@ struct Server {
   const ServeOptions& options;
 
   /// The body as a JSON object. @throws HttpError 400.
-  json body(const HttpRequest& req) const;
+  json body(const HttpRequest& req) const { return body(req.body); }
+  json body(std::string_view text) const;
   /// The model a request names ("model"; optional when one is served). @throws HttpError 404/400.
   const ServedModel& model(const std::string& name) const;
   /// Waits for a job's result within the request timeout; maps its failure to an HttpError.
