@@ -326,4 +326,20 @@ print(f"/health: asked {health['asked']} times, worst {health['worst'] * 1000:.0
 check(health["asked"] > 20 and not health["slow"], f"/health answered 200 within 1 s throughout ({health['asked']} asks)")
 check(peak["rss"] < base_rss + RSS_BOUND_MB,
       f"RSS stayed under {base_rss:.0f} + {RSS_BOUND_MB} MB: peak {peak['rss']:.0f} MB")
+
+# ---- --max-connections: one past the limit gets 503 and is closed; the others are served.
+if new_flags:
+    m = Server(cli, "--model", st_dir, "--max-connections", "2", "--request-timeout-s", "5")
+    s = m  # read_status and connect use the current server
+    held = [connect(), connect()]
+    time.sleep(0.3)
+    extra = connect()
+    code = read_status(extra)
+    extra.close()
+    check(code == 503, f"--max-connections 2: a third connection gets 503: {code}")
+    held[0].sendall(b"GET /health HTTP/1.1\r\nHost: x\r\n\r\n")
+    check(read_status(held[0]) == 200, "the connections within the limit are served")
+    for c in held:
+        c.close()
+    check(m.stop() == 0, "--max-connections: SIGTERM, exit 0")
 finish()
