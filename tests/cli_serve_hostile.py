@@ -265,6 +265,24 @@ for th in threads:
 complete = sum(1 for t, d in streams if d and t == want)
 check(complete == 64, f"64 concurrent streams: {complete} ended with [DONE] and the text {want!r}")
 
+# ---- clients that vanish mid-stream: 8 read the first event and close; the handler threads
+# (--threads 2) are freed, and a new stream is served whole.
+def vanish():
+    c = connect()
+    body = json.dumps({"model": "dates", "prompt": DATE, "max_tokens": 16, "stream": True}).encode()
+    c.sendall(b"POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+              b"Content-Length: %d\r\n\r\n" % len(body) + body)
+    first = read_status(c, 30)
+    c.close()
+    return first
+
+
+vanished = [vanish() for _ in range(8)]
+again = [None]
+stream(again, 0)
+check(vanished == [200] * 8 and again[0][1] and again[0][0] == want,
+      f"8 clients gone mid-stream, then a stream is served whole: {vanished}, {again[0]}")
+
 # ---- #5, #6: SIGTERM mid-load.
 monitoring.clear()
 mon.join()

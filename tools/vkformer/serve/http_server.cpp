@@ -149,6 +149,10 @@ struct HttpServer::Impl {
   class Connection;
   std::set<std::shared_ptr<Connection>> connections;  ///< the I/O thread's only
   std::atomic<uint64_t> requests{0}, answered{0}, timed_out{0};
+  /// Requests whose reply could not be written whole (the client closed first), in all
+  /// and when the signal came.
+  std::atomic<uint64_t> abandoned{0};
+  uint64_t abandoned_at_stop = 0;
   int signal = 0;
 
   Impl(const Router& r, HttpLimits l, ErrorReply e)
@@ -314,15 +318,20 @@ class HttpServer::Impl::Connection : public std::enable_shared_from_this<Connect
   bool keep_after_reply() const { return keep_alive_ && (!srv_.stopping || buffer_.size() > 0); }
 
   void write(HttpResponse res, bool head) {
-    if (state_ == State::closed) return;
+    if (state_ == State::closed) {  // closed while the handler ran (a deadline, the client)
+      ++srv_.abandoned;
+      return;
+    }
     state_ = State::writing;
     const bool keep = keep_after_reply();
     auto bytes = std::make_shared<std::string>(serialize_head(res, keep, res.body.size()));
     if (!head) *bytes += res.body;
     arm(srv_.limits.request_timeout);
     asio::async_write(socket_, asio::buffer(*bytes), [self = shared_from_this(), bytes, keep](error_code ec, size_t) {
-      if (self->state_ == State::closed) return;
-      if (ec) return self->close();
+      if (self->state_ == State::closed || ec) {
+        ++self->srv_.abandoned;
+        return self->close();
+      }
       ++self->srv_.answered;
       self->after_reply(keep);
     });
@@ -383,8 +392,10 @@ class HttpServer::Impl::Connection : public std::enable_shared_from_this<Connect
     if (ok) res.stream([&](std::string_view piece) { return piece.empty() ? ok : (ok = ok && send(chunk(piece))); });
     if (ok) ok = send("0\r\n\r\n");
     asio::post(srv_.io, [self = shared_from_this(), ok, keep] {
-      if (self->state_ == State::closed) return;
-      if (!ok) return self->close();
+      if (self->state_ == State::closed || !ok) {
+        ++self->srv_.abandoned;
+        return self->close();
+      }
       ++self->srv_.answered;
       self->after_reply(*keep);
     });
@@ -444,6 +455,7 @@ void HttpServer::Impl::stop(int sig) {
   if (stopping) return;
   stopping = true;
   signal = sig;
+  abandoned_at_stop = abandoned;
   // Connections the kernel has accepted but the server has not taken yet are
   // served too: take them all, then close the listening socket.
   error_code ec;
@@ -497,7 +509,9 @@ void HttpServer::run() {
 }
 
 HttpServer::Totals HttpServer::totals() const {
-  return {impl_->requests.load(), impl_->answered.load(), impl_->timed_out.load(), impl_->signal};
+  const uint64_t abandoned = impl_->abandoned;
+  return {impl_->requests.load(), impl_->answered.load(), impl_->timed_out.load(), abandoned,
+          abandoned - std::min(abandoned, impl_->abandoned_at_stop), impl_->signal};
 }
 
 }  // namespace vkf::tools::serve

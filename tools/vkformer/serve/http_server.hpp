@@ -62,6 +62,8 @@ class HttpServer {
     uint64_t requests = 0;   ///< requests begun (a refused one too: it gets its error reply)
     uint64_t answered = 0;   ///< replies written whole
     uint64_t timed_out = 0;  ///< requests that did not arrive within the deadline (408)
+    uint64_t abandoned = 0;  ///< replies not written whole: the client closed first
+    uint64_t abandoned_since_signal = 0;  ///< those of requests in flight at the signal or after
     int signal = 0;          ///< the signal that stopped the server
   };
   Totals totals() const;

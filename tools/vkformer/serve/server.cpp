@@ -103,14 +103,15 @@ int run_serve(const ContextOptions& ctx_opts, const ServeOptions& o) {
   engine.drain();
   const HttpServer::Totals t = server.totals();
   if (t.signal) {
-    const uint64_t unanswered = t.requests - std::min(t.requests, t.answered);
-    if (unanswered == 0)
+    // Every request begun is answered or abandoned by the time run() returns.
+    const uint64_t lost = t.abandoned_since_signal + (t.requests - std::min(t.requests, t.answered + t.abandoned));
+    if (lost == 0)
       std::fprintf(stderr, "vkformer: stopped by signal %d; every request in flight was answered\n", t.signal);
     else
       std::fprintf(stderr,
-                   "vkformer: stopped by signal %d; %llu of %llu request(s) were not answered whole: their client "
+                   "vkformer: stopped by signal %d; %llu request(s) in flight were not answered whole: their client "
                    "closed the connection or did not read the reply within --request-timeout-s\n",
-                   t.signal, (unsigned long long)unanswered, (unsigned long long)t.requests);
+                   t.signal, (unsigned long long)lost);
   }
   return 0;
 }
