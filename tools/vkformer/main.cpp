@@ -540,7 +540,7 @@ std::vector<Command> command_table(Cli& c) {
          cmd.add_option("--api-key", o.api_key, "require \"Authorization: Bearer KEY\" (all but the health checks)");
          add_precision(cmd, o.precision);
          add_kv_cache(cmd, o.kv_cache);
-         cmd.add_option("--threads", o.threads, "HTTP connections served at once, 1 to 256 (default 16)");
+         cmd.add_option("--threads", o.threads, "requests handled at once, 1 to 256 (default 16); idle or slow connections hold none");
          cmd.add_option("--max-queue", o.max_queue, "requests waiting for the device; beyond: 503 with Retry-After (default 64)");
          cmd.add_option("--max-batch", o.max_batch, "sequences per embedding submission (default 32)");
          cmd.add_option("--batch-window-ms", o.batch_window_ms, "how long an embedding request waits for others to batch with (default 5)");
@@ -549,6 +549,9 @@ std::vector<Command> command_table(Cli& c) {
          cmd.add_option("--max-inputs", o.max_inputs, "texts (or prompts × n) per request (default 256)");
          cmd.add_option("--max-tokens", o.max_tokens, "largest max_tokens a completion may ask (default 512)");
          cmd.add_option("--timeout-s", o.timeout_s, "a request not answered within this gets 504 (default 600)");
+         cmd.add_option("--request-timeout-s", o.request_timeout_s,
+                        "a request's headers and body must arrive within this, else 408; idle kept-alive connections close after it (default 10)");
+         cmd.add_option("--max-connections", o.max_connections, "connections open at once; beyond: 503 and close (default 512)");
        },
        [&] { return t::run_serve(c.ctx, c.serve); }},
   };

@@ -128,7 +128,7 @@ std::string base64(const float* data, size_t n) {
   return out;
 }
 
-void embeddings(Server& s, const httplib::Request& req, httplib::Response& res) {
+void embeddings(Server& s, const HttpRequest& req, HttpResponse& res) {
   const json body = s.body(req);
   const ServedModel& m = s.model(string_or(body, "model", ""));
   if (!m.embeds) throw HttpError(400, "the model \"" + m.name + "\" does not make embeddings (model_type \"" +
@@ -252,7 +252,7 @@ GenerateOptions request_options(const Server& s, const ServedModel& m, const jso
 }
 
 /// Generates `sources` and replies in `shape`: the whole reply, or (with "stream") server-sent events.
-void reply_generation(Server& s, httplib::Response& res, const ServedModel& m, const Shape& shape, bool stream,
+void reply_generation(Server& s, HttpResponse& res, const ServedModel& m, const Shape& shape, bool stream,
                       const std::vector<Ids>& sources, const GenerateOptions& g, const std::vector<std::string>& stops) {
   auto c = std::make_shared<Completion>();
   if (m.tok)
@@ -301,46 +301,45 @@ void reply_generation(Server& s, httplib::Response& res, const ServedModel& m, c
   s.metrics.request(shape.route, 200);
   const unsigned timeout_s = s.options.timeout_s;
   res.set_header("Cache-Control", "no-cache");
-  res.set_chunked_content_provider(
-      "text/event-stream", [c, future, shape, finish, timeout_s](size_t, httplib::DataSink& sink) {
-        const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(timeout_s);
-        for (;;) {
-          std::deque<std::string> ready;
-          {
-            std::unique_lock<std::mutex> l(c->mu);
-            c->cv.wait_for(l, std::chrono::milliseconds(20), [&] { return !c->events.empty(); });
-            ready.swap(c->events);
-          }
-          for (const std::string& e : ready)
-            if (!sink.write(e.data(), e.size())) {
-              c->gone = true;
-              return false;
-            }
-          if (future->wait_for(std::chrono::seconds(0)) == std::future_status::ready) break;
-          if (std::chrono::steady_clock::now() > deadline) {
-            c->gone = true;
-            break;
-          }
+  res.content_type = "text/event-stream";
+  // Runs on the handler thread once the headers are sent; a write that fails is the client gone.
+  res.stream = [c, future, shape, finish, timeout_s](const ChunkWriter& write) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(timeout_s);
+    for (;;) {
+      std::deque<std::string> ready;
+      {
+        std::unique_lock<std::mutex> l(c->mu);
+        c->cv.wait_for(l, std::chrono::milliseconds(20), [&] { return !c->events.empty(); });
+        ready.swap(c->events);
+      }
+      for (const std::string& e : ready)
+        if (!write(e)) {
+          c->gone = true;
+          return;
         }
-        std::string tail;
-        try {
-          const std::vector<Ids> out = future->get();
-          std::lock_guard<std::mutex> l(c->mu);
-          for (const std::string& e : c->events) tail += e;
-          for (uint32_t b = 0; b < out.size(); ++b) {
-            std::string rest;
-            const char* why = finish(out, b, rest);
-            if (!rest.empty()) tail += shape.chunk(b, rest, nullptr);
-            tail += shape.chunk(b, "", why);
-          }
-        } catch (const std::exception& e) {
-          tail += "data: " + openai_error(e.what(), "server_error").dump(-1, ' ', false, json::error_handler_t::replace) + "\n\n";
-        }
-        tail += "data: [DONE]\n\n";
-        sink.write(tail.data(), tail.size());
-        sink.done();
-        return true;
-      });
+      if (future->wait_for(std::chrono::seconds(0)) == std::future_status::ready) break;
+      if (std::chrono::steady_clock::now() > deadline) {
+        c->gone = true;
+        break;
+      }
+    }
+    std::string tail;
+    try {
+      const std::vector<Ids> out = future->get();
+      std::lock_guard<std::mutex> l(c->mu);
+      for (const std::string& e : c->events) tail += e;
+      for (uint32_t b = 0; b < out.size(); ++b) {
+        std::string rest;
+        const char* why = finish(out, b, rest);
+        if (!rest.empty()) tail += shape.chunk(b, rest, nullptr);
+        tail += shape.chunk(b, "", why);
+      }
+    } catch (const std::exception& e) {
+      tail += "data: " + openai_error(e.what(), "server_error").dump(-1, ' ', false, json::error_handler_t::replace) + "\n\n";
+    }
+    tail += "data: [DONE]\n\n";
+    write(tail);
+  };
 }
 
 const ServedModel& generating_model(const Server& s, const json& body) {
@@ -359,7 +358,7 @@ uint32_t choices_per_prompt(const Server& s, const json& body, size_t prompts) {
   return n;
 }
 
-void completions(Server& s, const httplib::Request& req, httplib::Response& res) {
+void completions(Server& s, const HttpRequest& req, HttpResponse& res) {
   const json body = s.body(req);
   const ServedModel& m = generating_model(s, body);
   Inputs in = read_inputs(body, "prompt", s.options.max_inputs, true);
@@ -406,7 +405,7 @@ std::vector<ChatMessage> read_messages(const json& body) {
   return out;
 }
 
-void chat_completions(Server& s, const httplib::Request& req, httplib::Response& res) {
+void chat_completions(Server& s, const HttpRequest& req, HttpResponse& res) {
   const json body = s.body(req);
   const ServedModel& m = generating_model(s, body);
   if (!m.chat)
@@ -432,8 +431,8 @@ void chat_completions(Server& s, const httplib::Request& req, httplib::Response&
 
 }  // namespace
 
-void add_openai_routes(httplib::Server& http, Server& s) {
-  http.Get("/v1/models", [&s](const httplib::Request&, httplib::Response& res) {
+void add_openai_routes(Router& http, Server& s) {
+  http.get("/v1/models", [&s](const HttpRequest&, HttpResponse& res) {
     json data = json::array();
     for (const auto& m : s.engine.models())
       data.push_back({{"id", m->name}, {"object", "model"}, {"created", 0}, {"owned_by", "vkformer"},
@@ -441,13 +440,13 @@ void add_openai_routes(httplib::Server& http, Server& s) {
                       {"completions", m->generates}, {"chat", m->generates && m->chat.has_value()}});
     reply(s.metrics, "/v1/models", res, 200, {{"object", "list"}, {"data", data}});
   });
-  http.Post("/v1/embeddings", [&s](const httplib::Request& req, httplib::Response& res) {
+  http.post("/v1/embeddings", [&s](const HttpRequest& req, HttpResponse& res) {
     guarded(s.metrics, "/v1/embeddings", res, false, [&] { embeddings(s, req, res); });
   });
-  http.Post("/v1/completions", [&s](const httplib::Request& req, httplib::Response& res) {
+  http.post("/v1/completions", [&s](const HttpRequest& req, HttpResponse& res) {
     guarded(s.metrics, "/v1/completions", res, false, [&] { completions(s, req, res); });
   });
-  http.Post("/v1/chat/completions", [&s](const httplib::Request& req, httplib::Response& res) {
+  http.post("/v1/chat/completions", [&s](const HttpRequest& req, HttpResponse& res) {
     guarded(s.metrics, "/v1/chat/completions", res, false, [&] { chat_completions(s, req, res); });
   });
 }

@@ -4,10 +4,10 @@
 
 namespace vkf::tools::serve {
 
-json Server::body(const httplib::Request& req) const {
+json Server::body(std::string_view text) const {
   json j;
   try {
-    j = parse_json_bounded(req.body);
+    j = parse_json_bounded(text);
   } catch (const json::exception& e) {
     throw HttpError(400, std::string("the request body is not valid JSON (UTF-8): ") + e.what());
   }
@@ -26,7 +26,7 @@ const ServedModel& Server::model(const std::string& name) const {
   return *m;
 }
 
-void reply(Metrics& m, const std::string& route, httplib::Response& res, int status, const json& j) {
+void reply(Metrics& m, const std::string& route, HttpResponse& res, int status, const json& j) {
   res.status = status;
   res.set_content(j.dump(-1, ' ', false, json::error_handler_t::replace), "application/json");
   m.request(route, status);
@@ -36,7 +36,7 @@ json openai_error(const std::string& message, const std::string& type) {
   return {{"error", {{"message", message}, {"type", type}, {"param", nullptr}, {"code", nullptr}}}};
 }
 
-void guarded(Metrics& m, const std::string& route, httplib::Response& res, bool v2, const std::function<void()>& fn) {
+void guarded(Metrics& m, const std::string& route, HttpResponse& res, bool v2, const std::function<void()>& fn) {
   auto fail = [&](int status, const std::string& message, const std::string& type) {
     if (status == 503) res.set_header("Retry-After", "1");
     reply(m, route, res, status, v2 ? json{{"error", message}} : openai_error(message, type));

@@ -2,13 +2,12 @@
 // JSON replies in each API's error shape.
 #pragma once
 
-#include <httplib.h>
-
 #include <nlohmann/json.hpp>
 
 #include <string>
 
 #include "serve/engine.hpp"
+#include "serve/http.hpp"
 #include "serve/server.hpp"
 
 namespace vkf::tools::serve {
@@ -29,7 +28,8 @@ struct Server {
   const ServeOptions& options;
 
   /// The body as a JSON object. @throws HttpError 400.
-  json body(const httplib::Request& req) const;
+  json body(const HttpRequest& req) const { return body(req.body); }
+  json body(std::string_view text) const;
   /// The model a request names ("model"; optional when one is served). @throws HttpError 404/400.
   const ServedModel& model(const std::string& name) const;
   /// Waits for a job's result within the request timeout; maps its failure to an HttpError.
@@ -38,16 +38,16 @@ struct Server {
 };
 
 /// Sends `j` with `status` (and counts it under `route`).
-void reply(Metrics& m, const std::string& route, httplib::Response& res, int status, const json& j);
+void reply(Metrics& m, const std::string& route, HttpResponse& res, int status, const json& j);
 /// OpenAI's error object: {"error": {"message", "type", "param", "code"}}.
 json openai_error(const std::string& message, const std::string& type);
 
 /// Runs `fn`, turning what it throws into a reply in OpenAI's error shape
 /// (v2: {"error": message}).
-void guarded(Metrics& m, const std::string& route, httplib::Response& res, bool v2, const std::function<void()>& fn);
+void guarded(Metrics& m, const std::string& route, HttpResponse& res, bool v2, const std::function<void()>& fn);
 
-void add_openai_routes(httplib::Server& http, Server& s);
-void add_v2_routes(httplib::Server& http, Server& s);
+void add_openai_routes(Router& http, Server& s);
+void add_v2_routes(Router& http, Server& s);
 
 template <class T>
 T Server::await(std::future<T>& f) const {

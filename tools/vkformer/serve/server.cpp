@@ -1,35 +1,16 @@
 #include "serve/server.hpp"
 
 #include <signal.h>
-#include <sys/socket.h>
 
-#include <atomic>
 #include <cstdio>
 #include <filesystem>
-#include <regex>
-#include <thread>
 
+#include "serve/http_server.hpp"
 #include "serve/routes.hpp"
 #include "usage_error.hpp"
 
 namespace vkf::tools {
 namespace {
-
-std::atomic<int> g_signal{0};
-extern "C" void on_signal(int sig) { g_signal = sig; }
-
-/// The methods a known route takes ("" for an unknown path): a 404 of cpp-httplib on
-/// a known path is a 405 with an Allow header.
-std::string allowed_methods(const std::string& path) {
-  static const std::pair<std::regex, const char*> routes[] = {
-      {std::regex("/health|/metrics|/v1/models|/v2|/v2/health/(live|ready)"), "GET, HEAD"},
-      {std::regex("/v2/models/[^/]+(/versions/1)?(/ready)?"), "GET, HEAD"},
-      {std::regex("/v1/(embeddings|completions|chat/completions)"), "POST"},
-      {std::regex("/v2/models/[^/]+(/versions/1)?/infer"), "POST"}};
-  for (const auto& [re, methods] : routes)
-    if (std::regex_match(path, re)) return methods;
-  return "";
-}
 
 bool loopback(const std::string& host) { return host == "127.0.0.1" || host == "localhost" || host == "::1"; }
 
@@ -45,6 +26,7 @@ int run_serve(const ContextOptions& ctx_opts, const ServeOptions& o) {
                                                            {"--max-batch", o.max_batch},
                                                            {"--max-inputs", o.max_inputs},
                                                            {"--threads", o.threads},
+                                                           {"--max-connections", o.max_connections},
                                                            {"--timeout-s", o.timeout_s}};
   for (const auto& [flag, v] : at_least_one)
     if (v == 0) throw UsageError(std::string(flag) + " must be at least 1, got 0");
@@ -53,6 +35,8 @@ int run_serve(const ContextOptions& ctx_opts, const ServeOptions& o) {
   if (o.threads > kMaxHttpThreads)
     throw UsageError("--threads must be from 1 to " + std::to_string(kMaxHttpThreads) + ", got " +
                      std::to_string(o.threads));
+  if (!(o.request_timeout_s >= 0.1 && o.request_timeout_s <= 3600))
+    throw UsageError("--request-timeout-s must be from 0.1 to 3600, got " + std::to_string(o.request_timeout_s));
   if (!loopback(o.host) && o.api_key.empty())
     std::fprintf(stderr, "vkformer: warning: serving on %s without --api-key: anyone who reaches it may use it\n",
                  o.host.c_str());
@@ -71,79 +55,65 @@ int run_serve(const ContextOptions& ctx_opts, const ServeOptions& o) {
     engine.add_model(name, dir, o.precision, kv_cache);
   }
 
-  httplib::Server http;
+  Router http;
   Server s{engine, metrics, o};
-  http.new_task_queue = [&o] { return new httplib::ThreadPool(o.threads); };
-  http.set_payload_max_length(size_t(o.max_body_kb) * 1024);
-  http.set_pre_routing_handler([&](const httplib::Request& req, httplib::Response& res) {
+  http.before([&](const HttpRequest& req, HttpResponse& res) {
     // With --api-key every route but the health checks needs "Authorization: Bearer KEY".
-    if (o.api_key.empty() || req.path == "/health" || req.path.rfind("/v2/health/", 0) == 0)
-      return httplib::Server::HandlerResponse::Unhandled;
-    if (req.get_header_value("Authorization") == "Bearer " + o.api_key) return httplib::Server::HandlerResponse::Unhandled;
+    if (o.api_key.empty() || req.path == "/health" || req.path.rfind("/v2/health/", 0) == 0) return false;
+    if (req.header("Authorization") == "Bearer " + o.api_key) return false;
     reply(metrics, "auth", res, 401, openai_error("a valid API key is required (Authorization: Bearer KEY)", "authentication_error"));
-    return httplib::Server::HandlerResponse::Handled;
+    return true;
   });
-  http.set_error_handler([&](const httplib::Request& req, httplib::Response& res) {
-    if (!res.body.empty()) return;  // a route's own error reply
-    const std::string allow = res.status == 404 ? allowed_methods(req.path) : "";
-    if (!allow.empty()) {
-      res.status = 405;
-      res.set_header("Allow", allow);
-      reply(metrics, "error", res, 405,
-            openai_error("method " + req.method + " is not allowed on " + req.path + " (Allow: " + allow + ")",
-                         "invalid_request_error"));
+  http.otherwise([&](const HttpRequest& req, HttpResponse& res, const std::string& allow) {
+    if (allow.empty()) {
+      reply(metrics, "error", res, 404, openai_error("no route " + req.method + " " + req.path, "invalid_request_error"));
       return;
     }
-    // cpp-httplib caps a body sent as a form (curl -d's default type) at 8 KiB, whatever --max-body-kb says.
-    const bool form = req.get_header_value("Content-Type").rfind("application/x-www-form-urlencoded", 0) == 0;
-    const std::string what = res.status == 413 && form
-                                 ? "a body sent as a form (Content-Type: application/x-www-form-urlencoded, curl -d's "
-                                   "default) may be at most 8 KiB: send Content-Type: application/json"
-                             : res.status == 413 ? "the request body is larger than " + std::to_string(o.max_body_kb) + " KiB (--max-body-kb)"
-                             : res.status == 404 ? "no route " + req.method + " " + req.path
-                                                 : "HTTP " + std::to_string(res.status);
-    reply(metrics, "error", res, res.status, openai_error(what, "invalid_request_error"));
+    res.set_header("Allow", allow);
+    reply(metrics, "error", res, 405,
+          openai_error("method " + req.method + " is not allowed on " + req.path + " (Allow: " + allow + ")",
+                       "invalid_request_error"));
   });
-  http.Get("/health", [&](const httplib::Request&, httplib::Response& res) {
+  http.get("/health", [&](const HttpRequest&, HttpResponse& res) {
     reply(metrics, "/health", res, engine.ready() ? 200 : 503, {{"status", engine.ready() ? "ok" : "device lost"}});
   });
-  http.Get("/metrics", [&](const httplib::Request&, httplib::Response& res) {
+  http.get("/metrics", [&](const HttpRequest&, HttpResponse& res) {
     res.set_content(metrics.render(engine.ready()), "text/plain; version=0.0.4");
   });
   add_openai_routes(http, s);
   add_v2_routes(http, s);
 
-  // Debian's cpp-httplib listens with a backlog of 5: a burst of clients would
-  // wait for SYN retries (1 s and more). Linux takes a second listen() as the new backlog.
-  int listen_fd = -1;
-  http.set_socket_options([&listen_fd](socket_t fd) {
-    httplib::default_socket_options(fd);
-    listen_fd = fd;
+  HttpLimits limits;
+  limits.max_body_bytes = size_t(o.max_body_kb) * 1024;
+  limits.request_timeout = std::chrono::milliseconds(uint64_t(o.request_timeout_s * 1000));
+  limits.threads = o.threads;
+  limits.max_connections = o.max_connections;
+  // Requests the server refuses before any route (malformed, too slow, too large) get
+  // OpenAI's error shape too.
+  HttpServer server(http, limits, [&](int status, const std::string& message, HttpResponse& res) {
+    reply(metrics, "error", res, status, openai_error(message, status == 408 ? "timeout" : "invalid_request_error"));
   });
-  const int port = o.port == 0 ? http.bind_to_any_port(o.host) : (http.bind_to_port(o.host, o.port) ? o.port : -1);
-  if (port < 0) throw Error("cannot listen on " + o.host + ":" + std::to_string(o.port) + " (in use, or not an address here)");
-  if (listen_fd >= 0) ::listen(listen_fd, SOMAXCONN);
-
-  // SIGTERM / SIGINT: stop accepting; listen_after_bind() returns once the
-  // requests in flight are answered, then the engine runs what is queued.
-  struct sigaction sa = {};
-  sa.sa_handler = on_signal;
-  sigaction(SIGTERM, &sa, nullptr);
-  sigaction(SIGINT, &sa, nullptr);
+  const int port = server.listen(o.host, o.port);
   signal(SIGPIPE, SIG_IGN);  // a client gone mid-write is an error return, not a signal
-  std::atomic<bool> done{false};
-  std::thread watcher([&] {
-    while (!done && g_signal == 0) std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    http.stop();
-  });
   std::fprintf(stderr, "vkformer: serving %zu model(s) on http://%s:%d\n", engine.models().size(), o.host.c_str(), port);
   std::fflush(stderr);
-  const bool ok = http.listen_after_bind();
-  done = true;
-  watcher.join();
+  // SIGTERM / SIGINT: run() stops accepting and returns once every accepted
+  // request is answered; then the engine runs what is still queued.
+  server.run();
   engine.drain();
-  if (g_signal) std::fprintf(stderr, "vkformer: stopped by signal %d; every request in flight was answered\n", int(g_signal));
-  return ok || g_signal ? 0 : 1;
+  const HttpServer::Totals t = server.totals();
+  if (t.signal) {
+    // Every request begun is answered or abandoned by the time run() returns.
+    const uint64_t lost = t.abandoned_since_signal + (t.requests - std::min(t.requests, t.answered + t.abandoned));
+    if (lost == 0)
+      std::fprintf(stderr, "vkformer: stopped by signal %d; every request in flight was answered\n", t.signal);
+    else
+      std::fprintf(stderr,
+                   "vkformer: stopped by signal %d; %llu request(s) in flight were not answered whole: their client "
+                   "closed the connection or did not read the reply within --request-timeout-s\n",
+                   t.signal, (unsigned long long)lost);
+  }
+  return 0;
 }
 
 }  // namespace vkf::tools

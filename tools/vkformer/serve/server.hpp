@@ -10,8 +10,8 @@
 
 namespace vkf::tools {
 
-/// The most HTTP threads `--threads` may ask for: more connections at once
-/// than this only queue for the one device worker anyway.
+/// The most handler threads `--threads` may ask for: more requests at once than
+/// this only queue for the one device worker anyway.
 constexpr unsigned kMaxHttpThreads = 256;
 
 struct ServeOptions {
@@ -19,13 +19,17 @@ struct ServeOptions {
   std::string host = "127.0.0.1", precision = "fp32", api_key;
   std::string kv_cache = "auto";    ///< --kv-cache: auto, f32 or f16
   int port = 8080;                  ///< 0: any free port (printed at start)
-  unsigned threads = 16;            ///< HTTP connections served at once (1..kMaxHttpThreads)
+  unsigned threads = 16;            ///< requests handled at once (1..kMaxHttpThreads); I/O is asynchronous
   unsigned max_queue = 64, max_batch = 32, batch_window_ms = 5;
   unsigned max_decode_batch = 8;    ///< sequences decoded together (0: each generation alone)
   unsigned max_body_kb = 1024;      ///< request bodies above this get 413
   unsigned max_inputs = 256;        ///< texts per request
   unsigned max_tokens = 512;        ///< generated tokens per request
   unsigned timeout_s = 600;         ///< a request still waiting after this gets 504
+  /// A request's line, headers and body must arrive within this (408), and an idle
+  /// kept-alive connection closes after it.
+  double request_timeout_s = 10;
+  unsigned max_connections = 512;   ///< connections open at once; beyond: 503 and close
 };
 
 /// Serves until SIGTERM or SIGINT, then finishes what is in flight and returns 0.

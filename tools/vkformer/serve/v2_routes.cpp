@@ -2,6 +2,9 @@
 // health, server and model metadata, readiness, and infer. Embedding models
 // take "text" (BYTES) or "input_ids" (INT64) and give "embedding" (FP32);
 // generative models give "text_output" (BYTES) and "output_ids" (INT64).
+#include <charconv>
+#include <cstring>
+
 #include "encoder_input.hpp"
 #include "model/json_text.hpp"
 #include "serve/routes.hpp"
@@ -71,8 +74,152 @@ void read_input(const json& body, const ServedModel& m, std::vector<std::string>
   }
 }
 
-void infer(Server& s, const ServedModel& m, const httplib::Request& req, httplib::Response& res) {
-  const json body = s.body(req);
+// ---- Triton's binary tensor data extension (KServe's v2 runtimes accept it too): with
+// "Inference-Header-Content-Length: N" the body is N bytes of JSON, then each input's raw
+// bytes in order, sized by its "parameters": {"binary_data_size"}; BYTES elements are a
+// 4-byte little-endian length and the bytes. Outputs come back the same way when the
+// request's "parameters" say "binary_data_output": true, or a requested output's
+// "parameters" say "binary_data": true.
+
+/// The JSON part of a request body and the binary part after it.
+struct BodyParts {
+  std::string_view json, binary;
+};
+
+BodyParts split_body(const HttpRequest& req) {
+  const std::string n = req.header("Inference-Header-Content-Length");
+  if (n.empty()) return {req.body, {}};
+  size_t len = 0;
+  const auto [end, ec] = std::from_chars(n.data(), n.data() + n.size(), len);
+  if (ec != std::errc() || end != n.data() + n.size() || len > req.body.size())
+    throw HttpError(400, "\"Inference-Header-Content-Length\" must be the length of the body's JSON in bytes, from 0 to " +
+                             std::to_string(req.body.size()) + ", got \"" + n.substr(0, 40) + "\"");
+  const std::string_view body(req.body);
+  return {body.substr(0, len), body.substr(len)};
+}
+
+template <class T>
+T little_endian(const char* p) {  // the wire's order; this host's too (x86-64, aarch64)
+  T v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+
+/// The elements of a binary input, as the JSON "data" they stand for.
+json binary_elements(const json& tensor, std::string_view bytes) {
+  const std::string name = tensor.value("name", json("?")).is_string() ? tensor["name"].get<std::string>() : "?";
+  const std::string type = tensor.value("datatype", json("")).is_string() ? tensor["datatype"].get<std::string>() : "";
+  const std::string where = "input \"" + name + "\": binary data";
+  json data = json::array();
+  auto fixed = [&](size_t width, auto read) {
+    if (bytes.size() % width)
+      throw HttpError(400, where + " of " + std::to_string(bytes.size()) + " bytes is not a whole number of " + type +
+                               " elements (" + std::to_string(width) + " bytes each)");
+    for (size_t i = 0; i < bytes.size(); i += width) data.push_back(read(bytes.data() + i));
+  };
+  if (type == "BYTES") {
+    while (!bytes.empty()) {
+      if (bytes.size() < 4) throw HttpError(400, where + " ends inside an element's 4-byte length");
+      const uint32_t len = little_endian<uint32_t>(bytes.data());
+      if (len > bytes.size() - 4)
+        throw HttpError(400, where + ": an element of " + std::to_string(len) + " bytes runs past the tensor's end");
+      data.push_back(std::string(bytes.substr(4, len)));
+      bytes.remove_prefix(4 + size_t(len));
+    }
+  } else if (type == "INT64") {
+    fixed(8, [](const char* p) { return little_endian<int64_t>(p); });
+  } else if (type == "INT32") {
+    fixed(4, [](const char* p) { return little_endian<int32_t>(p); });
+  } else if (type == "FP32") {
+    fixed(4, [](const char* p) { return little_endian<float>(p); });
+  } else {
+    throw HttpError(400, where + " of datatype " + brief_json(tensor.value("datatype", json())) +
+                             " is not supported (BYTES, INT64, INT32, FP32)");
+  }
+  return data;
+}
+
+/// Replaces each binary input's bytes by its "data". @throws HttpError 400.
+void read_binary_inputs(json& body, std::string_view binary) {
+  size_t used = 0;
+  if (body.contains("inputs") && body["inputs"].is_array())
+    for (json& t : body["inputs"]) {
+      if (!t.is_object() || !t.contains("parameters") || !t["parameters"].is_object() ||
+          !t["parameters"].contains("binary_data_size"))
+        continue;
+      const json& size = t["parameters"]["binary_data_size"];
+      if (!size.is_number_unsigned() || size.get<uint64_t>() > binary.size() - used)
+        throw HttpError(400, "\"binary_data_size\" must be an integer no larger than the " +
+                                 std::to_string(binary.size() - used) + " bytes of binary data left, got " + brief_json(size));
+      if (t.contains("data")) throw HttpError(400, "an input tensor has both \"data\" and \"binary_data_size\"");
+      t["data"] = binary_elements(t, binary.substr(used, size.get<size_t>()));
+      used += size.get<size_t>();
+    }
+  if (used != binary.size())
+    throw HttpError(400, "the body has " + std::to_string(binary.size() - used) +
+                             " bytes after its JSON (Inference-Header-Content-Length) that no input's "
+                             "\"binary_data_size\" accounts for");
+}
+
+/// Which outputs the request wants (all when it names none), and which of them as binary.
+std::vector<std::pair<std::string, bool>> requested_outputs(const json& body, const std::vector<std::string>& names) {
+  bool all_binary = false;
+  if (body.contains("parameters") && body["parameters"].is_object() && body["parameters"].contains("binary_data_output")) {
+    const json& b = body["parameters"]["binary_data_output"];
+    if (!b.is_boolean()) throw HttpError(400, "\"binary_data_output\" must be true or false, got " + brief_json(b));
+    all_binary = b.get<bool>();
+  }
+  std::vector<std::pair<std::string, bool>> out;
+  if (!body.contains("outputs") || body["outputs"].is_null()) {
+    for (const std::string& n : names) out.emplace_back(n, all_binary);
+    return out;
+  }
+  if (!body["outputs"].is_array()) throw HttpError(400, "\"outputs\" must be a list of {\"name\"}");
+  for (const json& o : body["outputs"]) {
+    if (!o.is_object() || !o.contains("name") || !o["name"].is_string())
+      throw HttpError(400, "each of \"outputs\" must be an object with a string \"name\"");
+    const std::string name = o["name"].get<std::string>();
+    if (std::find(names.begin(), names.end(), name) == names.end())
+      throw HttpError(400, "the model has no output \"" + name.substr(0, 100) + "\" (GET /v2/models/{name} lists them)");
+    bool binary = all_binary;
+    if (o.contains("parameters") && o["parameters"].is_object() && o["parameters"].contains("binary_data")) {
+      const json& b = o["parameters"]["binary_data"];
+      if (!b.is_boolean()) throw HttpError(400, "\"binary_data\" must be true or false, got " + brief_json(b));
+      binary = b.get<bool>();
+    }
+    out.emplace_back(name, binary);
+  }
+  return out;
+}
+
+/// An output tensor's elements as bytes (BYTES: each with its 4-byte length).
+std::string binary_output(const json& tensor) {
+  const std::string type = tensor["datatype"].get<std::string>();
+  std::string out;
+  for (const json& x : tensor["data"]) {
+    if (type == "BYTES") {
+      const std::string& text = x.get_ref<const std::string&>();
+      const uint32_t len = uint32_t(text.size());
+      out.append(reinterpret_cast<const char*>(&len), 4).append(text);
+    } else if (type == "INT64") {
+      const int64_t v = x.get<int64_t>();
+      out.append(reinterpret_cast<const char*>(&v), 8);
+    } else {  // FP32
+      const float v = x.get<float>();
+      out.append(reinterpret_cast<const char*>(&v), 4);
+    }
+  }
+  return out;
+}
+
+void infer(Server& s, const ServedModel& m, const HttpRequest& req, HttpResponse& res) {
+  const BodyParts parts = split_body(req);
+  json body = s.body(parts.json);
+  read_binary_inputs(body, parts.binary);
+  std::vector<std::string> names;
+  if (m.embeds) names = {"embedding"};
+  else names = {"text_output", "output_ids"};
+  const auto wanted = requested_outputs(body, names);
   std::vector<std::string> texts;
   std::vector<Ids> ids;
   read_input(body, m, texts, ids);
@@ -115,31 +262,55 @@ void infer(Server& s, const ServedModel& m, const httplib::Request& req, httplib
     out["outputs"] = {{{"name", "text_output"}, {"datatype", "BYTES"}, {"shape", {gen.size()}}, {"data", text_out}},
                       {{"name", "output_ids"}, {"datatype", "INT64"}, {"shape", {gen.size(), width}}, {"data", flat}}};
   }
-  reply(s.metrics, "/v2/models/infer", res, 200, out);
+  // The outputs asked for, in the order asked; binary ones carry their size, their bytes follow the JSON.
+  json outputs = json::array();
+  std::string binary;
+  for (const auto& [name, as_binary] : wanted)
+    for (json& t : out["outputs"])
+      if (t["name"] == name) {
+        json o = t;
+        if (as_binary) {
+          const std::string bytes = binary_output(o);
+          o.erase("data");
+          o["parameters"] = {{"binary_data_size", bytes.size()}};
+          binary += bytes;
+        }
+        outputs.push_back(std::move(o));
+      }
+  out["outputs"] = std::move(outputs);
+  if (std::none_of(wanted.begin(), wanted.end(), [](const auto& w) { return w.second; })) {
+    reply(s.metrics, "/v2/models/infer", res, 200, out);
+    return;
+  }
+  const std::string text = out.dump(-1, ' ', false, json::error_handler_t::replace);
+  res.status = 200;
+  res.set_header("Inference-Header-Content-Length", std::to_string(text.size()));
+  res.set_content(text + binary, "application/octet-stream");
+  s.metrics.request("/v2/models/infer", 200);
 }
 
 }  // namespace
 
-void add_v2_routes(httplib::Server& http, Server& s) {
-  http.Get("/v2/health/live", [&s](const httplib::Request&, httplib::Response& res) {
+void add_v2_routes(Router& http, Server& s) {
+  http.get("/v2/health/live", [&s](const HttpRequest&, HttpResponse& res) {
     reply(s.metrics, "/v2/health/live", res, 200, {{"live", true}});
   });
-  http.Get("/v2/health/ready", [&s](const httplib::Request&, httplib::Response& res) {
+  http.get("/v2/health/ready", [&s](const HttpRequest&, HttpResponse& res) {
     reply(s.metrics, "/v2/health/ready", res, s.engine.ready() ? 200 : 503, {{"ready", s.engine.ready()}});
   });
-  http.Get("/v2", [&s](const httplib::Request&, httplib::Response& res) {
-    reply(s.metrics, "/v2", res, 200, {{"name", "vkformer"}, {"version", VKF_VERSION}, {"extensions", json::array()}});
+  http.get("/v2", [&s](const HttpRequest&, HttpResponse& res) {
+    reply(s.metrics, "/v2", res, 200, {{"name", "vkformer"}, {"version", VKF_VERSION}, {"extensions", {"binary_tensor_data"}}});
   });
-  http.Get(R"(/v2/models/([^/]+)(?:/versions/1)?)", [&s](const httplib::Request& req, httplib::Response& res) {
+  http.get(R"(/v2/models/([^/]+)(?:/versions/1)?)", [&s](const HttpRequest& req, HttpResponse& res) {
     guarded(s.metrics, "/v2/models", res, true, [&] { reply(s.metrics, "/v2/models", res, 200, metadata(s.model(req.matches[1]))); });
   });
-  http.Get(R"(/v2/models/([^/]+)(?:/versions/1)?/ready)", [&s](const httplib::Request& req, httplib::Response& res) {
+  http.get(R"(/v2/models/([^/]+)(?:/versions/1)?/ready)", [&s](const HttpRequest& req, HttpResponse& res) {
     guarded(s.metrics, "/v2/models/ready", res, true, [&] {
       s.model(req.matches[1]);
       reply(s.metrics, "/v2/models/ready", res, s.engine.ready() ? 200 : 503, {{"name", std::string(req.matches[1])}, {"ready", s.engine.ready()}});
     });
   });
-  http.Post(R"(/v2/models/([^/]+)(?:/versions/1)?/infer)", [&s](const httplib::Request& req, httplib::Response& res) {
+  http.post(R"(/v2/models/([^/]+)(?:/versions/1)?/infer)", [&s](const HttpRequest& req, HttpResponse& res) {
     guarded(s.metrics, "/v2/models/infer", res, true, [&] { infer(s, s.model(req.matches[1]), req, res); });
   });
 }
