@@ -193,7 +193,9 @@ TEST(HostVulkan, NamesWhatTheHostLacks) {
   h.queue_family_index = 99;
   expect_error([&] { Context c(h, o); }, "queue_family_index 99");
   Context ctx(app.handles(), o);
-  auto [buf, mem] = app.buffer(1024, VK_BUFFER_USAGE_VERTEX_BUFFER_BIT);
+  const auto buf_mem = app.buffer(1024, VK_BUFFER_USAGE_VERTEX_BUFFER_BIT);
+  VkBuffer buf = buf_mem.first;  // not a structured binding: C++17 lambdas cannot capture one (clang)
+  VkDeviceMemory mem = buf_mem.second;
   expect_error([&] { ctx.wrap_buffer(buf, 0, 1024, VK_BUFFER_USAGE_VERTEX_BUFFER_BIT, {4}); },
                "VK_BUFFER_USAGE_STORAGE_BUFFER_BIT");
   expect_error([&] { ctx.wrap_buffer(buf, 0, 1024, VK_BUFFER_USAGE_STORAGE_BUFFER_BIT, {512}); },

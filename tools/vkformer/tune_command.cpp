@@ -47,9 +47,9 @@ struct Trial {
 /// pick does not report (SGS, reported only when required) differs from it.
 bool same_as(const TunedConfig& cand, const OpInfo& picked) {
   if (!cand.variant.empty() && cand.variant != picked.variant) return false;
-  for (const auto& [name, value] : cand.knobs) {
-    auto it = std::find_if(picked.spec.begin(), picked.spec.end(), [&](const auto& kv) { return kv.first == name; });
-    if (it == picked.spec.end() || it->second != value) return false;
+  for (const auto& knob : cand.knobs) {  // not a structured binding: C++17 lambdas cannot capture one (clang)
+    auto it = std::find_if(picked.spec.begin(), picked.spec.end(), [&](const auto& kv) { return kv.first == knob.first; });
+    if (it == picked.spec.end() || it->second != knob.second) return false;
   }
   return true;
 }

@@ -203,7 +203,7 @@ struct Shape {
       choice["logprobs"] = nullptr;
     }
     json j = head(chat ? "chat.completion.chunk" : "text_completion");
-    j["choices"] = {choice};
+    j["choices"] = json::array({choice});  // not {choice}: clang reads that as a copy of the object, gcc as an array
     return "data: " + j.dump(-1, ' ', false, json::error_handler_t::replace) + "\n\n";
   }
   /// A whole choice of the non-streaming reply.

@@ -17,9 +17,11 @@ json tensor_meta(const char* name, const char* type, std::vector<int64_t> shape)
 }
 
 json metadata(const ServedModel& m) {
-  json inputs = {tensor_meta("text", "BYTES", {-1}), tensor_meta("input_ids", "INT64", {-1, -1})};
-  json outputs = m.embeds ? json{tensor_meta("embedding", "FP32", {-1, int64_t(m.dim)})}
-                          : json{tensor_meta("text_output", "BYTES", {-1}), tensor_meta("output_ids", "INT64", {-1, -1})};
+  // json::array, not braces: {one_json_value} is a copy of it under clang, an array under gcc.
+  json inputs = json::array({tensor_meta("text", "BYTES", {-1}), tensor_meta("input_ids", "INT64", {-1, -1})});
+  json outputs = m.embeds ? json::array({tensor_meta("embedding", "FP32", {-1, int64_t(m.dim)})})
+                          : json::array({tensor_meta("text_output", "BYTES", {-1}),
+                                         tensor_meta("output_ids", "INT64", {-1, -1})});
   return {{"name", m.name}, {"versions", {"1"}}, {"platform", "vkformer"}, {"inputs", inputs}, {"outputs", outputs}};
 }
 
