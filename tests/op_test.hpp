@@ -49,10 +49,9 @@ inline bool in_capability_leg() {
 }
 
 /// Whether this run is the subgroup-size leg (VKF_TEST_LEG=subgroup16: lavapipe at 512-bit
-/// vectors, subgroups of 16). Its point is code that could assume a subgroup size, which
-/// only variants using subgroup operations have (named for them, or gemm's broadcast, which
-/// shares rows by shuffles), and the engine's pick; every other variant would only be
-/// compiled again for the wider vectors.
+/// vectors, subgroups of 16). Its point is code that could assume a subgroup size, which only
+/// variants using subgroup operations have; any other would only be compiled again for the
+/// wider vectors.
 inline bool in_subgroup_size_leg() {
   const char* e = std::getenv("VKF_TEST_LEG");
   return e && std::string(e) == "subgroup16";
