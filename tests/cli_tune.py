@@ -7,6 +7,9 @@
 - a bad entry is left out with one warning naming the file and the entry, and the
   engine's own choice runs; a damaged, too deep or too large file is ignored with one
   warning;
+- an entry the search did not write is checked against the reference at its first
+  use, and the outcome recorded in the database: one that passes is used, one
+  that misses (fault injection) is dropped with one warning and listed unusable;
 - a candidate that loses the device (fault injection) is recorded as unusable
   and the search goes on; two searches at once leave a valid file.
 No timing is asserted."""
@@ -53,6 +56,8 @@ with tempfile.TemporaryDirectory() as tmp:
         for cls, e in shapes.items():
             if e["variant"] or e["knobs"]:  # an empty entry records that the engine's choice won
                 assert e["ms"] < 0.97 * e["default_ms"], f"{op} {cls}: stored without beating the default: {e}"
+                # The search checked it against the reference: the engine need not check it again.
+                assert 0 <= e["checked"]["error"] <= e["checked"]["bound"], f"{op} {cls}: {e}"
     tuned = sum(1 for s in dev["ops"].values() for e in s.values() if e["variant"] or e["knobs"])
     print(f"search stored {tuned} entries")
 
@@ -72,6 +77,9 @@ with tempfile.TemporaryDirectory() as tmp:
     assert (spec["BM"], spec["BN"], spec["TM"], spec["TN"], spec["STAGED"]) == ("32", "32", "8", "4", "0"), spec
     off = spec_of(run(["kernel", "gemm", "--m", "64", "--n", "48", "--k", "64", "--tuning", "off"], env).stdout, "gemm")
     assert off != spec, "--tuning off still used the database"
+    # That hand-written entry was checked at its first use (issue 29 #12), and the outcome recorded.
+    checked = device_entry(auto_db)["ops"]["gemm"]["m=64,n=48,k=64,dtype=f32"]["checked"]
+    assert 0 <= checked["error"] <= checked["bound"], checked
     out = run(["devices"], env).stdout
     assert "tuning: 1 tuned op shapes" in out, out
     js = os.path.join(tmp, "cmp.json")
@@ -114,6 +122,21 @@ with tempfile.TemporaryDirectory() as tmp:
               "TM x TN up to 256")
     # gemv COLS=2^30 at 4 rows: the 32-bit fit products wrapped to 0, and the result was wrong (max err 1.0).
     bad_entry("m=4,n=48,k=64,dtype=f32", {"variant": "", "knobs": {"COLS": 1073741824}}, 4, 48, 64, "does not fit")
+    # An entry that fits but misses the reference at its first use (the check's outcome injected):
+    # one warning, the engine's own choice, and the entry recorded as unusable, so the next run
+    # neither checks nor uses it.
+    gemm_args = ["kernel", "gemm", "--m", "64", "--n", "48", "--k", "64"]
+    json.dump({"format": "vkformer-tuning 1", "devices": {k: {"ops": {"gemm": {cls: entry}}}}}, open(auto_db, "w"))
+    r = run(gemm_args, {**env, "VKFORMER_FAULT_INJECT": "tuning_check:wrong_output"})
+    warnings = [l for l in r.stderr.splitlines() if "warning" in l]
+    assert len(warnings) == 1 and f'gemm "{cls}"' in warnings[0] and "missed the reference at its first use" in \
+        warnings[0], r.stderr
+    default_spec = spec_of(run(gemm_args + ["--tuning", "off"], env).stdout, "gemm")
+    assert spec_of(r.stdout, "gemm") == default_spec, r.stdout
+    assert device_entry(auto_db)["unusable"]["gemm"][cls] == ["blocked BK=4 BM=32 BN=32 TM=8 TN=4"], \
+        device_entry(auto_db)
+    r = run(gemm_args, env)
+    assert "warning" not in r.stderr and spec_of(r.stdout, "gemm") == default_spec, r.stderr
     # A file over 16 MiB (sparse: nothing is stored) is refused before a byte is read.
     with open(auto_db, "w") as f:
         f.truncate(17 << 20)

@@ -22,6 +22,11 @@ struct TunedConfig {
   std::vector<std::pair<std::string, uint32_t>> knobs;
   double ms = 0;          ///< measured median (database entries)
   double default_ms = 0;  ///< the engine's own choice, measured in the same run
+  /// Its output's error against the op's reference, when it was checked (by
+  /// `tune`, or at its first use in a context); < 0: not checked yet. An entry
+  /// is checked once: a database entry that misses its op's bound is never used.
+  double checked_error = -1;
+  double checked_bound = 0;  ///< the op's bound at that check
   /// The knob's value, or `fallback` when the configuration does not set it.
   uint32_t knob(const std::string& name, uint32_t fallback) const;
   bool has(const std::string& name) const;

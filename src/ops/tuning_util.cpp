@@ -2,7 +2,94 @@
 // normalizations (layernorm, rmsnorm); see tuning_util.hpp.
 #include "ops/tuning_util.hpp"
 
+#include <cstdio>
+#include <limits>
+
+#include "vk/check.hpp"
+#include "vk/recorder_impl.hpp"
+#include "vkformer/recorder.hpp"
+
 namespace vkf {
+
+namespace {
+
+/// Set while this thread runs a check: the op it records there uses the entry
+/// under check (and any other) as it stands.
+thread_local bool checking_entry = false;
+
+/// Runs `op` at `shape_class` with the database's entry `config` (the op looks
+/// it up itself) and returns its error against the reference; `bound` gets the
+/// op's bound. @throws vkf::Error when the op cannot run the class's shape or
+/// did not use the entry there.
+double entry_error(Recorder::Impl& r, const std::string& op, const std::string& shape_class,
+                   const TunedConfig* config, double& bound) {
+  const OpDescriptor& d = vkf::op(op);
+  const OpCase c = d.make_case(r.context, parse_op_shape(shape_class));
+  Recorder rec(r.context);
+  const OpInfo info = c.record(rec, "");
+  r.context.submit(rec);
+  bound = c.bound;
+  // The check means something only if the op ran the entry at its class
+  // (an entry the op refused there was dropped, with its warning).
+  if (info.shape_class != shape_class || !dispatched(*config, info))
+    throw Error("the op did not run it at its shape class (it ran " + info.shape_class + ")");
+  bool ran_first = false;  // a test's injected fault: read as a wrong output
+  if (fault::armed && fault::check("tuning_check", &ran_first) != VK_SUCCESS)
+    return std::numeric_limits<double>::infinity();
+  return c.error();
+}
+
+}  // namespace
+
+bool dispatched(const TunedConfig& config, const OpInfo& picked) {
+  if (!config.variant.empty() && config.variant != picked.variant) return false;
+  for (const auto& knob : config.knobs) {  // not a structured binding: C++17 lambdas cannot capture one (clang)
+    auto it = std::find_if(picked.spec.begin(), picked.spec.end(), [&](const auto& kv) { return kv.first == knob.first; });
+    if (it == picked.spec.end() || it->second != knob.second) return false;
+  }
+  return true;
+}
+
+bool tuned_entry_passes(Recorder::Impl& r, const std::string& op, const std::string& shape_class,
+                        const TunedConfig* config) {
+  Context::Impl& ctx = r.ctx;
+  if (checking_entry || config->checked_error >= 0 || config != ctx.tuning.find(op, shape_class)) return true;
+  std::lock_guard<std::mutex> lock(ctx.tuning_check_mu);
+  const auto key = std::make_pair(op, shape_class);
+  if (auto seen = ctx.tuning_checked.find(key); seen != ctx.tuning_checked.end()) return seen->second;
+  double error = 0, bound = 0;
+  checking_entry = true;
+  try {
+    error = entry_error(r, op, shape_class, config, bound);
+  } catch (...) {
+    checking_entry = false;
+    throw;  // plan_tuned drops the entry, naming why
+  }
+  checking_entry = false;
+  const bool passed = error <= bound;
+  ctx.tuning_checked[key] = passed;
+  // The outcome goes into the database, so the check runs once per entry and device.
+  TuningTable outcome;
+  if (passed) {
+    TunedConfig checked = *config;
+    checked.checked_error = error;
+    checked.checked_bound = bound;
+    outcome.best[op][shape_class] = checked;
+  } else {
+    char why[160];
+    std::snprintf(why, sizeof why, "its output missed the reference at its first use (error %.3g, bound %.3g)",
+                  error, bound);
+    drop_tuned_entry(ctx, op, shape_class, config, why);
+    outcome.unusable[op][shape_class] = ctx.tuning.unusable[op][shape_class];
+  }
+  try {
+    store_tuning(ctx.tuning.path, ctx.caps, outcome);
+  } catch (const std::exception& e) {  // a read-only database: the check runs again next time
+    std::fprintf(stderr, "vkformer: warning: %s: could not record the check of the entry %s \"%s\": %s\n",
+                 ctx.tuning.path.c_str(), op.c_str(), shape_class.c_str(), e.what());
+  }
+  return passed;
+}
 
 uint32_t tuned_subgroup_size(const Capabilities& caps, const TunedConfig* t, bool subgroup_variant, uint32_t wg,
                              const char* op) {

@@ -38,22 +38,40 @@ inline const TunedConfig* tuned(Recorder::Impl& r, const char* op, const std::st
 bool drop_tuned_entry(Context::Impl& ctx, const std::string& op, const std::string& shape_class,
                       const TunedConfig* config, const std::string& why);
 
+/// Whether the database's entry `config` for `op` at `shape_class` may be
+/// used: true at once for the tuner's candidates and for entries checked
+/// before (TunedConfig::checked_error). An unchecked entry is checked once, at
+/// its first use: the op runs at its shape class with the entry, against its
+/// double-precision reference, and the outcome is recorded in the database. An
+/// entry that misses the op's bound is dropped (drop_tuned_entry) and listed as
+/// unusable there, so a tuned configuration never changes a result beyond its
+/// op's bound (issue 29 #12). Defined in tuning_util.cpp.
+bool tuned_entry_passes(Recorder::Impl& r, const std::string& op, const std::string& shape_class,
+                        const TunedConfig* config);
+
 /// `plan()`, which plans the op with the tuned configuration `tc` (nullptr:
 /// its own rules). A database entry that the op refuses (a knob out of range
 /// for this device, an unknown variant) must not stop inference: it is
 /// dropped with one warning (drop_tuned_entry), `tc` becomes nullptr and
 /// `plan()` runs again with the op's own rules. The tuner's candidates throw.
+/// An entry that fits is checked at its first use (tuned_entry_passes()).
 template <typename PlanFn>
 auto plan_tuned(Recorder::Impl& r, const char* op, const std::string& shape_class, const TunedConfig*& tc,
                 PlanFn&& plan) -> decltype(plan()) {
   try {
-    return plan();
+    auto p = plan();
+    if (!tc || tuned_entry_passes(r, op, shape_class, tc)) return p;
   } catch (const Error& e) {
     if (!drop_tuned_entry(r.ctx, op, shape_class, tc, e.what())) throw;
-    tc = nullptr;
-    return plan();
   }
+  tc = nullptr;
+  return plan();
 }
+
+/// Whether `picked` (what an op dispatched) is `config`: its variant, if it
+/// names one, and each knob it sets. A knob the op does not report (SGS,
+/// reported only when required) differs.
+bool dispatched(const TunedConfig& config, const OpInfo& picked);
 
 /// The variant asked for, else the tuned one, else "" (the op's own rule).
 inline std::string pick_variant(const std::string& asked, const TunedConfig* t) {

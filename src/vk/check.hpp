@@ -65,6 +65,8 @@ namespace fault {
 ///   SITE: submit (vkQueueSubmit), wait (vkWaitForFences), alloc (vkAllocateMemory),
 ///   map (vkMapMemory), pipeline (vkCreateComputePipelines), or any vk function name.
 ///   RESULT: device_lost, oom (out of device memory), host_oom, or a VK_ERROR_* name.
+///   "tuning_check:wrong_output[:N]" makes the Nth first-use check of a tuned
+///   database entry report a wrong output (not a Vulkan call; docs/tuning.md).
 /// The environment variable VKFORMER_FAULT_INJECT is read once, at the first
 /// checked call; set() replaces it (an empty spec disarms) and restarts the count.
 /// @throws vkf::Error on a spec it cannot parse.

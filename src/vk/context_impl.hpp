@@ -84,6 +84,10 @@ struct Context::Impl {
   /// learns the shapes a model runs.
   std::set<std::pair<std::string, std::string>>* tuning_capture = nullptr;
   bool tuning_suspended = false;  ///< TuningSuspended: every op runs the engine's own rules
+  /// Database entries checked against their op's reference at their first use
+  /// in this context (ops/tuning_util.cpp), and whether they passed.
+  std::map<std::pair<std::string, std::string>, bool> tuning_checked;
+  std::mutex tuning_check_mu;  ///< one check at a time; guards tuning_checked
 
   /// The configuration to use for `op` at `shape_class`, or nullptr for the
   /// engine's own rules: the tuner's candidate, else the database's entry.

@@ -70,6 +70,14 @@ TunedConfig config_from(const json& e) {
       c.knobs.emplace_back(k, uint32_t(v.get<uint64_t>()));
     }
   }
+  if (e.contains("checked")) {  // {"error": 1.2e-07, "bound": 0.0001}: an unchecked entry is checked at first use
+    const json& k = e["checked"];
+    if (!k.is_object() || !k.contains("error") || !k["error"].is_number() || !k.contains("bound") ||
+        !k["bound"].is_number() || !(k["error"].get<double>() >= 0))
+      throw Error("\"checked\" must be {\"error\": number >= 0, \"bound\": number}, got " + brief_json(k));
+    c.checked_error = k["error"].get<double>();
+    c.checked_bound = k["bound"].get<double>();
+  }
   for (const char* t : {"ms", "default_ms"})
     if (e.contains(t) && !e[t].is_number()) throw Error("\"" + std::string(t) + "\" must be a number");
   c.ms = e.value("ms", 0.0);
@@ -80,7 +88,9 @@ TunedConfig config_from(const json& e) {
 json config_to(const TunedConfig& c) {
   json k = json::object();
   for (auto& [n, v] : c.knobs) k[n] = v;
-  return {{"variant", c.variant}, {"knobs", k}, {"ms", c.ms}, {"default_ms", c.default_ms}};
+  json e = {{"variant", c.variant}, {"knobs", k}, {"ms", c.ms}, {"default_ms", c.default_ms}};
+  if (c.checked_error >= 0) e["checked"] = {{"error", c.checked_error}, {"bound", c.checked_bound}};
+  return e;
 }
 
 // Reads the file as JSON: null when missing, throws on damage. Every command

@@ -12,6 +12,7 @@
 
 #include "kernel_bench.hpp"  // median
 #include "ops/registry.hpp"
+#include "ops/tuning_util.hpp"
 #include "vk/check.hpp"
 #include "vk/tuning_hooks.hpp"
 #include "vkformer/recorder.hpp"
@@ -40,19 +41,9 @@ struct Trial {
   std::string failure;  ///< "" when it ran and matched the reference
   bool fits = true;     ///< false: the op refused it for this device or shape (not a fault)
   bool lost = false;    ///< the device was lost: the context must be replaced
+  double error = -1;    ///< its error against the reference, when it ran
   OpInfo info;  ///< what the op dispatched: its variant and knobs
 };
-
-/// Whether `cand` is the configuration the engine picked anyway. A knob the
-/// pick does not report (SGS, reported only when required) differs from it.
-bool same_as(const TunedConfig& cand, const OpInfo& picked) {
-  if (!cand.variant.empty() && cand.variant != picked.variant) return false;
-  for (const auto& knob : cand.knobs) {  // not a structured binding: C++17 lambdas cannot capture one (clang)
-    auto it = std::find_if(picked.spec.begin(), picked.spec.end(), [&](const auto& kv) { return kv.first == knob.first; });
-    if (it == picked.spec.end() || it->second != knob.second) return false;
-  }
-  return true;
-}
 
 /// Runs `cfg` once and checks it against the reference, then times `repeat` runs.
 Trial trial(Context& ctx, const OpCase& c, const std::string& op, const TunedConfig& cfg, int repeat) {
@@ -63,6 +54,7 @@ Trial trial(Context& ctx, const OpCase& c, const std::string& op, const TunedCon
     t.info = c.record(rec, "");
     ctx.submit(rec);
     const double err = c.error();
+    t.error = err;
     if (!(err <= c.bound)) {
       t.failure = "wrong output (error " + std::to_string(err) + ", bound " + std::to_string(c.bound) + ")";
       return t;
@@ -151,7 +143,7 @@ void tune_item(std::unique_ptr<Context>& ctx, const ContextOptions& opts, const 
   for (const TunedConfig& cand : cands) {
     if (Clock::now() > deadline) break;
     ++tried;
-    if (same_as(cand, base.info)) continue;  // measured already, as the default
+    if (dispatched(cand, base.info)) continue;  // measured already, as the default
     const Trial t = trial(*ctx, *c, name, cand, o.repeat);
     if (!t.fits) {  // refused by the op for this device or shape (a texel view too long, say): not a fault
       if (!refused++) std::fprintf(stderr, "  does not fit: %s: %s\n", cand.text().c_str(), t.failure.c_str());
@@ -169,7 +161,12 @@ void tune_item(std::unique_ptr<Context>& ctx, const ContextOptions& opts, const 
       }
       continue;
     }
-    if (t.ms < best.ms) best = cand, best.ms = t.ms;
+    if (t.ms < best.ms) {
+      best = cand;
+      best.ms = t.ms;
+      best.checked_error = t.error;  // stored checked: the engine need not check it at its first use
+      best.checked_bound = c->bound;
+    }
   }
   if (refused > 1) std::fprintf(stderr, "  ... %zu candidates in all do not fit\n", refused);
   if (tried < cands.size()) std::fprintf(stderr, "  budget: %zu of %zu candidates tried\n", tried, cands.size());
