@@ -18,6 +18,12 @@
 // barriers. On lavapipe a texel fetch is a straight gather while a load from a
 // storage buffer or shared memory is a loop over the lanes. The sums are the
 // same, in the same order, as the staged kernel's.
+// SPLIT (-D, variant "split", flash-decoding): the keys are cut into p.splits
+// ranges of p.split_len, one workgroup each, so a decode step (one query row
+// per head) fills a GPU's many cores instead of one workgroup per head. Each
+// writes its rows' unnormalized (m, l, NaN seen, acc) to a partial record; the
+// combine pass (flash_attention_combine.comp) merges a row's records as the
+// TPR > 1 merge below does.
 #extension GL_GOOGLE_include_directive : require
 #include "lib/types.glsl"
 #include "lib/grid.glsl"
@@ -39,6 +45,9 @@ layout(std430, binding = 0) readonly buffer Qb { float q[]; };
 #ifndef TEXEL
 #define TEXEL 0
 #endif
+#ifndef SPLIT
+#define SPLIT 0
+#endif
 #if TEXEL
 layout(binding = 1) uniform samplerBuffer kt;  // RGBA (VEC4) or R texels, 32- or 16-bit floats
 layout(binding = 2) uniform samplerBuffer vt;
@@ -47,6 +56,7 @@ layout(std430, binding = 1) readonly buffer Kb { WTYPE k[]; };
 layout(std430, binding = 2) readonly buffer Vb { WTYPE v[]; };
 #endif
 layout(std430, binding = 3) readonly buffer Mb { int pad[]; };
+// SPLIT: the partial records, (D4·4 + 4) floats per (row, head, split): m, l, NaN seen, 0, acc.
 layout(std430, binding = 4) writeonly buffer Ob { float o[]; };
 layout(std430, binding = 5) readonly buffer Bb { float bias[]; };  // [heads, q_len, bias_rs]
 #include "push/flash_attention.h"
@@ -76,6 +86,8 @@ shared vec4 sh[SH4];
 void main() {
   uint g = linear_group_id();
   if (g >= p.total) return;
+  const uint split = g % p.splits;  // 1 split unless SPLIT
+  g /= p.splits;
   const uint qb = g % p.q_blocks, bh = g / p.q_blocks;
   const uint b = bh / p.heads, h = bh % p.heads, D = p.head_dim;
   const uint t = gl_LocalInvocationID.x, row = t / TPR, lane = t % TPR;
@@ -103,15 +115,18 @@ void main() {
   const uint kvis = p.causal != 0 ? min(kend, i + p.causal_offset + 1) : kend;
   const uint kbegin = p.window != 0 && i_first + p.causal_offset >= p.window ? i_first + p.causal_offset + 1 - p.window : 0;
   const uint kfirst = p.window != 0 && i + p.causal_offset >= p.window ? i + p.causal_offset + 1 - p.window : 0;
+  // This workgroup's keys: its split's range (all of them without SPLIT).
+  const uint klo = max(kbegin, split * p.split_len), khi = min(kend, split * p.split_len + p.split_len);
+  const uint kstop = min(kvis, khi);
 
-  for (uint j0 = kbegin; j0 < kend; j0 += BK) {
+  for (uint j0 = klo; j0 < khi; j0 += BK) {
 #if TEXEL
     if (!live) continue;
 #else
     barrier();  // the previous tile has been read
     for (uint e = t; e < BK * D4; e += WG) {
       const uint j = j0 + e / D4, c = (e % D4) * 4;
-      const bool in_tile = j < kend;
+      const bool in_tile = j < khi;
       sh[e] = in_tile ? load_k(kbase + j * p.k_rs, c, D) : vec4(0.0);
       sh[BK * D4 + e] = in_tile ? load_v(vbase + j * p.v_rs, c, D) : vec4(0.0);
     }
@@ -123,11 +138,11 @@ void main() {
     float tmax = NEG_INF;
     [[dont_unroll]] for (uint n = 0; n < KPT; ++n) {
       const uint jj = lane + n * TPR, j = j0 + jj;
-      const bool ok = j >= kfirst && j < kvis && (p.has_pad == 0 || pad[pbase + j] == 0);
+      const bool ok = j >= kfirst && j < kstop && (p.has_pad == 0 || pad[pbase + j] == 0);
       vec4 d = vec4(0.0);
 #if TEXEL
       // A key past the end is masked (ok is false); read row 0 in its place.
-      const uint kr = kbase + (j < kend ? j : 0) * p.k_rs;
+      const uint kr = kbase + (j < khi ? j : 0) * p.k_rs;
       for (uint c4 = 0; c4 < D4; ++c4) d += qr[c4] * fetch4(kt, kr, c4 * 4, D);
 #else
       for (uint c4 = 0; c4 < D4; ++c4) d += qr[c4] * sh[jj * D4 + c4];
@@ -152,7 +167,7 @@ void main() {
       l += pj;
 #if TEXEL
       // Past the end the staged tile holds zeros: add pj·0 as it does.
-      const bool in_kv = j0 + jj < kend;
+      const bool in_kv = j0 + jj < khi;
       const uint vr = vbase + (in_kv ? j0 + jj : 0) * p.v_rs;
       for (uint c4 = 0; c4 < D4; ++c4) acc[c4] += pj * (in_kv ? fetch4(vt, vr, c4 * 4, D) : vec4(0.0));
 #else
@@ -162,8 +177,19 @@ void main() {
   }
 
   const uint obase = (b * p.q_len + i) * (p.heads * D) + h * D;
+#if SPLIT
+  const uint rec = (((b * p.q_len + i) * p.heads + h) * p.splits + split) * (D4 * 4 + 4);
+#endif
   if (TPR == 1) {
     if (!live) return;
+#if SPLIT
+    o[rec] = m;
+    o[rec + 1] = l;
+    o[rec + 2] = nan_seen ? 1.0 : 0.0;
+    o[rec + 3] = 0.0;
+    for (uint c4 = 0; c4 < D4; ++c4) store_o(rec + 4, c4 * 4, D4 * 4, acc[c4]);
+    return;
+#endif
     // l = 0: every key masked. A NaN score makes the row NaN, as PyTorch's softmax
     // does (max() may drop it, and the tile it is in may be skipped).
     const float inv = nan_seen ? QNAN : l > 0.0 ? 1.0 / l : 0.0;
@@ -187,12 +213,24 @@ void main() {
   bool row_nan = false;
   for (uint r = 0; r < TPR; ++r) row_nan = row_nan || sh[WG * D4 + first + r].z != 0.0;
   const float inv = row_nan ? QNAN : lrow > 0.0 ? 1.0 / lrow : 0.0;
+#if SPLIT
+  if (lane == 0) {
+    o[rec] = mrow;
+    o[rec + 1] = lrow;
+    o[rec + 2] = row_nan ? 1.0 : 0.0;
+    o[rec + 3] = 0.0;
+  }
+#endif
   for (uint c4 = lane; c4 < D4; c4 += TPR) {
     vec4 sum = vec4(0.0);
     for (uint r = 0; r < TPR; ++r) {
       const float mr = sh[WG * D4 + first + r].x;
       if (mr != NEG_INF) sum += sh[(first + r) * D4 + c4] * exp(mr - mrow);
     }
+#if SPLIT
+    store_o(rec + 4, c4 * 4, D4 * 4, sum);  // unnormalized: the combine pass divides
+#else
     store_o(obase, c4 * 4, D, sum * inv);
+#endif
   }
 }

@@ -15,7 +15,8 @@ namespace vkf::test {
 // Mistral's sliding window: shorter than the prompt, 1 (each query sees only
 // itself), at least kv_len (plain causal), decode steps over a cache (whole
 // tiles before the window skipped), grouped K/V, padding (fully masked rows)
-// and several query blocks.
+// and several query blocks. Decode rows (at most 16) also run the split variant
+// (flash-decoding: key ranges merged by a second pass), some with empty ranges.
 // Padding comes with two sequences or more: the table's mask pads none of the first.
 std::vector<AttnCase> flash_cases() {
   const std::vector<AttnCase> base = {
@@ -43,6 +44,8 @@ std::vector<AttnCase> flash_cases() {
       grouped(windowed({3, 4, 40, 9, 9, Layout::PackedQKV, MaskKind::Both}, 1), 2),
       windowed({2, 2, 40, 5, 70, Layout::PackedKV, MaskKind::Both, 65}, 9),
       windowed({1, 2, 64, 70, 70, Layout::Separate, MaskKind::Causal}, 20),
+      // Decoding over 600 cached keys: where a GPU's rule splits the keys (variant split).
+      grouped(windowed({1, 4, 32, 2, 600, Layout::Cache, MaskKind::Causal, 598}, 300), 2),
       {1, 1, 128, 5, 5, Layout::Separate, MaskKind::Causal},
       {2, 3, 30, 17, 1, Layout::Separate, MaskKind::Both},
   };
@@ -267,12 +270,14 @@ TEST_F(DeviceTest, FlashAttentionRejectsBadArguments) {
 
 // One NaN in a query makes that row's output NaN, as PyTorch's softmax does,
 // short rows and long ones (several tiles, keys split across invocations);
-// every other row keeps its value and fully masked rows stay zeros (issue 29).
+// every other row keeps its value and fully masked rows stay zeros (issue 29),
+// also where the split variant merges key ranges (some of them fully masked).
 TEST_F(DeviceTest, FlashAttentionNanQueryMakesItsRowNan) {
   for (const AttnCase& c : {AttnCase{2, 2, 64, 5, 17, Layout::Separate, MaskKind::Both},
                             AttnCase{2, 2, 32, 3, 300, Layout::Separate, MaskKind::Padding},
-                            AttnCase{1, 2, 64, 4, 4, Layout::Separate, MaskKind::Causal}}) {
-    SCOPED_TRACE(case_name(c));
+                            AttnCase{1, 2, 64, 4, 4, Layout::Separate, MaskKind::Causal}})
+  for (const char* variant : {"", "split"}) {
+    SCOPED_TRACE(case_name(c) + " variant \"" + variant + "\"");
     AttnInputs in(ctx(), c, 61);
     const auto& s = in.shape;
     const uint32_t d = s.heads * s.head_dim;
@@ -287,7 +292,7 @@ TEST_F(DeviceTest, FlashAttentionNanQueryMakesItsRowNan) {
     Tensor tq = ctx().tensor({s.batch, s.q_len, d}, in.q);
     Tensor out = ctx().tensor({s.batch, s.q_len, d});
     Recorder rec(ctx());
-    flash_attention(rec, {HeadsView{&tq}, in.hk, in.hv, s, in.mask, in.scale, &out});
+    flash_attention(rec, {HeadsView{&tq}, in.hk, in.hv, s, in.mask, in.scale, &out, variant});
     ctx().submit(rec);
     auto got = ctx().read(out);
     const auto fully = in.fully_masked_rows();

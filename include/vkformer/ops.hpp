@@ -131,9 +131,12 @@ struct FlashAttentionArgs {
   float scale = 1.0f;
   Tensor* out = nullptr;  ///< [batch, q_len, heads·head_dim] f32; head_dim ≤ 256
   /// "" (the tuning database, else the rule: texel on a CPU device when K and V
-  /// can be texel buffers, else online), "online" (K/V tiles staged in shared
-  /// memory), "texel" (K/V read through uniform texel buffers), or "untuned"
-  /// (the rule without the database). Both kernels sum in the same order.
+  /// can be texel buffers; on a GPU split for a decode step with few heads and
+  /// many keys; else online), "online" (K/V tiles staged in shared memory),
+  /// "texel" (K/V read through uniform texel buffers), "split" (flash-decoding:
+  /// at most 16 query rows; the keys cut into ranges, one workgroup each, merged
+  /// by a second dispatch), or "untuned" (the rule without the database). The
+  /// online and texel kernels sum in the same order.
   std::string variant;
   /// Optional [heads, q_len, ≥ kv_len] f32 added to the scaled scores before the
   /// mask, the same for every batch: T5's relative-position bias (position_bias()).

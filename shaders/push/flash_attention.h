@@ -13,6 +13,8 @@ VKF_PUSH(FlashAttentionPush)
   uint bias_rs;  // elements between the bias's rows (≥ kv_len)
   uint heads_per_kv;  // query heads per K/V head: head h reads K/V head h / heads_per_kv
   uint window;        // with causal: keys before i + causal_offset + 1 − window are masked too (0: none)
+  uint splits, split_len;  // key ranges of split_len keys, one workgroup each (variant split; else 1, kv_len)
 VKF_PUSH_END(FlashAttentionPush)
+
 
 #endif

@@ -1,21 +1,46 @@
-// Fused attention with an online softmax: shaders/flash_attention.comp.
+// Fused attention with an online softmax: shaders/flash_attention.comp, and for
+// its split variant (flash-decoding) shaders/flash_attention_combine.comp.
 // Reference: ref::attention in src/reference/attention.cpp.
 #include "ops/op_case.hpp"
 #include "ops/attention_util.hpp"
 #include "ops/tuning_util.hpp"
 #include "push/flash_attention.h"
+#include "push/flash_attention_combine.h"
 
 namespace vkf {
 
 /// Per-invocation arrays hold a query row and an accumulator of head_dim floats.
 constexpr uint32_t kFlashMaxHeadDim = 256;
 
+/// The split variant cuts the keys into ranges, one workgroup each, then merges
+/// them: for decoding (a few query rows), where one workgroup per head leaves a
+/// GPU's cores idle. Its rule, on a GPU only (a CPU device's few cores are
+/// busy with one workgroup per head already): fewer than kSplitFewGroups
+/// workgroups otherwise, and at least 2 × kSplitKeys keys; ranges of about
+/// kSplitKeys keys, at most kMaxSplits. Not measured on a GPU yet (issue 28).
+constexpr uint32_t kSplitMaxRows = 16, kSplitFewGroups = 128, kSplitKeys = 256, kMaxSplits = 64;
+
+namespace {
+
+/// The key ranges of the split variant: `splits` ranges of `len` keys (a
+/// multiple of the tile, `bk`), the last one shorter.
+struct KeySplit {
+  uint32_t splits, len;
+};
+KeySplit key_split(uint32_t kv_len, uint32_t asked, uint32_t bk) {
+  const uint32_t len = ceil_div(ceil_div(kv_len, std::max(1u, asked)), bk) * bk;
+  return {ceil_div(kv_len, len), len};
+}
+
+}  // namespace
+
 OpInfo flash_attention(Recorder& rec, const FlashAttentionArgs& a) {
   const auto [r, caps, op] = start_op(rec, "flash_attention");
   const AttentionShape& s = a.shape;
   check_shape(s, op);
-  require(a.variant.empty() || a.variant == "online" || a.variant == "texel" || a.variant == "untuned", op,
-          "unknown variant \"" + a.variant + "\" (online, texel, untuned)");
+  require(a.variant.empty() || a.variant == "online" || a.variant == "texel" || a.variant == "split" ||
+              a.variant == "untuned",
+          op, "unknown variant \"" + a.variant + "\" (online, texel, split, untuned)");
   require(s.head_dim <= kFlashMaxHeadDim, op,
           "head_dim " + std::to_string(s.head_dim) + " is more than " + std::to_string(kFlashMaxHeadDim) +
               " (use attention_scores, masked_softmax and attention_values)");
@@ -57,6 +82,7 @@ OpInfo flash_attention(Recorder& rec, const FlashAttentionArgs& a) {
   struct Tiling {
     std::string variant;
     uint32_t wg, tpr, bk, sh;
+    KeySplit split;  // {1, kv_len} but for the split variant
   };
   const Capabilities& dev = caps;
   const char* op_name = op;
@@ -65,16 +91,24 @@ OpInfo flash_attention(Recorder& rec, const FlashAttentionArgs& a) {
     const auto& caps = dev;
     const char* op = op_name;
     std::string variant = pick_variant(a.variant == "untuned" ? "" : a.variant, tc);
-    require(variant.empty() || variant == "online" || variant == "texel", op,
-            "unknown variant \"" + variant + "\" (online, texel)" + (tc ? " (tuned: " + tc->text() + ")" : ""));
+    require(variant.empty() || variant == "online" || variant == "texel" || variant == "split", op,
+            "unknown variant \"" + variant + "\" (online, texel, split)" + (tc ? " (tuned: " + tc->text() + ")" : ""));
     require(a.variant != "texel" || texel_ok, op,
             "variant texel needs K and V readable as texel buffers (formats, maxTexelBufferElements, a host "
             "buffer's usage); use online");
     // The rule: texel reads on a CPU device, where they are gathers and staging
     // is a loop over the lanes. Both kernels sum in the same order, so a tuned
     // texel entry for tensors that cannot be texels runs staged, with its knobs.
+    const bool by_rule = variant.empty() && !tc;  // a tuned entry keeps the variant it was measured with
     if (variant.empty() || (variant == "texel" && !texel_ok))
       variant = caps.device_type == "cpu" && texel_ok ? "texel" : "online";
+    // A GPU with few workgroups to run (a decode step) and many keys splits them.
+    if (by_rule && variant == "online" && caps.device_type != "cpu" && s.q_len <= kSplitMaxRows &&
+        uint64_t(s.batch) * s.heads * ceil_div(s.q_len, 64u) < kSplitFewGroups && s.kv_len >= 2 * kSplitKeys)
+      variant = "split";
+    require(variant != "split" || s.q_len <= kSplitMaxRows, op,
+            "variant split is for decoding: at most " + std::to_string(kSplitMaxRows) + " query rows, not " +
+                std::to_string(s.q_len) + "; use online");
     const bool texel = variant == "texel";
     // Rows per workgroup: up to 64, fewer for short queries, the spare
     // invocations then share rows (TPR per row) and split the keys. Merging their
@@ -111,33 +145,58 @@ OpInfo flash_attention(Recorder& rec, const FlashAttentionArgs& a) {
     require(sh <= vec4s, op,
             "head_dim " + std::to_string(s.head_dim) + " needs more shared memory than the device's " +
                 std::to_string(caps.max_shared_memory) + " bytes" + (tc ? " (tuned: " + tc->text() + ")" : ""));
-    return {variant, wg, tpr, bk, uint32_t(sh)};
+    KeySplit split{1, s.kv_len};
+    if (variant == "split") {
+      const uint32_t asked = tc ? tc->knob("SPLITS", 0) : 0;
+      if (tc && (asked < 2 || asked > kMaxSplits))
+        throw Error(std::string(op) + ": the tuned configuration \"" + tc->text() + "\" needs SPLITS from 2 to " +
+                    std::to_string(kMaxSplits));
+      split = key_split(s.kv_len, asked ? asked : std::clamp(ceil_div(s.kv_len, kSplitKeys), 2u, kMaxSplits), bk);
+    }
+    return {variant, wg, tpr, bk, uint32_t(sh), split};
   });
   const std::string& variant = tiling.variant;
   const bool texel = variant == "texel";
   const uint32_t wg = tiling.wg, tpr = tiling.tpr, bk = tiling.bk, sh = tiling.sh;
 
+  const KeySplit split = tiling.split;
   const uint32_t bq = wg / tpr, q_blocks = ceil_div(s.q_len, bq);
-  const uint64_t total = uint64_t(s.batch) * s.heads * q_blocks;
+  const uint64_t total = uint64_t(s.batch) * s.heads * q_blocks * split.splits;
   require(total < (1ull << 32), op, "too many query blocks");
   const FlashAttentionPush push{s.heads, s.head_dim, s.q_len, s.kv_len, q.off, q.row, q.batch, k.off, k.row,
                                 k.batch, v.off, v.row, v.batch, pad_stride, a.mask.key_padding ? 1u : 0u,
                                 a.mask.causal ? 1u : 0u, a.mask.causal_offset, a.scale, q_blocks, uint32_t(total),
-                                a.bias ? uint32_t(a.bias->dim(-1)) : 0u, s.heads_per_kv(), a.mask.window};
-  const std::string shader = std::string(op) + (texel ? "_texel" : "") + weight_suffix(a.k.t);
+                                a.bias ? uint32_t(a.bias->dim(-1)) : 0u, s.heads_per_kv(), a.mask.window,
+                                split.splits, split.len};
+  const bool splits = variant == "split";
+  const std::string shader = std::string(op) + (texel ? "_texel" : splits ? "_split" : "") + weight_suffix(a.k.t);
   const uint32_t has_bias = a.bias ? 1 : 0;  // a constant: the path without bias does not read one
   const uint32_t vec4 = texel && kv_vec4;
   const Pipeline& p = r.pipeline(shader, {wg, d4, bk, tpr, sh, has_bias, vec4});
   const Tensor* pad = a.mask.key_padding ? a.mask.key_padding : a.q.t;
   const Tensor* bias = a.bias ? a.bias : a.q.t;
+  // The split variant writes each (row, head, range)'s partial record, then merges them into out.
+  const uint64_t rows_heads = uint64_t(s.batch) * s.q_len * s.heads;
+  const Tensor* first_out = splits ? &r.scratch({int64_t(rows_heads * split.splits * (d4 * 4 + 4))}) : a.out;
   r.dispatch(p,
              {{a.q.t, false}, {a.k.t, false, 0, 0, texel_width}, {a.v.t, false, 0, 0, texel_width}, {pad, false},
-              {a.out, true}, {bias, false}},
+              {first_out, true}, {bias, false}},
              push, r.fold(total), std::string(op) + "/" + variant + weight_suffix(a.k.t) + (a.bias ? "+bias" : ""));
+  if (splits) {
+    const uint32_t cwg = pow2_floor(workgroup_size(caps, 64));
+    const uint64_t invocations = rows_heads * d4;
+    require(invocations < (1ull << 32), op, "too many rows to merge");
+    const FlashCombinePush cp{s.heads, s.head_dim, uint32_t(rows_heads), split.splits, uint32_t(invocations)};
+    r.dispatch(r.pipeline("flash_attention_combine_f32", {cwg, d4}), {{first_out, false}, {a.out, true}}, cp,
+               r.fold(ceil_div(invocations, cwg)), std::string(op) + "/split merge");
+  }
 
   const double n_qk = double(s.batch) * s.heads * s.q_len * s.kv_len;
   const double width = double(s.heads) * s.head_dim, kv_width = double(s.kv_head_count()) * s.head_dim;
-  return {op, variant, {{"WG", wg}, {"D4", d4}, {"BK", bk}, {"TPR", tpr}, {"SH4", sh}, {"BIAS", has_bias}, {"VEC4", vec4}},
+  std::vector<std::pair<std::string, uint32_t>> knobs = {{"WG", wg},  {"D4", d4},          {"BK", bk},    {"TPR", tpr},
+                                                         {"SH4", sh}, {"BIAS", has_bias}, {"VEC4", vec4}};
+  if (splits) knobs.emplace_back("SPLITS", split.splits);
+  return {op, variant, knobs,
           4 * n_qk * s.head_dim,
           double(s.batch) * (width * 8.0 * s.q_len + kv_width * 2.0 * dtype_size(a.k.t->dtype()) * s.kv_len) +
               (a.mask.key_padding ? 4.0 * s.batch * s.kv_len : 0.0) +
@@ -180,15 +239,35 @@ std::vector<TunedConfig> flash_attention_candidates(const Capabilities& c, const
         }
       }
   }
+  // Split: the decode rows' own tiling (all of a workgroup's lanes on its few
+  // rows) over key ranges of 2 to 64.
+  if (o.q_len <= kSplitMaxRows)
+    for (uint32_t wg : workgroup_candidates(c, 128)) {
+      const uint32_t tpr = wg / std::min(wg, pow2_ceil(o.q_len));
+      if (2 * 32 * d4 > vec4s || (tpr > 1 && wg * (d4 + 1) > vec4s) || 32 % tpr) continue;
+      for (uint32_t splits : {2u, 4u, 8u, 16u, 32u, 64u})
+        if (splits * 32 <= std::max<uint32_t>(64, o.kv_len))
+          out.push_back({"split", {{"WG", wg}, {"TPR", tpr}, {"BK", 32}, {"SPLITS", splits}}});
+    }
   return out;
+}
+
+/// A decode step of a SmolLM-135M-shaped model (9 heads over 3 K/V heads of 64)
+/// at 1024 cached keys in fp16: where a GPU's rule splits the keys.
+OpShape decode_bench_shape() {
+  OpShape s;
+  s.batch = 1, s.heads = 9, s.kv_heads = 3, s.head_dim = 64, s.q_len = 1, s.kv_len = 1024;
+  s.mask = "causal", s.dtype = DType::F16;
+  return s;
 }
 
 }  // namespace
 
 VKF_OP_DESCRIPTOR(flash_attention) {
   return {"flash_attention", "softmax(scale·QKᵀ + bias + mask)·V in one pass with an online softmax (dtype: K, V)",
-          {"online", "texel"}, {"WG", "D4", "BK", "TPR", "SH4", "BIAS", "VEC4"}, {"batch", "heads", "kv_heads", "head_dim", "q_len", "kv_len"},
-          {cases::attention_bench_shape(), cases::attention_bench_shape(DType::F16)}, flash_attention_case,
+          {"online", "texel", "split"}, {"WG", "D4", "BK", "TPR", "SH4", "BIAS", "VEC4", "SPLITS"}, {"batch", "heads", "kv_heads", "head_dim", "q_len", "kv_len"},
+          {cases::attention_bench_shape(), cases::attention_bench_shape(DType::F16), decode_bench_shape()},
+          flash_attention_case,
           cases::attention_label, false, flash_attention_candidates};
 }
 

@@ -47,6 +47,11 @@ Recorder::Impl::~Impl() {
   for (auto v : views_) vkDestroyBufferView(ctx.device, v, ctx.alloc);
 }
 
+Tensor& Recorder::Impl::scratch(std::vector<int64_t> shape) {
+  scratch_.push_back(context.tensor(std::move(shape)));
+  return scratch_.back();
+}
+
 const Pipeline& Recorder::Impl::pipeline(const std::string& shader, const std::vector<uint32_t>& spec,
                                          uint32_t subgroup_size) {
   ctx.alive("pipeline " + shader);
@@ -378,6 +383,7 @@ void Recorder::Impl::reset() {
   for (auto v : views_) vkDestroyBufferView(ctx.device, v, ctx.alloc);
   views_.clear();
   labels_.clear();
+  scratch_.clear();
   written_.clear();
   read_.clear();
   timings.clear();

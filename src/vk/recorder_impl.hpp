@@ -4,6 +4,7 @@
 
 #include <vulkan/vulkan.h>
 
+#include <deque>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -62,6 +63,10 @@ struct Recorder::Impl {
   /// Records a copy of host data into a tensor (≤ 64 KiB per command), with
   /// the barriers around it: the data travels in the command buffer itself.
   void update(const Tensor& t, const void* data, size_t bytes);
+  /// A device tensor for intermediate results of one op (flash attention's
+  /// split partials): it lives as long as this recording (until reset() or
+  /// destruction), so the command buffer may be submitted again.
+  Tensor& scratch(std::vector<int64_t> shape);
   /// Ends recording (adds the final device→host barrier). Called by submit.
   /// More than one command buffer when max_dispatches_per_submit split the
   /// recording: submit them in order, one submission each.
@@ -96,6 +101,7 @@ struct Recorder::Impl {
   size_t piece_ = 0, piece_dispatches_ = 0;
 
   std::vector<Range> written_, read_;
+  std::deque<Tensor> scratch_;  ///< scratch(): a deque, so references stay valid
   VkCommandPool pool_ = VK_NULL_HANDLE;
   std::vector<VkDescriptorPool> pools_;
   size_t pool_index_ = 0;
