@@ -1,6 +1,7 @@
 // Generation against PyTorch: greedy equals torch's full-recompute greedy, beam
 // search equals the reference in tools/vkformer_torch.py, the KV cache equals a
-// full recompute, and every decode step is one submission.
+// full recompute, and every decode step is one submission (also where the host
+// cannot map device memory).
 #include "model_util.hpp"
 
 namespace vkf::test {
@@ -33,6 +34,41 @@ TEST_P(GenerateTest, BeamSearchMatchesReference) {
   o.max_new_tokens = g["beam"]["max_new_tokens"];
   EXPECT_EQ(s.generate(ids_of(g["src"]), o), ids_of(g["beam"]["sequences"]));
   if (ctx().host_mapped()) EXPECT_EQ(s.stats().submissions, 1 + s.stats().steps);
+}
+
+// A device whose tensors the host cannot map (a discrete GPU; forced here): a
+// pass's inputs and outputs travel through host-visible buffers copied inside
+// its command buffer, so a forward pass and each decode step are still one
+// submission, and the results are those of the mapped context.
+TEST_P(GenerateTest, StagedDeviceTakesOneSubmissionPerPassAndStep) {
+  ContextOptions opts;
+  opts.validation = 1;
+  opts.verbose = false;
+  opts.force_staging = true;
+  Context staged(opts);
+  ASSERT_FALSE(staged.host_mapped());
+  Session s(Model::load(staged, model_dir(GetParam())));
+  GenerateOptions o;
+  o.max_new_tokens = g["max_new_tokens"];
+  const std::vector<Ids> src = ids_of(g["src"]);
+  EXPECT_EQ(s.generate(src, o), ids_of(g["greedy"]));
+  // Each decode step is one submission: 3 more steps, 3 more submissions (the
+  // setup's uploads, the caches' bookkeeping, come once per call).
+  o.stop_at_eos = false;
+  o.max_new_tokens = 2;
+  s.generate(src, o);
+  const RunStats shorter = s.stats();
+  o.max_new_tokens = 5;
+  s.generate(src, o);
+  EXPECT_EQ(s.stats().steps, shorter.steps + 3);
+  EXPECT_EQ(s.stats().submissions, shorter.submissions + 3);
+  Session mapped(model);
+  const std::vector<Ids> tgt = model->config().encoder_decoder() ? std::vector<Ids>{{0, 1}} : std::vector<Ids>{};
+  const ForwardOutput want = mapped.forward({src[0]}, tgt);
+  const ForwardOutput got = s.forward({src[0]}, tgt);
+  EXPECT_EQ(s.stats().submissions, 1u);
+  EXPECT_EQ(got.data, want.data);
+  EXPECT_EQ(staged.validation_messages(), 0u) << staged.last_validation_message();
 }
 
 TEST_P(GenerateTest, CacheEqualsFullRecompute) {

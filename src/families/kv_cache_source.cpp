@@ -1,6 +1,9 @@
 #include "families/kv_cache_source.hpp"
 
 #include <algorithm>
+#include <cstring>
+
+#include "vk/recorder_impl.hpp"
 
 namespace vkf {
 
@@ -8,6 +11,21 @@ std::vector<int32_t> iota_i32(size_t n) {
   std::vector<int32_t> v(n);
   for (size_t i = 0; i < n; ++i) v[i] = int32_t(i);
   return v;
+}
+
+void write_step_input(Recorder& rec, const Tensor& t, const void* data, size_t bytes) {
+  if (bytes != t.bytes())
+    throw Error("internal: " + std::to_string(bytes) + " bytes for the step input " + t.describe());
+  std::memcpy(internals(rec).host_input(t), data, bytes);
+}
+
+std::vector<float> submit_and_read(Runner& s, Recorder& rec, const Tensor& t) {
+  if (t.dtype() != DType::F32) throw Error("internal: reading " + t.describe() + " as f32");
+  const uint8_t* host = internals(rec).host_output(t);
+  s.submit(rec);
+  std::vector<float> out(size_t(t.numel()));
+  std::memcpy(out.data(), host, out.size() * 4);
+  return out;
 }
 
 KvCacheSource::KvCacheSource(Runner& s, uint32_t batch, uint32_t beam, uint32_t vocab)
@@ -31,7 +49,7 @@ void KvCacheSource::make_caches(size_t layers, uint32_t max_len, uint32_t width,
 std::vector<float> KvCacheSource::step(const std::vector<int32_t>& tokens, const std::vector<int32_t>& parents) {
   Recorder rec(ctx_, s_.profiling);
   if (parents != iota_i32(slots_)) {
-    ctx_.write_bytes(parents_, parents.data(), parents.size() * 4);
+    write_step_input(rec, parents_, parents.data(), parents.size() * 4);
     rec.set_scope("beam_reorder");
     reorder(rec, parents_);
   }
@@ -39,10 +57,7 @@ std::vector<float> KvCacheSource::step(const std::vector<int32_t>& tokens, const
   return finish(rec);
 }
 
-std::vector<float> KvCacheSource::finish(Recorder& rec) {
-  s_.submit(rec);
-  return ctx_.read(logits_);
-}
+std::vector<float> KvCacheSource::finish(Recorder& rec) { return submit_and_read(s_, rec, logits_); }
 
 void KvCacheSource::reorder(Recorder& rec, const Tensor& index) {
   for (size_t l = 0; l < caches_[cur_].size(); ++l) {

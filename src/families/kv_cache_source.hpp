@@ -14,6 +14,15 @@
 
 namespace vkf {
 
+/// Writes a decode step's input (ids, positions, a mask) into `t` for the
+/// recording `rec`: where the host cannot map tensors (a discrete GPU) through
+/// a host-visible buffer copied inside `rec`, so the step is one submission
+/// (Recorder::Impl::host_input). Call it before recording what reads `t`.
+void write_step_input(Recorder& rec, const Tensor& t, const void* data, size_t bytes);
+/// Submits `rec` through `s` and returns the f32 tensor `t` as the step left
+/// it, read through a copy recorded in `rec` where the host cannot map it.
+std::vector<float> submit_and_read(Runner& s, Recorder& rec, const Tensor& t);
+
 class KvCacheSource : public LogitsSource {
  public:
   /// Reorders the caches by `parents` when they are not the identity, then records the step.

@@ -59,6 +59,12 @@ struct Plan {
   const char* what = "a command buffer";
   std::unique_ptr<Recorder> rec;  ///< made by the Session (with or without timestamps)
   bool recorded = false;
+  /// Where the host writes each of `inputs` and reads `out` (Recorder::Impl::
+  /// host_input, host_output): the tensors themselves on a device the host
+  /// maps, else host-visible buffers copied inside the command buffer, so one
+  /// pass is one submission on a discrete GPU too. Set by Session::Impl::run.
+  std::vector<uint8_t*> host_inputs;
+  const uint8_t* host_out = nullptr;
 };
 
 /// What a family's generation may use of the Session it runs in (Session::Impl

@@ -2,6 +2,7 @@
 // device errors name the call, stats() say what it did) and asks the model's
 // family what the architecture needs; plans are cached by shape.
 #include <algorithm>
+#include <cstring>
 
 #include "run/search.hpp"
 #include "run/session_impl.hpp"
@@ -61,13 +62,25 @@ Plan& Session::Impl::plan(const Batch& b) {
 Plan& Session::Impl::run(const Batch& b) {
   Plan& p = plan(b);
   if (!p.recorded) {  // once per shape; later calls resubmit the same command buffer
+    for (const Tensor& in : p.inputs) p.host_inputs.push_back(internals(*p.rec).host_input(in));
     family.record(*p.rec, model, p);
+    p.host_out = internals(*p.rec).host_output(p.out);
     p.recorded = true;
   }
-  for (size_t i = 0; i < b.inputs.size(); ++i)
-    ctx.write_bytes(p.inputs[i], b.inputs[i].data(), b.inputs[i].size() * 4);
+  for (size_t i = 0; i < b.inputs.size(); ++i) {
+    if (b.inputs[i].size() * 4 != p.inputs[i].bytes())
+      throw Error("internal: input " + std::to_string(i) + " of " + std::to_string(b.inputs[i].size()) +
+                  " ids for " + p.inputs[i].describe());
+    std::memcpy(p.host_inputs[i], b.inputs[i].data(), p.inputs[i].bytes());
+  }
   submit(*p.rec, p.what);
   return p;
+}
+
+std::vector<float> Session::Impl::read_out(const Plan& p) const {
+  std::vector<float> out(size_t(p.out.numel()));
+  std::memcpy(out.data(), p.host_out, out.size() * 4);  // out is f32 (Plan::out)
+  return out;
 }
 
 ForwardOutput Session::Impl::forward(const std::vector<Ids>& src, const std::vector<Ids>& tgt,
@@ -79,7 +92,7 @@ ForwardOutput Session::Impl::forward(const std::vector<Ids>& src, const std::vec
   o.len = uint32_t(p.out.dim(1));
   o.dim = uint32_t(p.out.dim(-1));
   o.lengths = b.lengths;
-  o.data = ctx.read(p.out);
+  o.data = read_out(p);
   for (uint32_t i = 0; i < o.batch; ++i)  // positions past a sequence's end are zero
     std::fill(o.data.begin() + (size_t(i) * o.len + o.lengths[i]) * o.dim,
               o.data.begin() + size_t(i + 1) * o.len * o.dim, 0.0f);
@@ -93,7 +106,7 @@ EmbedOutput Session::Impl::embed(const std::vector<Ids>& seqs, const RunOptions&
   o.batch = b.key.batch;
   o.dim = uint32_t(p.out.dim(-1));
   o.lengths = b.lengths;
-  o.data = ctx.read(p.out);
+  o.data = read_out(p);
   return o;
 }
 

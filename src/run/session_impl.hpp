@@ -27,6 +27,8 @@ struct Session::Impl final : Runner {
   /// The plan of the batch's shape (made on first use, not yet recorded).
   Plan& plan(const Batch& b);
   /// Writes the batch into its plan, recorded once, and submits it.
+  /// Plan::out as the host reads it after run() (f32).
+  std::vector<float> read_out(const Plan& p) const;
   Plan& run(const Batch& b);
 
   ForwardOutput forward(const std::vector<Ids>& src, const std::vector<Ids>& tgt, const RunOptions& o = {});

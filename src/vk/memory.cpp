@@ -265,6 +265,18 @@ MemoryPool::Usage MemoryPool::usage() {
   return u;
 }
 
+std::shared_ptr<MemoryPool::HostBuffer> MemoryPool::host_buffer(VkDeviceSize bytes, const std::string& what) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!device_) throw Error("allocation after the context was destroyed");
+  return std::make_shared<HostBuffer>(shared_from_this(),
+                                      make_block(align_up(std::max<VkDeviceSize>(bytes, 4), 256), staging_type_, true, what));
+}
+
+MemoryPool::HostBuffer::~HostBuffer() {
+  std::lock_guard<std::mutex> lock(pool_->mu_);
+  if (pool_->device_) pool_->destroy_block(b_);  // after release() the device is gone, and its memory with it
+}
+
 void MemoryPool::release() {
   std::lock_guard<std::mutex> lock(mu_);
   if (!device_) return;

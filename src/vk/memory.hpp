@@ -65,6 +65,11 @@ class MemoryPool : public std::enable_shared_from_this<MemoryPool> {
   /// A host-visible, coherent buffer of at least `bytes` for uploads and downloads.
   struct Staging { VkBuffer buffer; uint8_t* mapped; };
   Staging staging(VkDeviceSize bytes);
+  /// A host-visible, coherent buffer of its own, mapped, for a recording's
+  /// inputs and outputs on a device whose tensors the host cannot map
+  /// (Recorder::Impl::host_input()); freed with the last reference.
+  class HostBuffer;
+  std::shared_ptr<HostBuffer> host_buffer(VkDeviceSize bytes, const std::string& what);
   /// True when tensors can be read and written through a host pointer.
   bool direct_mapped() const { return direct_mapped_; }
   /// Frees every block; later Allocation destructors do nothing.
@@ -89,6 +94,23 @@ class MemoryPool : public std::enable_shared_from_this<MemoryPool> {
     uint8_t* mapped = nullptr;
     std::map<VkDeviceSize, VkDeviceSize> free;  ///< offset -> size, coalesced
   };
+
+ public:
+  class HostBuffer {
+   public:
+    HostBuffer(std::shared_ptr<MemoryPool> pool, Block b) : pool_(std::move(pool)), b_(std::move(b)) {}
+    ~HostBuffer();
+    HostBuffer(const HostBuffer&) = delete;
+    HostBuffer& operator=(const HostBuffer&) = delete;
+    VkBuffer buffer() const { return b_.buffer; }
+    uint8_t* mapped() const { return b_.mapped; }
+
+   private:
+    std::shared_ptr<MemoryPool> pool_;
+    Block b_;
+  };
+
+ private:
   Block make_block(VkDeviceSize size, uint32_t type, bool map, const std::string& what);
   MemoryStatus status_locked() const;
   void destroy_block(Block& b);

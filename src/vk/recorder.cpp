@@ -52,6 +52,48 @@ Tensor& Recorder::Impl::scratch(std::vector<int64_t> shape) {
   return scratch_.back();
 }
 
+MemoryPool::HostBuffer& Recorder::Impl::new_host_buffer(size_t bytes, const std::string& what) {
+  host_buffers_.push_back(ctx.memory->host_buffer(bytes, what));
+  return *host_buffers_.back();
+}
+
+uint8_t* Recorder::Impl::host_input(const Tensor& t) {
+  if (ended) throw Error("this recorder was submitted; call reset() before recording again");
+  const Allocation& a = *t.allocation();
+  if (a.mapped) return a.mapped;
+  if (!recording) begin();
+  MemoryPool::HostBuffer& h = new_host_buffer(a.size, "the input " + t.describe());
+  // Earlier dispatches (and earlier submissions of this recording) may still read t.
+  global_barrier(cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT,
+                 VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT);
+  const VkBufferCopy c{0, a.offset, a.size};
+  vkCmdCopyBuffer(cb, h.buffer(), a.buffer, 1, &c);
+  global_barrier(cb, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+                 VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT);
+  written_.clear();
+  read_.clear();
+  n_barriers += 2;
+  return h.mapped();
+}
+
+const uint8_t* Recorder::Impl::host_output(const Tensor& t) {
+  if (ended) throw Error("this recorder was submitted; call reset() before recording again");
+  const Allocation& a = *t.allocation();
+  if (a.mapped) return a.mapped;
+  if (!recording) begin();
+  MemoryPool::HostBuffer& h = new_host_buffer(a.size, "the output " + t.describe());
+  global_barrier(cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
+                 VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT,
+                 VK_ACCESS_TRANSFER_READ_BIT);
+  const VkBufferCopy c{a.offset, 0, a.size};
+  vkCmdCopyBuffer(cb, a.buffer, h.buffer(), 1, &c);
+  // The host reads it after the fence; a later dispatch must not overwrite t before the copy.
+  global_barrier(cb, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT,
+                 VK_PIPELINE_STAGE_HOST_BIT | VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_HOST_READ_BIT);
+  n_barriers += 2;
+  return h.mapped();
+}
+
 const Pipeline& Recorder::Impl::pipeline(const std::string& shader, const std::vector<uint32_t>& spec,
                                          uint32_t subgroup_size) {
   ctx.alive("pipeline " + shader);
@@ -384,6 +426,7 @@ void Recorder::Impl::reset() {
   views_.clear();
   labels_.clear();
   scratch_.clear();
+  host_buffers_.clear();
   written_.clear();
   read_.clear();
   timings.clear();

@@ -67,6 +67,17 @@ struct Recorder::Impl {
   /// split partials): it lives as long as this recording (until reset() or
   /// destruction), so the command buffer may be submitted again.
   Tensor& scratch(std::vector<int64_t> shape);
+  /// Where the host writes `t`'s contents before each submission of this
+  /// recording: t's own memory where the host maps tensors (UMA devices,
+  /// lavapipe); else a host-visible buffer kept with the recording, copied
+  /// into t at this point of the command buffer, so a pass's inputs take no
+  /// submission of their own on a discrete GPU. Call it before the dispatches
+  /// that read t.
+  uint8_t* host_input(const Tensor& t);
+  /// Where the host reads `t` after each submission: t's own memory where the
+  /// host maps tensors; else a host-visible buffer filled by a copy recorded at
+  /// this point. Call it after the dispatches that write t.
+  const uint8_t* host_output(const Tensor& t);
   /// Ends recording (adds the final device→host barrier). Called by submit.
   /// More than one command buffer when max_dispatches_per_submit split the
   /// recording: submit them in order, one submission each.
@@ -102,6 +113,9 @@ struct Recorder::Impl {
 
   std::vector<Range> written_, read_;
   std::deque<Tensor> scratch_;  ///< scratch(): a deque, so references stay valid
+  std::vector<std::shared_ptr<MemoryPool::HostBuffer>> host_buffers_;  ///< host_input(), host_output()
+  /// A host buffer of `bytes` kept with the recording.
+  MemoryPool::HostBuffer& new_host_buffer(size_t bytes, const std::string& what);
   VkCommandPool pool_ = VK_NULL_HANDLE;
   std::vector<VkDescriptorPool> pools_;
   size_t pool_index_ = 0;

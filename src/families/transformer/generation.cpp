@@ -56,7 +56,7 @@ class CachedSource : public KvCacheSource {
 
   /// Feeds one token per slot at row `filled_` of the caches.
   void record_step(Recorder& rec, const std::vector<int32_t>& tokens) override {
-    ctx_.write_bytes(ids_, tokens.data(), tokens.size() * 4);
+    write_step_input(rec, ids_, tokens.data(), tokens.size() * 4);
     if (cfg_.encoder_decoder()) {
       record_decoder_stack(rec, cfg_, w_, "decoder", {&ids_, nullptr, filled_}, step_,
                            {{nullptr, 0, true, nullptr, filled_, 0}, &caches(), &step_bias_},
@@ -65,10 +65,10 @@ class CachedSource : public KvCacheSource {
       std::vector<int32_t> pos(slots_);
       for (uint32_t i = 0; i < slots_; ++i)  // each prompt continues at its own length
         pos[i] = int32_t(prompt_.lengths[i / beam_] + (filled_ - prompt_.len));
-      ctx_.write_bytes(positions_, pos.data(), pos.size() * 4);
+      write_step_input(rec, positions_, pos.data(), pos.size() * 4);
       SelfAttentionSpec self{&holes_, max_len_, true, nullptr, filled_, 0};
       if (cfg_.sliding_window) {
-        write_window_mask(pos);
+        write_window_mask(rec, pos);
         self.key_padding = &window_mask_;
         self.key_padding_has_window = true;
       }
@@ -82,7 +82,7 @@ class CachedSource : public KvCacheSource {
   /// A sliding window counts positions, not cache rows: a shorter prompt's padding
   /// rows [length, P) sit between its prompt and its new tokens. Slot i's query is
   /// at position pos[i]; row r holds position r below P, r − (P − length) from P on.
-  void write_window_mask(const std::vector<int32_t>& pos) {
+  void write_window_mask(Recorder& rec, const std::vector<int32_t>& pos) {
     const uint32_t P = prompt_.len, W = cfg_.sliding_window;
     std::vector<int32_t> mask(size_t(slots_) * max_len_, 1);
     for (uint32_t i = 0; i < slots_; ++i) {
@@ -94,7 +94,7 @@ class CachedSource : public KvCacheSource {
       }
     }
     if (window_mask_.empty()) window_mask_ = ctx_.tensor({slots_, max_len_}, DType::I32);
-    ctx_.write_bytes(window_mask_, mask.data(), mask.size() * 4);
+    write_step_input(rec, window_mask_, mask.data(), mask.size() * 4);
   }
 
   // Encoder once; cross-attention K/V per layer, copied to every slot of a
@@ -154,9 +154,8 @@ class CachedSource : public KvCacheSource {
     linear(rec, last.reshaped({batch_, 1, d}), *w_.generator, logits);
     filled_ = P;
     if (beam_ > 1) reorder(rec, first_slot_);
-    s_.submit(rec);
-
-    std::vector<float> all = ctx_.read(logits), out(size_t(slots_) * V);
+    const std::vector<float> all = submit_and_read(s_, rec, logits);
+    std::vector<float> out(size_t(slots_) * V);
     for (uint32_t i = 0; i < slots_; ++i) std::copy_n(all.begin() + size_t(i / beam_) * V, V, out.begin() + size_t(i) * V);
     return out;
   }
@@ -228,15 +227,15 @@ class TransformerSlots : public SlotSource {
     const uint32_t n = uint32_t(tokens.size());
     Shape& sh = shape(n);
     const std::vector<int32_t> pos(lengths.begin(), lengths.end());  // the position is the row, both kinds
-    ctx_.write_bytes(sh.ids, tokens.data(), tokens.size() * 4);
-    ctx_.write_bytes(sh.positions, pos.data(), pos.size() * 4);
+    Recorder rec(ctx_, s_.profiling);
+    write_step_input(rec, sh.ids, tokens.data(), tokens.size() * 4);
+    write_step_input(rec, sh.positions, pos.data(), pos.size() * 4);
     std::vector<int32_t> mask(size_t(slots_) * max_len_, 1);
     for (uint32_t b = 0; b < n; ++b) {  // rows [0, lengths[b]], or the last sliding_window of them
       const uint32_t W = cfg_.sliding_window, first = W && lengths[b] + 1 > W ? lengths[b] + 1 - W : 0;
       std::fill_n(mask.begin() + size_t(b) * max_len_ + first, lengths[b] + 1 - first, 0);
     }
-    ctx_.write_bytes(mask_, mask.data(), mask.size() * 4);
-    Recorder rec(ctx_, s_.profiling);
+    write_step_input(rec, mask_, mask.data(), mask.size() * 4);
     const StackAttention self{{&mask_, max_len_, true, nullptr, 0, 0, &lengths}, &caches_};
     if (encdec_)
       record_decoder_stack(rec, cfg_, w_, "decoder", {&sh.ids, &sh.positions, 0}, sh.act, self,
@@ -245,8 +244,7 @@ class TransformerSlots : public SlotSource {
       record_encoder_stack(rec, cfg_, w_, "decoder", {&sh.ids, &sh.positions, 0}, sh.act, self);
     rec.set_scope("generator");
     record_generator(rec, *w_.generator, sh.act, sh.logits);
-    s_.submit(rec);
-    return ctx_.read(sh.logits);
+    return submit_and_read(s_, rec, sh.logits);
   }
 
   void move(uint32_t from, uint32_t to, uint32_t rows) override {
