@@ -25,7 +25,8 @@
 #
 # Environment: OUT (output folder), PYTHON (an interpreter with torch and transformers;
 # default: the first of python3 and tools/hf/.venv/bin/python that imports both),
-# GPU_CHECK_LOADER=system|cxx|ldso (force how vkformer starts; default: the first that works).
+# GPU_CHECK_LOADER=system|cxx|ldso (force how vkformer starts; default: the first that works),
+# GPU_CHECK_KEEP=1 (keep the work folder in /tmp: the models, the tuning database, raw/).
 set -uo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -178,8 +179,12 @@ step() {
   return "$rc"
 }
 
-# A phase's end, as an absolute time, never past the run's deadline.
-phase_end() { local e=$(($(date +%s) + $1)); echo $((e < DEADLINE ? e : DEADLINE)); }
+# A phase's end, as an absolute time: SECONDS from now, but leaving RESERVE seconds before
+# the run's deadline for the steps after it.
+phase_end() {
+  local e=$(($(date +%s) + $1)) last=$((DEADLINE - ${2:-0}))
+  echo $((e < last ? e : last))
+}
 
 unpack() {
   [[ -f $BUNDLE_TAR ]] || { log "no $BUNDLE_TAR: run 'tools/device/gpu-check.sh bundle' first and carry [\"gpu-bundle\"]"; return 1; }
@@ -245,6 +250,7 @@ run() {
   local kernel_shape=() kernel_dtypes quant_ops quant_dtypes gemm_shapes big_gemm
   local enc_batch enc_seq contexts new_tokens layers vocab tune_budget
   local t_devices t_kernel_phase t_kernel t_bench_ops t_tune t_gemm t_make t_model_phase t_model t_torch
+  local r_kernels r_models
   if ((rehearse)); then
     kernel_shape=(--m 8 --n 64 --k 64 --heads 2 --head-dim 16 --q-len 8 --kv-len 8)
     kernel_dtypes="f32 f16"; quant_ops="gemm"; quant_dtypes="q8_0"
@@ -253,6 +259,7 @@ run() {
     DEADLINE=$((T0 + 900)); RESERVE_S=30
     t_devices=60; t_kernel_phase=300; t_kernel=60; t_bench_ops=120; t_tune=40; t_gemm=90
     t_make=240; t_model_phase=240; t_model=90; t_torch=150
+    r_kernels=300; r_models=90
   else
     kernel_dtypes="f32 f16"; quant_ops="gemm embedding"; quant_dtypes="q8_0 q4_0 q4_1 q4_k q6_k"
     # bench ops' standard GEMM shapes, BERT-base's at batch 32 × 128 tokens, and 4096³.
@@ -260,8 +267,11 @@ run() {
     big_gemm=4096x4096x4096
     enc_batch=32; enc_seq=128; contexts="128 1024"; new_tokens=32; layers=0; vocab=0; tune_budget=90
     DEADLINE=$((T0 + 465)); RESERVE_S=12
-    t_devices=30; t_kernel_phase=80; t_kernel=30; t_bench_ops=70; t_tune=110; t_gemm=45
+    t_devices=30; t_kernel_phase=100; t_kernel=30; t_bench_ops=70; t_tune=110; t_gemm=45
     t_make=150; t_model_phase=115; t_model=45; t_torch=100
+    # Kept for what comes after: the kernel phase ends 280 s before the deadline (bench ops,
+    # tune, the GEMMs, the models, torch), the model phase 80 s before it (torch).
+    r_kernels=280; r_models=80
   fi
 
   printf 'rehearse=%s\nbig_gemm=%s\nenc_batch=%s\nenc_seq=%s\ncontexts=%s\nnew_tokens=%s\nlayers=%s\nvocab=%s\ntune_budget=%s\nkernel_dtypes=%s\n' \
@@ -324,7 +334,7 @@ run() {
     validation=1
     log "validation layer: on for devices and the kernel checks"
   else
-    log "validation layer: does not load; kernel checks run without it ($(tail -n 2 "$RAW/validation-probe.err" | tr '\n' ' '))"
+    log "validation layer: not on (or no device); kernel checks run without it ($(tail -n 2 "$RAW/validation-probe.err" | tr '\n' ' '))"
   fi
   echo "$validation" >"$RAW/validation.txt"
   if ! VKFORMER_VALIDATION=$validation step devices "$t_devices" "$V" devices; then
@@ -344,7 +354,7 @@ run() {
   # ---- 2. every op's variants against its CPU reference
   local ops op dt end
   ops=$("$V" kernel --help | sed -n 's/.*op TEXT:{\([^}]*\)}.*/\1/p' | tr ',' '\n' | grep -v '^peak_')
-  end=$(phase_end "$t_kernel_phase")
+  end=$(phase_end "$t_kernel_phase" "$r_kernels")
   for dt in $kernel_dtypes $quant_dtypes; do
     for op in $ops; do
       case " $kernel_dtypes " in *" $dt "*) ;; *) [[ " $quant_ops " = *" $op "* ]] || continue ;; esac
@@ -377,7 +387,7 @@ run() {
     wait "$make_pid"
     local models=$WORK/models/models.json prec name ctx src
     if [[ -f $models ]]; then
-      end=$(phase_end "$t_model_phase")
+      end=$(phase_end "$t_model_phase" "$r_models")
       for prec in fp16 fp32; do
         for name in bert-base minilm-l6 gpt2-small smollm-135m; do
           [[ -d $WORK/models/$name ]] || continue
@@ -408,11 +418,14 @@ run() {
       local gemm_list=() tw=3 tr=10 trg=3
       ((rehearse)) && { tw=1; tr=2; trg=1; }
       read -r -a gemm_list <<<"$gemm_shapes"
+      # torch stops starting measurements 25 s before its limit, so its JSON is complete.
+      local tl=$((DEADLINE - $(date +%s) - RESERVE_S))
+      ((tl > t_torch)) && tl=$t_torch
       # shellcheck disable=SC2086  # $contexts: a list of numbers
-      step torch "$t_torch" "$py" "$ROOT/tools/device/torch_reference.py" bench "$WORK/models" \
+      step torch "$tl" "$py" "$ROOT/tools/device/torch_reference.py" bench "$WORK/models" \
         --out "$RAW/torch.json" --gemm "${gemm_list[@]}" --batch "$enc_batch" --seq "$enc_seq" \
         --contexts $contexts --new-tokens "$new_tokens" --warmup "$tw" --repeat "$tr" --repeat-generate "$trg" \
-        --budget-s $((t_torch - 20))
+        --budget-s $((tl - 25))
     else
       log "no models (make-models failed): no bench model, no PyTorch reference"
     fi
@@ -434,11 +447,12 @@ finish() {
   fi
   tar -C "$WORK" -czf "$OUT/raw.tar.gz" raw 2>>"$LOG" || log "cannot write raw.tar.gz"
   log "done in $(($(date +%s) - T0))s: $(find "$OUT" -maxdepth 1 -type f -printf '%f ')"
+  [[ -n ${GPU_CHECK_KEEP:-} ]] || rm -rf "$WORK"  # the models: up to 1.6 GB
   return "$rc"
 }
 
 case ${1:-} in
-  bundle) shift; bundle "$@" ;;
+  bundle) shift; bundle "$@"; exit $? ;;
   run) shift; run "$@"; exit $? ;;
   *) echo "usage: $0 bundle [BUILD_DIR] | run [--rehearse]   (docs/gpu-check.md)" >&2; exit 2 ;;
 esac

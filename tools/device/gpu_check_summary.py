@@ -172,8 +172,12 @@ with open(results_path, "w") as f:
 # ---- summary.md
 L = []
 picked = next((d for d in devices.get("devices", []) if d.get("picked")), {})
-dev = picked.get("name") or next(iter(models.values()), {}).get("device") or "?"
-rev = bench_ops.get("git_revision") or next(iter(models.values()), {}).get("git_revision") or "?"
+dev = picked.get("name") or next(iter(models.values()), {}).get("device")
+if not dev:
+    dev = f"no Vulkan device (devices: {status.get('devices', 'not run')}; see log.txt)"
+mode = text("loader-mode.txt").strip()
+rev = (bench_ops.get("git_revision") or next(iter(models.values()), {}).get("git_revision")
+       or re.sub(r"^vkformer ", "", text(f"start-{mode}.txt").strip()) or "?")
 L.append(f"# gpu-check: vkformer on {dev} vs PyTorch")
 L.append("")
 if rehearse:
@@ -182,9 +186,10 @@ if rehearse:
     L.append("")
 ok = sum(1 for s in steps if s["status"] == "ok")
 if picked:
-    L.append(f"- device: {picked.get('name')} ({picked.get('type')}, driver {picked.get('driver')} "
-             f"{picked.get('driver_version', '')}, Vulkan {picked.get('api_version')}), subgroup "
-             f"{picked.get('subgroup_size')}, fp16 storage {picked.get('fp16_storage')}, "
+    drv = " ".join(str(x) for x in (picked.get("driver"), picked.get("driver_version")) if x)
+    L.append(f"- device: {picked.get('name')} ({picked.get('type')}, driver {drv}, Vulkan "
+             f"{picked.get('api_version')}), subgroup {picked.get('subgroup_size')}, fp16 storage "
+             f"{'yes' if picked.get('fp16_storage') else 'no'}, "
              f"{(picked.get('device_local_bytes') or 0) / 2**30:.0f} GiB device-local")
 L.append(f"- vkformer {rev}; bundle loader mode `{results['loader_mode'] or '?'}`; validation layer for the "
          f"kernel checks: {'on' if results['validation'] else 'off (not loadable)'}")

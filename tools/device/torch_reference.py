@@ -59,6 +59,9 @@ def make(a):
         if a.vocab:
             kw["vocab_size"] = min(a.vocab, kw.get("vocab_size", getattr(transformers, cfg_cls)().vocab_size))
         cfg = getattr(transformers, cfg_cls)(**kw)
+        for key in ("bos_token_id", "eos_token_id", "pad_token_id"):  # GPT-2's 50256 under --vocab
+            if isinstance(getattr(cfg, key, None), int) and getattr(cfg, key) >= cfg.vocab_size:
+                setattr(cfg, key, cfg.vocab_size - 1)
         t0 = time.time()
         model = getattr(transformers, cls)(cfg).eval()
         out = os.path.join(a.dir, name)
