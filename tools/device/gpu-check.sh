@@ -208,9 +208,9 @@ write_launcher() {
   for d in /usr/local/nvidia/lib64 /usr/local/nvidia/lib; do [[ -d $d ]] && ldp=$ldp:$d; done
   [[ -n ${LD_LIBRARY_PATH:-} ]] && ldp=$ldp:$LD_LIBRARY_PATH
   if [[ $mode = ldso ]]; then
-    printf '#!/bin/sh\nexec %q --library-path %q %q "$@"\n' "$B/lib-glibc/ld-linux-x86-64.so.2" "$ldp" "$B/bin/vkformer"
+    printf '#!%s\nexec %q --library-path %q %q "$@"\n' "$BASH" "$B/lib-glibc/ld-linux-x86-64.so.2" "$ldp" "$B/bin/vkformer"
   else
-    printf '#!/bin/sh\nLD_LIBRARY_PATH=%q exec %q "$@"\n' "$ldp" "$B/bin/vkformer"
+    printf '#!%s\nLD_LIBRARY_PATH=%q exec %q "$@"\n' "$BASH" "$ldp" "$B/bin/vkformer"
   fi >"$WORK/vkformer"
   chmod +x "$WORK/vkformer"
 }
@@ -296,6 +296,7 @@ run() {
   export VKFORMER_CACHE_DIR=$WORK/cache __GL_SHADER_DISK_CACHE_PATH=$WORK/cache
   export VK_LAYER_PATH=$WORK/vkf/layers
 
+  log "system Vulkan loader: $(ldconfig -p 2>/dev/null | awk '/libvulkan\.so\.1 / {print $NF; exit}' | grep . || echo none) (the bundle's is used)"
   local mode found=0
   for mode in ${GPU_CHECK_LOADER:-system cxx ldso}; do
     write_launcher "$mode"
