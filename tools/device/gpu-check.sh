@@ -33,6 +33,9 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 BUNDLE_DIR=$ROOT/gpu-bundle
 BUNDLE_TAR=$BUNDLE_DIR/vkformer-bundle.tar.xz
 NVIDIA_ICD=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
+# What libGLX_nvidia.so.0 (NVIDIA's Vulkan ICD) may need beyond glibc, and their packages.
+X11_SONAMES="libGLdispatch.so.0 libX11.so.6 libXext.so.6 libxcb.so.1 libXau.so.6 libXdmcp.so.6 libbsd.so.0 libmd.so.0"
+X11_PKGS="libglvnd0 libx11-6 libxext6 libxcb1 libxau6 libxdmcp6 libbsd0 libmd0"
 
 die() { echo "gpu-check: $*" >&2; exit 1; }
 
@@ -58,14 +61,14 @@ bundle() {
   stage=$(mktemp -d /tmp/gpu-bundle.XXXXXX)
   # shellcheck disable=SC2064  # $stage now: it is local
   trap "rm -rf '$stage'" EXIT
-  mkdir -p "$stage"/vkf/{bin,lib,lib-cxx,lib-glibc,lib-glvnd,layers} "$stage/debs" "$stage/root"
+  mkdir -p "$stage"/vkf/{bin,lib,lib-cxx,lib-glibc,lib-if-missing,layers} "$stage/debs" "$stage/root"
   cp "$bin" "$stage/vkf/bin/vkformer" || die "cannot copy $bin"
   strip "$stage/vkf/bin/vkformer" || die "cannot strip $bin"
   echo "gpu-check: vkformer from $bin ($(du -h "$stage/vkf/bin/vkformer" | cut -f1) stripped)"
 
   # What the binary loads, by tier: glibc (only through the bundled ld.so), libstdc++ and
   # libgcc (when the system's are missing or older), everything else (always).
-  pkgs="libvulkan1 vulkan-validationlayers libglvnd0 libc6 libstdc++6 libgcc-s1"
+  pkgs="libvulkan1 vulkan-validationlayers libc6 libstdc++6 libgcc-s1 $X11_PKGS"
   sonames=$(ldd "$stage/vkf/bin/vkformer" | awk '/=>/ {print $1 " " $3}')
   [[ -n $sonames ]] || die "ldd found no libraries in $bin"
   while read -r so path; do
@@ -113,7 +116,9 @@ bundle() {
   copy_so libvulkan.so.1 lib
   copy_so libstdc++.so.6 lib-cxx
   copy_so libgcc_s.so.1 lib-cxx
-  copy_so libGLdispatch.so.0 lib-glvnd  # NVIDIA's libGLX_nvidia (its Vulkan ICD) needs it
+  # NVIDIA's Vulkan ICD is libGLX_nvidia.so.0, which needs libglvnd's libGLdispatch and, in
+  # some builds, libX11 and libXext: used there only where the system has none.
+  for so in $X11_SONAMES; do copy_so "$so" lib-if-missing; done
   # glibc whole (every library of libc6, not its gconv modules), with its loader.
   find "$stage"/root/libc6_*/lib/x86_64-linux-gnu -maxdepth 1 -name '*.so*' \( -type f -o -type l \) \
     -exec cp -L {} "$stage/vkf/lib-glibc/" \;
@@ -203,7 +208,7 @@ write_launcher() {
   ldp=$B/lib
   [[ $mode != system ]] && ldp=$ldp:$B/lib-cxx
   [[ $mode = ldso ]] && ldp=$ldp:$B/lib-glibc
-  ldconfig -p 2>/dev/null | grep -q 'libGLdispatch\.so\.0 ' || ldp=$ldp:$B/lib-glvnd
+  [[ -n $(ls -A "$B/lib-missing" 2>/dev/null) ]] && ldp=$ldp:$B/lib-missing
   local d
   for d in /usr/local/nvidia/lib64 /usr/local/nvidia/lib; do [[ -d $d ]] && ldp=$ldp:$d; done
   [[ -n ${LD_LIBRARY_PATH:-} ]] && ldp=$ldp:$LD_LIBRARY_PATH
@@ -297,6 +302,16 @@ run() {
   export VK_LAYER_PATH=$WORK/vkf/layers
 
   log "system Vulkan loader: $(ldconfig -p 2>/dev/null | awk '/libvulkan\.so\.1 / {print $NF; exit}' | grep . || echo none) (the bundle's is used)"
+  # lib-if-missing's libraries, linked into lib-missing where the system has none of that name.
+  mkdir -p "$WORK/vkf/lib-missing"
+  local f missing=
+  for f in "$WORK"/vkf/lib-if-missing/*; do
+    [[ -e $f ]] || continue
+    if ! ldconfig -p 2>/dev/null | grep -q "^[[:space:]]*${f##*/} "; then
+      ln -s "$f" "$WORK/vkf/lib-missing/" && missing="$missing ${f##*/}"
+    fi
+  done
+  log "libraries the system lacks, taken from the bundle:${missing:- none}"
   local mode found=0
   for mode in ${GPU_CHECK_LOADER:-system cxx ldso}; do
     write_launcher "$mode"
