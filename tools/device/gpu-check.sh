@@ -26,7 +26,7 @@
 # Environment: OUT (output folder), PYTHON (an interpreter with torch and transformers;
 # default: the first of python3 and tools/hf/.venv/bin/python that imports both),
 # GPU_CHECK_LOADER=system|cxx|ldso (force how vkformer starts; default: the first that works),
-# GPU_CHECK_KEEP=1 (keep the work folder in /tmp: the models, the tuning database, raw/).
+# GPU_CHECK_KEEP=1 (keep the work folder, /tmp/gpu-check.*: the models, the tuning database, raw/).
 set -uo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -244,7 +244,14 @@ run() {
   OUT=${OUT:-$ROOT/gpu-check-out}
   mkdir -p "$OUT" || die "cannot make $OUT"
   OUT=$(cd "$OUT" && pwd)
-  WORK=$(mktemp -d /tmp/gpu-check.XXXXXX)
+  # The work folder (the unpacked bundle, the models) in /tmp, or in the checkout where /tmp
+  # is mounted noexec (no program could start from it).
+  local tmp=/tmp
+  if awk '$2 == "/tmp" {print $4}' /proc/mounts 2>/dev/null | grep -q noexec; then
+    tmp=$ROOT/.gpu-check-work
+    mkdir -p "$tmp"
+  fi
+  WORK=$(mktemp -d "$tmp/gpu-check.XXXXXX") || die "cannot make a work folder in $tmp"
   RAW=$WORK/raw
   mkdir -p "$RAW" "$WORK/cache"
   LOG=$OUT/log.txt
