@@ -308,13 +308,18 @@ run() {
   export VKFORMER_CACHE_DIR=$WORK/cache __GL_SHADER_DISK_CACHE_PATH=$WORK/cache
   export VK_LAYER_PATH=$WORK/vkf/layers
 
-  log "system Vulkan loader: $(ldconfig -p 2>/dev/null | awk '/libvulkan\.so\.1 / {print $NF; exit}' | grep . || echo none) (the bundle's is used)"
+  # The linker's cache, read once: `ldconfig -p | grep -q` fails under pipefail when grep
+  # stops reading early (ldconfig gets SIGPIPE).
+  local ldcache sysvk
+  ldcache=$(ldconfig -p 2>/dev/null)
+  sysvk=$(awk '/libvulkan\.so\.1 / {print $NF; exit}' <<<"$ldcache")
+  log "system Vulkan loader: ${sysvk:-none} (the bundle's is used)"
   # lib-if-missing's libraries, linked into lib-missing where the system has none of that name.
   mkdir -p "$WORK/vkf/lib-missing"
   local f missing=
   for f in "$WORK"/vkf/lib-if-missing/*; do
     [[ -e $f ]] || continue
-    if ! ldconfig -p 2>/dev/null | grep -q "^[[:space:]]*${f##*/} "; then
+    if ! grep -q "^[[:space:]]*${f##*/} " <<<"$ldcache"; then
       ln -s "$f" "$WORK/vkf/lib-missing/" && missing="$missing ${f##*/}"
     fi
   done
@@ -368,7 +373,7 @@ run() {
     local icdlib
     icdlib=$(sed -n 's/.*"library_path" *: *"\([^"]*\)".*/\1/p' "${VK_DRIVER_FILES:-/dev/null}" 2>/dev/null | head -n1)
     if [[ -n $icdlib ]]; then
-      [[ $icdlib = /* ]] || icdlib=$(ldconfig -p | awk -v l="$icdlib" '$1 == l {print $NF; exit}')
+      [[ $icdlib = /* ]] || icdlib=$(awk -v l="$icdlib" '$1 == l {print $NF; exit}' <<<"$ldcache")
       [[ -n $icdlib ]] && LD_LIBRARY_PATH=$(sed -n 's/^LD_LIBRARY_PATH=\([^ ]*\) exec.*/\1/p' "$V") ldd "$icdlib" >>"$LOG" 2>&1
     fi
   fi
