@@ -20,7 +20,7 @@
 #   carry     ["gpu-bundle"]
 #   command   bash tools/device/gpu-check.sh run
 #   timeout_s 540
-# then give_back, unless you run again at once. Rehearsal here (~2 min on 2 cores):
+# then give_back, unless you run again at once. Rehearsal here (2-3 min on 2 cores):
 #   OUT=/tmp/gpucheck-out PYTHON=tools/hf/.venv/bin/python tools/device/gpu-check.sh run --rehearse
 #
 # Environment: OUT (output folder), PYTHON (an interpreter with torch and transformers;
