@@ -79,9 +79,9 @@ class Profiles : public ::testing::Test {
 };
 
 TEST_F(Profiles, NamesAndErrors) {
-  EXPECT_EQ(device_profiles(), (std::vector<std::string>{"full", "min", "no-fp16", "no-subgroup"}));
+  EXPECT_EQ(device_profiles(), (std::vector<std::string>{"full", "min", "no-fp16", "no-subgroup", "gpu"}));
   expect_error([] { make("tiny"); },
-               "unknown device profile \"tiny\" in \"tiny\"; valid profiles are full, min, no-fp16, no-subgroup");
+               "unknown device profile \"tiny\" in \"tiny\"; valid profiles are full, min, no-fp16, no-subgroup, gpu");
   expect_error([] { make("min,"); }, "unknown device profile \"\"");
   setenv("VKFORMER_DEVICE_PROFILE", "no_fp16", 1);
   expect_error([] { make(""); }, "VKFORMER_DEVICE_PROFILE: unknown device profile \"no_fp16\"");
@@ -120,6 +120,13 @@ TEST_F(Profiles, ClampedCapabilities) {
   EXPECT_FALSE(no16->caps().storage_16bit);
   EXPECT_FALSE(no16->caps().shader_float16);
   EXPECT_EQ(no16->caps().subgroup_arithmetic, dev.subgroup_arithmetic);
+
+  // gpu: a discrete GPU as the engine sees one, its memory not mapped by the host.
+  auto gpu = make("gpu");
+  EXPECT_EQ(gpu->caps().device_type, "discrete");
+  EXPECT_EQ(gpu->caps().max_shared_memory, std::min(dev.max_shared_memory, 49152u));
+  EXPECT_EQ(gpu->caps().subgroup_size, dev.subgroup_size);
+  EXPECT_FALSE(gpu->host_mapped());
 
   auto nosg = make("no-subgroup");
   EXPECT_FALSE(nosg->caps().subgroup_arithmetic);

@@ -206,7 +206,9 @@ Context::Context(const HostVulkan& host, const ContextOptions& options)
 }
 
 void Context::Impl::finish_setup() {
-  memory = std::make_shared<MemoryPool>(phys, device, caps, options.force_staging, alloc,
+  // The gpu profile stands for a discrete GPU, whose memory the host does not map.
+  const bool staging = options.force_staging || caps.profile.find("gpu") != std::string::npos;
+  memory = std::make_shared<MemoryPool>(phys, device, caps, staging, alloc,
                                         memory_limit(options), memory_budget);
   pipelines = std::make_unique<Pipelines>(device, caps, options.cache_dir, alloc);
   if (const std::string w = pipelines->cache_warning(); !w.empty())

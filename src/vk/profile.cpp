@@ -12,7 +12,7 @@ namespace vkf {
 namespace {
 
 // Canonical order: a combined profile is always spelled the same way.
-const std::vector<std::string> kProfiles = {"full", "min", "no-fp16", "no-subgroup"};
+const std::vector<std::string> kProfiles = {"full", "min", "no-fp16", "no-subgroup", "gpu"};
 
 std::string valid_list() {
   std::string s;
@@ -72,6 +72,15 @@ void apply_profile(const std::string& profile, Capabilities& c) {
       // with them the choice of their size.
       c.subgroup_arithmetic = c.subgroup_shuffle = false;
       c.subgroup_size_control = c.compute_full_subgroups = false;
+    } else if (p == "gpu") {
+      // A discrete GPU as the engine sees one: its rules for GPUs choose the
+      // kernels and tiles (staged tiles, the split decode attention), shared
+      // memory at most 48 KiB, and memory the host cannot map (finish_setup()),
+      // so every upload, input and output takes the staging path. What a CPU
+      // driver cannot pretend to have (subgroups of 32, cooperative matrices)
+      // stays as the device reports it.
+      c.device_type = "discrete";
+      c.max_shared_memory = std::min(c.max_shared_memory, 49152u);
     } else if (p == "min") {
       // Vulkan's required minimums for compute (and the alignment's maximum),
       // except maxStorageBufferRange (2^27 required) lowered to 64 MiB so that
