@@ -185,7 +185,7 @@ void q_unit32(uint base, uint s, out vec4 q[8], out vec4 ab) {
 // the same qh words), read once for both, where q_unit32 reads them per
 // sub-block: on lavapipe each word is a gather. (All four quarters of a Q6_K
 // half in one unit read fewer words still, but doubled the shader's compile
-// time on lavapipe for no speed-up that its noise let one measure.)
+// time on lavapipe for no speed-up over two that its noise let one measure.)
 #if WQ == WQ_Q4_K || WQ == WQ_Q6_K
 const uint Q_GROUP = 2u;
 #else
@@ -204,7 +204,8 @@ uint q_unit_sub(uint u, uint g) {
 // multiplies x by Q_LANE_SCALE instead (once per row of x, shared by every
 // row of W it meets). A lane is then a mask and a conversion, no shift.
 // Exact: a nibble (or Q6_K's 6 bits) times 2^8b (≤ 2^24) converts without
-// rounding, and x · 2^-8b is x with its exponent moved.
+// rounding, and x · 2^-8b is x with its exponent moved (unless |x| < 2^-102,
+// below fp32's normal range, whose products are negligible anyway).
 #if WQ == WQ_Q8_0
 const vec4 Q_LANE_SCALE = vec4(1.0);  // signed bytes: q_unit32's shift pairs are as cheap
 #else
