@@ -68,29 +68,40 @@ void main() {
   float acc[OUTS];
   [[unroll]] for (uint o = 0; o < OUTS; ++o) acc[o] = 0.0;
 #if WQ
-  // Block formats (K a multiple of 32): each lane takes whole sub-blocks of 32
-  // values, reads their scale(s) once and their quants as words
-  // (lib/quant.glsl's q_unit32), and dots them with X: per half of 16,
-  // a·Σx·q + b·Σx, Σx shared by the COLS rows of W.
-  for (uint u = lid; u < p.K / 32u; u += wg) {
-    vec4 xv[ROWS * 8];
-    vec2 xs[ROWS];
+  // Block formats (K a multiple of 32): each lane takes whole units of
+  // Q_GROUP sub-blocks of 32 values (lib/quant.glsl's q_unit_lanes: their
+  // words read once, their scales once each), and dots them with X: per half
+  // of 16, a·Σx·q + b·Σx, Σx shared by the COLS rows of W.
+  for (uint u = lid; u < p.K / (32u * Q_GROUP); u += wg) {
+    vec4 xv[ROWS * 8 * Q_GROUP];
+    vec2 xs[ROWS * Q_GROUP];
     [[unroll]] for (uint r = 0; r < ROWS; ++r) {
-      [[unroll]] for (uint i = 0; i < 8; ++i) xv[r * 8 + i] = X4_AT((xrow[r] + 32u * u) / 4u + i);
-      xs[r] = vec2(dot(xv[r * 8] + xv[r * 8 + 1] + xv[r * 8 + 2] + xv[r * 8 + 3], vec4(1.0)),
-                   dot(xv[r * 8 + 4] + xv[r * 8 + 5] + xv[r * 8 + 6] + xv[r * 8 + 7], vec4(1.0)));
+      [[unroll]] for (uint g = 0; g < Q_GROUP; ++g) {
+        const uint x0 = (r * Q_GROUP + g) * 8;
+        [[unroll]] for (uint i = 0; i < 8; ++i) xv[x0 + i] = X4_AT((xrow[r] + 32u * q_unit_sub(u, g)) / 4u + i);
+        xs[r * Q_GROUP + g] = vec2(dot(xv[x0] + xv[x0 + 1] + xv[x0 + 2] + xv[x0 + 3], vec4(1.0)),
+                                   dot(xv[x0 + 4] + xv[x0 + 5] + xv[x0 + 6] + xv[x0 + 7], vec4(1.0)));
+        // W's quants come unshifted, times 2^8b in byte lane b: x takes the 2^-8b.
+        [[unroll]] for (uint i = 0; i < 8; ++i) xv[x0 + i] *= Q_LANE_SCALE;
+      }
     }
     [[unroll]] for (uint c = 0; c < COLS; ++c) {
-      const uint v0 = wrow[c] + 32u * u;  // W's first value of the sub-block
-      vec4 q[8], ab;
-      q_unit32((v0 / QB) * QBYTES, (v0 % QB) / 32u, q, ab);
+      const uint v0 = wrow[c] + 32u * q_unit_sub(u, 0);  // W's first value of the unit
+      vec4 q[8 * Q_GROUP], ab[Q_GROUP];
+      q_unit_lanes((v0 / QB) * QBYTES, (v0 % QB) / 32u, q, ab);
       [[unroll]] for (uint r = 0; r < ROWS; ++r) {
-        float s0 = 0.0, s1 = 0.0;
-        [[unroll]] for (uint i = 0; i < 4; ++i) {
-          s0 += dot(xv[r * 8 + i], q[i]);
-          s1 += dot(xv[r * 8 + 4 + i], q[4 + i]);
+        [[unroll]] for (uint g = 0; g < Q_GROUP; ++g) {
+          const uint x0 = (r * Q_GROUP + g) * 8;
+          // Four running sums a half, one fma a value, whatever a driver makes of dot().
+          vec4 s0 = xv[x0] * q[8 * g], s1 = xv[x0 + 4] * q[8 * g + 4];
+          [[unroll]] for (uint i = 1; i < 4; ++i) {
+            s0 = fma(xv[x0 + i], q[8 * g + i], s0);
+            s1 = fma(xv[x0 + 4 + i], q[8 * g + 4 + i], s1);
+          }
+          const vec4 a = ab[g];
+          const vec2 sx = xs[r * Q_GROUP + g];
+          acc[r * COLS + c] += a.x * dot(s0, vec4(1.0)) + a.y * sx.x + a.z * dot(s1, vec4(1.0)) + a.w * sx.y;
         }
-        acc[r * COLS + c] += ab.x * s0 + ab.y * xs[r].x + ab.z * s1 + ab.w * xs[r].y;
       }
     }
   }

@@ -12,6 +12,8 @@
 //   vec4  q_at4(uint i)   values i .. i+3, i a multiple of 4
 //   q_unit32(base, s, q, ab)  sub-block s (32 values) of the block at byte
 //                         `base`, its scales read once: q_unit32 below.
+//   q_unit_lanes(base, s, q, ab)  Q_GROUP sub-blocks sharing their words,
+//                         unshifted (gemm_vec.comp's; below q_unit32).
 // The innermost dim is a multiple of the block, so value i lies in block
 // i / QB and a vec4 at a multiple of 4 never straddles a block or a half of one.
 #ifndef VKF_QUANT_GLSL
@@ -174,6 +176,112 @@ void q_unit32(uint base, uint s, out vec4 q[8], out vec4 ab) {
   const float d = q_half(base + 208u);
   const float a0 = d * float(bitfieldExtract(int(sw), 0, 8)), a1 = d * float(bitfieldExtract(int(sw), 8, 8));
   ab = vec4(a0, -32.0 * a0, a1, -32.0 * a1);
+#endif
+}
+
+// gemm_vec.comp's unit: Q_GROUP sub-blocks that share their words (Q4_K's
+// two nibbles of one run of 32 bytes; Q6_K's quarters t and t + 2 of a
+// 128-value half, the two nibbles of the same ql words and two bit pairs of
+// the same qh words), read once for both, where q_unit32 reads them per
+// sub-block: on lavapipe each word is a gather. (All four quarters of a Q6_K
+// half in one unit read fewer words still, but doubled the shader's compile
+// time on lavapipe for no speed-up over two that its noise let one measure.)
+#if WQ == WQ_Q4_K || WQ == WQ_Q6_K
+const uint Q_GROUP = 2u;
+#else
+const uint Q_GROUP = 1u;
+#endif
+// Unit u's member g (g < Q_GROUP): its sub-block's index along the row.
+uint q_unit_sub(uint u, uint g) {
+#if WQ == WQ_Q6_K
+  return 4u * (u >> 1u) + (u & 1u) + 2u * g;  // quarters t and t + 2 of a half
+#else
+  return u * Q_GROUP + g;
+#endif
+}
+// And cheaper to unpack: component b of each q[i] holds its value still at
+// its place in the word (bits 8b ..), i.e. times 2^8b, and the includer
+// multiplies x by Q_LANE_SCALE instead (once per row of x, shared by every
+// row of W it meets). A lane is then a mask and a conversion, no shift.
+// Exact: a nibble (or Q6_K's 6 bits) times 2^8b (≤ 2^24) converts without
+// rounding, and x · 2^-8b is x with its exponent moved (unless |x| < 2^-102,
+// below fp32's normal range, whose products are negligible anyway).
+#if WQ == WQ_Q8_0
+const vec4 Q_LANE_SCALE = vec4(1.0);  // signed bytes: q_unit32's shift pairs are as cheap
+#else
+const vec4 Q_LANE_SCALE = vec4(1.0, 1.0 / 256.0, 1.0 / 65536.0, 1.0 / 16777216.0);
+#endif
+// The fields of mask m at bits 8b of v_, each times 2^8b: a mask, no shift.
+vec4 q_lanes(uint v_, uint m) { return vec4(uvec4(v_) & (uvec4(m) << uvec4(0u, 8u, 16u, 24u))); }
+// The unit whose first member is sub-block s (q_unit_sub(u, 0)) of the block
+// at byte `base`: member g's values 4i .. 4i + 3 are, as q_unit32's,
+// ab[g].x·q[8g + i] + ab[g].y for i < 4 and ab[g].z·q[8g + i] + ab[g].w for
+// i ≥ 4, with q times 2^8b in component b (Q_LANE_SCALE).
+void q_unit_lanes(uint base, uint s, out vec4 q[8u * Q_GROUP], out vec4 ab[Q_GROUP]) {
+#if WQ == WQ_Q8_0
+  q_unit32(base, s, q, ab[0]);
+#elif WQ == WQ_Q4_0 || WQ == WQ_Q4_1
+  uint w_[4];
+#if WQ == WQ_Q4_0
+  // 18-byte blocks: the quants start at an even byte, word-aligned every other block.
+  Q_STREAM(w_, 4u, base + 2u)
+  const float d = q_half(base), m = -8.0 * d;
+#else
+  // 20-byte blocks: word-aligned, d and m in the first word.
+  const uint wb = base >> 2u;
+  const vec2 dm = unpackHalf2x16(QWORD(wb));
+  const float d = dm.x, m = dm.y;
+  [[unroll]] for (uint i = 0u; i < 4u; ++i) w_[i] = QWORD(wb + 1u + i);
+#endif
+  [[unroll]] for (uint i = 0u; i < 4u; ++i) {
+    q[i] = q_lanes(w_[i], 0xfu);
+    q[i + 4u] = q_lanes(w_[i] >> 4u, 0xfu);
+  }
+  ab[0] = vec4(d, m, d, m);
+#elif WQ == WQ_Q4_K
+  // Chunk c = s / 2: its 8 qs words, low nibbles sub-block 2c, high ones 2c + 1;
+  // the scales' words once for both (ggml's get_scale_min_k4, by word).
+  const uint wb = base >> 2u, c = s >> 1u;
+  const vec2 dm = unpackHalf2x16(QWORD(wb));
+  const uint s0 = QWORD(wb + 1u), s1 = QWORD(wb + 2u), s2 = QWORD(wb + 3u);
+  [[unroll]] for (uint g = 0u; g < 2u; ++g) {
+    const uint sub = s + g, sh = 8u * (sub & 3u);
+    uint sc, mn;
+    if (sub < 4u) {
+      sc = (s0 >> sh) & 63u;
+      mn = (s1 >> sh) & 63u;
+    } else {
+      const uint e = s2 >> sh;
+      sc = (e & 0xfu) | (((s0 >> sh) >> 6u) & 3u) << 4u;
+      mn = ((e >> 4u) & 0xfu) | (((s1 >> sh) >> 6u) & 3u) << 4u;
+    }
+    const float a = dm.x * float(sc), b = -dm.y * float(mn);
+    ab[g] = vec4(a, b, a, b);
+  }
+  [[unroll]] for (uint i = 0u; i < 8u; ++i) {
+    const uint v_ = QWORD(wb + 4u + 8u * c + i);
+    q[i] = q_lanes(v_, 0xfu);
+    q[8u + i] = q_lanes(v_ >> 4u, 0xfu);
+  }
+#elif WQ == WQ_Q6_K
+  // Quarters t and t + 2 (t = s % 4 < 2) of half h = s / 4 (q_unit_sub): the
+  // low and high nibbles of the same 8 ql words (ql[64h + 32t ..]), bits 2t
+  // and 2t + 4 of the same 8 qh words (qh[32h ..]); their scales are bytes
+  // 2t, 2t + 1 of the first and second of two words (scales[8h ..]).
+  const uint h = s >> 2u, t = s & 3u;
+  uint l_[8], u_[8], sc_[2];
+  Q_STREAM(l_, 8u, base + 64u * h + 32u * t)
+  Q_STREAM(u_, 8u, base + 128u + 32u * h)
+  Q_STREAM(sc_, 2u, base + 192u + 8u * h)
+  const float d = q_half(base + 208u);
+  [[unroll]] for (uint g = 0u; g < 2u; ++g) {
+    [[unroll]] for (uint i = 0u; i < 8u; ++i)
+      q[8u * g + i] = q_lanes(((l_[i] >> (4u * g)) & 0x0f0f0f0fu) |
+                                  (((u_[i] >> (2u * t + 4u * g)) & 0x03030303u) << 4u), 0x3fu);
+    const int sw = int(sc_[g] >> (16u * t));
+    const float a0 = d * float(bitfieldExtract(sw, 0, 8)), a1 = d * float(bitfieldExtract(sw, 8, 8));
+    ab[g] = vec4(a0, -32.0 * a0, a1, -32.0 * a1);
+  }
 #endif
 }
 

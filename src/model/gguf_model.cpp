@@ -99,8 +99,12 @@ ModelConfig gguf_model_config(const GgufFile& f) {
       throw Error(path + ": " + key("rope.scaling.type") + " \"" + printable(type) + "\" is not supported (none, linear)");
     }
   }
-  if (f.find("rope_freqs.weight"))  // Llama 3.1's per-frequency factors, as a tensor
-    throw Error(path + ": tensor \"rope_freqs.weight\" (Llama 3.1's RoPE frequency factors) is not supported yet");
+  // Llama 3.1's RoPE frequency factors: llama.cpp's converter writes rope_scaling "llama3" as
+  // a tensor, and ggml's rope divides each frequency by its factor. Its type is checked here,
+  // its shape where the llama family reads it (families/llama/weights.cpp).
+  if (const GgufTensor* t = f.find("rope_freqs.weight"); t && t->type != GgmlType::F32)
+    throw Error(path + ": tensor \"rope_freqs.weight\" (Llama 3.1's RoPE frequency factors) is " +
+                ggml_type_name(t->type) + ", expected F32 [" + std::to_string(head_dim / 2) + "] (head_dim / 2)");
 
   const ConfigReader r(path, j);
   ModelConfig c;

@@ -11,6 +11,9 @@
 namespace vkf {
 namespace {
 
+/// Llama 3.1's RoPE frequency factors, as a GGUF file names them (it has no transformers name).
+constexpr const char* kRopeFactors = "rope_freqs.weight";
+
 struct LayerLoader {
   Loader& L;
   const ModelConfig& c;
@@ -97,6 +100,13 @@ std::unique_ptr<ModelWeights> LlamaFamily::build_weights(Loader& L, const ModelC
   w->encoder_norm = layers.norm(p + "norm", why);
   std::vector<float> inv_freq;
   if (L.uploads()) inv_freq = llama_inv_freq(c, l, c.max_positions);
+  // A GGUF's rope_freqs (src/model/gguf_model.cpp): llama.cpp's form of rope_scaling "llama3",
+  // one factor per frequency that ggml's rope divides the frequency by (freq_factors).
+  if (L.has(kRopeFactors)) {
+    const std::vector<float> factors = L.fetch(kRopeFactors, {int64_t(c.head_width() / 2)}, "[head_dim / 2]",
+                                               "the file has RoPE frequency factors");
+    for (size_t i = 0; i < factors.size() && i < inv_freq.size(); ++i) inv_freq[i] /= factors[i];
+  }
   w->rope_inv_freq = L.upload({int64_t(c.head_width() / 2)}, inv_freq, "RoPE inverse frequencies", DType::F32);
   if (l.lm_head) {
     // Tied: save_pretrained leaves lm_head.weight out; the head is embed_tokens.
