@@ -62,6 +62,7 @@ Plan& Session::Impl::plan(const Batch& b) {
 Plan& Session::Impl::run(const Batch& b) {
   Plan& p = plan(b);
   if (!p.recorded) {  // once per shape; later calls resubmit the same command buffer
+    p.host_inputs.clear();  // a recording that failed half-way starts again
     for (const Tensor& in : p.inputs) p.host_inputs.push_back(internals(*p.rec).host_input(in));
     family.record(*p.rec, model, p);
     p.host_out = internals(*p.rec).host_output(p.out);
