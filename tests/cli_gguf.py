@@ -37,6 +37,17 @@ MERGES = ["a b", "ab c"]
 failures = []
 
 
+def add_tokenizer(w):
+    """The tiny byte-level BPE vocabulary (TOKENS, MERGES) with BOS 1 and EOS 2."""
+    w.add_tokenizer_model("gpt2")
+    w.add_tokenizer_pre("default")
+    w.add_token_list(TOKENS)
+    w.add_token_types([3, 3, 3] + [1] * (len(TOKENS) - 3))
+    w.add_token_merges(MERGES)
+    w.add_bos_token_id(1)
+    w.add_eos_token_id(2)
+
+
 def write(path, arch="llama", skip=(), shapes=None, meta=None, template=True):
     """A tiny llama GGUF: Q8_0 embedding (tied head), Q4_1 matrices, F32 norms."""
     rng = np.random.default_rng(1)
@@ -53,13 +64,7 @@ def write(path, arch="llama", skip=(), shapes=None, meta=None, template=True):
     if f"{arch}.attention.layer_norm_rms_epsilon" not in meta:
         w.add_float32(f"{arch}.attention.layer_norm_rms_epsilon", 1e-5)
     w.add_float32(f"{arch}.rope.freq_base", 10000.0)
-    w.add_tokenizer_model("gpt2")
-    w.add_tokenizer_pre("default")
-    w.add_token_list(TOKENS)
-    w.add_token_types([3, 3, 3] + [1] * (len(TOKENS) - 3))
-    w.add_token_merges(MERGES)
-    w.add_bos_token_id(1)
-    w.add_eos_token_id(2)
+    add_tokenizer(w)
     if template:
         w.add_chat_template("{% for m in messages %}{{ m['content'] }}{% endfor %}")
     tensors = {"token_embd.weight": ([len(TOKENS), D], "Q8_0"), "output_norm.weight": ([D], "F32")}
@@ -155,13 +160,7 @@ def write_llama3_pair(tmp, factors_dtype="F32", with_factors=True, drop_factors=
         w.add_uint32("llama." + k, v)
     w.add_float32("llama.attention.layer_norm_rms_epsilon", 1e-5)
     w.add_float32("llama.rope.freq_base", 10000.0)
-    w.add_tokenizer_model("gpt2")
-    w.add_tokenizer_pre("default")
-    w.add_token_list(TOKENS)
-    w.add_token_types([3, 3, 3] + [1] * (len(TOKENS) - 3))
-    w.add_token_merges(MERGES)
-    w.add_bos_token_id(1)
-    w.add_eos_token_id(2)
+    add_tokenizer(w)
     for k, t in hf.items():
         if k.endswith("q_proj.weight"):
             t = permute(t, HEADS)

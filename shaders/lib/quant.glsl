@@ -68,6 +68,14 @@ uvec2 q4k_scale_min(uint sb, uint s) {
   const uint a = q_byte(sb + s + 4u);
   return uvec2((a & 0xfu) | ((q_byte(sb + s - 4u) >> 6u) << 4u), (a >> 4u) | ((q_byte(sb + s) >> 6u) << 4u));
 }
+// The same from the scales' three words s0, s1, s2, already read (the GEMV
+// units read them once for two sub-blocks).
+uvec2 q4k_scale_min(uint s0, uint s1, uint s2, uint s) {
+  const uint sh = 8u * (s & 3u);
+  if (s < 4u) return uvec2((s0 >> sh) & 63u, (s1 >> sh) & 63u);
+  const uint e = s2 >> sh;
+  return uvec2((e & 0xfu) | (((s0 >> sh) >> 6u) & 3u) << 4u, ((e >> 4u) & 0xfu) | (((s1 >> sh) >> 6u) & 3u) << 4u);
+}
 #endif
 
 // Values j .. j+3 (j % 4 == 0) of the block at byte `base`.
@@ -146,19 +154,9 @@ void q_unit32(uint base, uint s, out vec4 q[8], out vec4 ab) {
   const uint wb = base >> 2u, c = s >> 1u, hi = (s & 1u) * 4u;
   const vec2 dm = unpackHalf2x16(QWORD(wb));
   const uint s0 = QWORD(wb + 1u), s1 = QWORD(wb + 2u), s2 = QWORD(wb + 3u);
-  // ggml's get_scale_min_k4 on the scales' bytes, by word.
-  const uint sh = 8u * (s & 3u);
-  uint sc, mn;
-  if (s < 4u) {
-    sc = (s0 >> sh) & 63u;
-    mn = (s1 >> sh) & 63u;
-  } else {
-    const uint e = s2 >> sh;
-    sc = (e & 0xfu) | (((s0 >> sh) >> 6u) & 3u) << 4u;
-    mn = ((e >> 4u) & 0xfu) | (((s1 >> sh) >> 6u) & 3u) << 4u;
-  }
+  const uvec2 sm = q4k_scale_min(s0, s1, s2, s);
   [[unroll]] for (uint i = 0u; i < 8u; ++i) q[i] = q_nibbles(QWORD(wb + 4u + 8u * c + i), hi);
-  const float a = dm.x * float(sc), b = -dm.y * float(mn);
+  const float a = dm.x * float(sm.x), b = -dm.y * float(sm.y);
   ab = vec4(a, b, a, b);
 #elif WQ == WQ_Q6_K
   // Half h of 128 values, quarter t of 32 within it: ql[64h + 32(t & 1) ..]
@@ -245,17 +243,8 @@ void q_unit_lanes(uint base, uint s, out vec4 q[8u * Q_GROUP], out vec4 ab[Q_GRO
   const vec2 dm = unpackHalf2x16(QWORD(wb));
   const uint s0 = QWORD(wb + 1u), s1 = QWORD(wb + 2u), s2 = QWORD(wb + 3u);
   [[unroll]] for (uint g = 0u; g < 2u; ++g) {
-    const uint sub = s + g, sh = 8u * (sub & 3u);
-    uint sc, mn;
-    if (sub < 4u) {
-      sc = (s0 >> sh) & 63u;
-      mn = (s1 >> sh) & 63u;
-    } else {
-      const uint e = s2 >> sh;
-      sc = (e & 0xfu) | (((s0 >> sh) >> 6u) & 3u) << 4u;
-      mn = ((e >> 4u) & 0xfu) | (((s1 >> sh) >> 6u) & 3u) << 4u;
-    }
-    const float a = dm.x * float(sc), b = -dm.y * float(mn);
+    const uvec2 sm = q4k_scale_min(s0, s1, s2, s + g);
+    const float a = dm.x * float(sm.x), b = -dm.y * float(sm.y);
     ab[g] = vec4(a, b, a, b);
   }
   [[unroll]] for (uint i = 0u; i < 8u; ++i) {
