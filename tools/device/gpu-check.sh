@@ -26,6 +26,7 @@
 # Environment: OUT (output folder), PYTHON (an interpreter with torch and transformers;
 # default: the first of python3 and tools/hf/.venv/bin/python that imports both),
 # GPU_CHECK_LOADER=system|cxx|ldso (force how vkformer starts; default: the first that works),
+# GPU_CHECK_DEADLINE_S (the run's time box, default 465), GPU_CHECK_TUNE_S (tune's budget, 90),
 # GPU_CHECK_KEEP=1 (keep the work folder, /tmp/gpu-check.*: the models, the tuning database, raw/).
 set -uo pipefail
 
@@ -34,8 +35,10 @@ BUNDLE_DIR=$ROOT/gpu-bundle
 BUNDLE_TAR=$BUNDLE_DIR/vkformer-bundle.tar.xz
 NVIDIA_ICD=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
 # What libGLX_nvidia.so.0 (NVIDIA's Vulkan ICD) may need beyond glibc, and their packages.
-X11_SONAMES="libGLdispatch.so.0 libX11.so.6 libXext.so.6 libxcb.so.1 libXau.so.6 libXdmcp.so.6 libbsd.so.0 libmd.so.0"
-X11_PKGS="libglvnd0 libx11-6 libxext6 libxcb1 libxau6 libxdmcp6 libbsd0 libmd0"
+# Headless, the ICD may have to be NVIDIA's EGL library instead (libEGL_nvidia.so.0), which
+# goes through libglvnd's libEGL; vulkaninfo (vulkan-tools) needs libwayland-client and libffi.
+X11_SONAMES="libGLdispatch.so.0 libEGL.so.1 libGLX.so.0 libOpenGL.so.0 libX11.so.6 libXext.so.6 libxcb.so.1 libXau.so.6 libXdmcp.so.6 libbsd.so.0 libmd.so.0 libwayland-client.so.0 libffi.so.8"
+X11_PKGS="libglvnd0 libegl1 libglx0 libopengl0 libx11-6 libxext6 libxcb1 libxau6 libxdmcp6 libbsd0 libmd0 libwayland-client0 libffi8 vulkan-tools"
 
 die() { echo "gpu-check: $*" >&2; exit 1; }
 
@@ -114,6 +117,9 @@ bundle() {
     copy_so "$so" "$tier"
   done <<<"$sonames"
   copy_so libvulkan.so.1 lib
+  # vulkaninfo: what the driver reports (extensions, features, limits), for the log.
+  cp "$(find "$stage"/root/vulkan-tools_* -name vulkaninfo -type f | head -n1)" "$stage/vkf/bin/" ||
+    die "vulkan-tools has no vulkaninfo"
   copy_so libstdc++.so.6 lib-cxx
   copy_so libgcc_s.so.1 lib-cxx
   # NVIDIA's Vulkan ICD is libGLX_nvidia.so.0, which needs libglvnd's libGLdispatch and, in
@@ -220,6 +226,36 @@ write_launcher() {
   chmod +x "$WORK/vkformer"
 }
 
+# pick_icd V: exports VK_DRIVER_FILES for the first NVIDIA manifest with which `V devices`
+# finds a device: the driver's own, then one naming libEGL_nvidia.so.0 (headless machines,
+# where libGLX_nvidia.so.0's vk_icdGetInstanceProcAddr gives no vkCreateInstance).
+pick_icd() {
+  local V=$1 egl icd api n=0
+  local candidates=()
+  [[ -f $NVIDIA_ICD ]] && candidates+=("$NVIDIA_ICD")
+  egl=$(ls /usr/local/nvidia/lib64/libEGL_nvidia.so.0 /usr/local/nvidia/lib/libEGL_nvidia.so.0 2>/dev/null | head -n1)
+  if [[ -n $egl ]]; then
+    api=$(sed -n 's/.*"api_version" *: *"\([^"]*\)".*/\1/p' "$NVIDIA_ICD" 2>/dev/null | head -n1)
+    printf '{"file_format_version": "1.0.1", "ICD": {"library_path": "%s", "api_version": "%s"}}\n' \
+      "$egl" "${api:-1.3.0}" >"$WORK/nvidia_icd_egl.json"
+    candidates+=("$WORK/nvidia_icd_egl.json")
+  fi
+  local vendor=/usr/local/nvidia/share/glvnd/egl_vendor.d/10_nvidia.json
+  [[ -f $vendor ]] && export __EGL_VENDOR_LIBRARY_FILENAMES=$vendor
+  for icd in "${candidates[@]}"; do
+    n=$((n + 1))
+    export VK_DRIVER_FILES=$icd VK_ICD_FILENAMES=$icd
+    if timeout 30 "$V" devices >"$RAW/icd-$n.txt" 2>&1; then
+      log "ICD: $icd ($(tr -d '\n ' <"$icd" | head -c 200)): $(head -n 3 "$RAW/icd-$n.txt" | tr '\n' ' ')"
+      return 0
+    fi
+    log "ICD $icd: no device ($(tail -n 1 "$RAW/icd-$n.txt"))"
+  done
+  [[ ${#candidates[@]} -gt 0 ]] && export VK_DRIVER_FILES=${candidates[0]} VK_ICD_FILENAMES=${candidates[0]}
+  log "no NVIDIA manifest gave a device; leaving VK_DRIVER_FILES=${VK_DRIVER_FILES:-unset}"
+  return 1
+}
+
 # The first interpreter that imports torch and transformers: "PATH versions..." on stdout.
 pick_python() {
   local p v
@@ -277,8 +313,9 @@ run() {
     # bench ops' standard GEMM shapes, BERT-base's at batch 32 × 128 tokens, and 4096³.
     gemm_shapes="128x3072x768 512x512x512 128x768x768 1x3072x768 4096x768x768 4096x3072x768 4096x768x3072 4096x4096x4096"
     big_gemm=4096x4096x4096
-    enc_batch=32; enc_seq=128; contexts="128 1024"; new_tokens=32; layers=0; vocab=0; tune_budget=90
-    DEADLINE=$((T0 + 465)); RESERVE_S=12
+    enc_batch=32; enc_seq=128; contexts="128 1024"; new_tokens=32; layers=0; vocab=0
+    tune_budget=${GPU_CHECK_TUNE_S:-90}
+    DEADLINE=$((T0 + ${GPU_CHECK_DEADLINE_S:-465})); RESERVE_S=12
     t_devices=30; t_kernel_phase=100; t_kernel=30; t_bench_ops=70; t_tune=110; t_gemm=45
     t_make=150; t_model_phase=115; t_model=45; t_torch=100
     # Kept for what comes after: the kernel phase ends 280 s before the deadline (bench ops,
@@ -298,12 +335,11 @@ run() {
   cat "$WORK/vkf/MANIFEST.txt" >"$RAW/bundle-manifest.txt" 2>/dev/null
   log "bundle: $(head -n 2 "$WORK/vkf/MANIFEST.txt" | tr '\n' ' ')"
 
-  # ---- Vulkan: the NVIDIA ICD there (no loader installed: the bundle's), the system's here
-  if ((!rehearse)) && [[ -f $NVIDIA_ICD ]]; then
-    export VK_DRIVER_FILES=$NVIDIA_ICD VK_ICD_FILENAMES=$NVIDIA_ICD
-    log "ICD: $NVIDIA_ICD: $(tr -d '\n ' <"$NVIDIA_ICD" | head -c 300)"
-  elif ((!rehearse)); then
-    log "no $NVIDIA_ICD: leaving the loader's own ICD search"
+  # ---- Vulkan: the NVIDIA ICD there (no loader installed: the bundle's), the system's here.
+  # Chosen below, once vkformer starts: the driver's own manifest (libGLX_nvidia.so.0), or,
+  # where that library cannot make an instance without a display, one naming its EGL twin.
+  if ((!rehearse)); then
+    log "NVIDIA's files: $(ls /usr/local/nvidia/lib64 2>/dev/null | grep -iE 'egl|glx|vulkan' | tr '\n' ' '); $(find /usr/local/nvidia/share -name '*.json' 2>/dev/null | tr '\n' ' ')"
   fi
   export VKFORMER_CACHE_DIR=$WORK/cache __GL_SHADER_DISK_CACHE_PATH=$WORK/cache
   export VK_LAYER_PATH=$WORK/vkf/layers
@@ -341,6 +377,13 @@ run() {
   fi
   echo "$mode" >"$RAW/loader-mode.txt"
   local V=$WORK/vkformer
+  ((rehearse)) || pick_icd "$V"
+  local vi_ldp
+  vi_ldp=$(sed -n 's/^LD_LIBRARY_PATH=\([^ ]*\) exec.*/\1/p' "$V")
+  [[ -n $vi_ldp ]] || vi_ldp=$WORK/vkf/lib:$WORK/vkf/lib-missing:$WORK/vkf/lib-cxx
+  LD_LIBRARY_PATH=$vi_ldp timeout 30 "$WORK/vkf/bin/vulkaninfo" >"$RAW/vulkaninfo.txt" 2>&1 ||
+    log "vulkaninfo failed: $(tail -n 3 "$RAW/vulkaninfo.txt" | tr '\n' ' ')"
+  cp "$RAW/vulkaninfo.txt" "$OUT/vulkaninfo.txt" 2>/dev/null
 
   # The models (CPU only, in the background while the kernels run).
   local py make_pid=
