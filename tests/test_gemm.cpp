@@ -1,7 +1,9 @@
 // vkf::gemm: every variant over a table of awkward shapes, every activation,
 // bias and residual on and off, fp32 and fp16 weights; huge inputs, the pick by
 // rows, folding, what fp16 storage costs, and bad arguments.
+#include <cmath>
 #include <cstdio>
+#include <random>
 
 #include "op_test.hpp"
 #include "vk/tuning_hooks.hpp"
@@ -171,6 +173,54 @@ TEST_F(DeviceTest, GemmBroadcastMatchesBlockedBitwise) {
     EXPECT_EQ(rb.y, rt.y) << describe(b);
     EXPECT_EQ(rb.y, rk.y) << describe(b);
   }
+}
+
+// Tensor cores (variant coopmat) run only where the device lists a 16×16×16
+// f16·f16+f32 cooperative-matrix shape, and only on fp16 W; asking for them
+// elsewhere names what is missing. Where they run they are held to the fp32
+// bound: X's two fp16 parts keep fp32's precision (shaders/gemm_coopmat.comp).
+TEST_F(DeviceTest, GemmCoopmatByCapability) {
+  if (!has_f16()) GTEST_SKIP() << "no fp16 tensors";
+  Case k{70, 100, 72, DType::F16, Activation::GeluErf, true, true};
+  k.variant = "coopmat";
+  if (!ctx().caps().coopmat) {
+    expect_error([&] { run(ctx(), k); }, "needs VK_NV_cooperative_matrix");
+    return;
+  }
+  for (Case c : {k, Case{33, 16, 16, DType::F16}, Case{130, 257, 768, DType::F16, Activation::None, false, true}}) {
+    c.variant = "coopmat";
+    SCOPED_TRACE(describe(c));
+    const Result r = run(ctx(), c);
+    EXPECT_LE(r.err, kF32Bound);
+    EXPECT_EQ(r.info.variant, "coopmat");
+  }
+  Case f = k;
+  f.dtype = DType::F32;
+  expect_error([&] { run(ctx(), f); }, "fp16 W only");
+}
+
+// The split coopmat makes of each fp32 x (shaders/gemm_coopmat.comp), done here
+// with the same roundings: hi = fp16(x·2⁻⁸), lo = fp16((x − hi·2⁸)·2³) carry x
+// to within max(2⁻²²·|x|, 2⁻²⁷) over |x| from 1e-9 to 1.6e7, and past
+// 65504·2⁸ hi is inf (the product is inf, never a clipped number). Checked on
+// every device, since most have no cooperative matrices to run the shader.
+TEST(GemmCoopmatSplit, TwoHalvesCarryFp32) {
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<double> expo(-30.0, 24.0), sign(-1.0, 1.0);
+  double worst = 0;
+  for (int i = 0; i < 200000; ++i) {
+    const float x = float(std::exp2(expo(rng)) * (sign(rng) < 0 ? -1.0 : 1.0));
+    if (std::fabs(x) >= 65504.0f * 256.0f) continue;
+    const float hi = half_to_float(float_to_half(x * (1.0f / 256.0f)));
+    const float lo = half_to_float(float_to_half((x - hi * 256.0f) * 8.0f));
+    ASSERT_TRUE(std::isfinite(hi) && std::isfinite(lo)) << x;
+    const double back = double(hi) * 256.0 + double(lo) / 8.0;
+    const double bound = std::max(std::ldexp(std::fabs(double(x)), -22), std::ldexp(1.0, -27));
+    ASSERT_LE(std::fabs(back - double(x)), bound) << "x = " << x << " hi " << hi << " lo " << lo;
+    worst = std::max(worst, std::fabs(back - double(x)) / bound);
+  }
+  EXPECT_GT(worst, 0.0);  // the bound is reached at all, so it measures something
+  EXPECT_TRUE(std::isinf(half_to_float(float_to_half(65536.0f))));  // hi of x = 2^24
 }
 
 // gemv_subgroup at a required subgroup size (knob SGS, the device's smallest:

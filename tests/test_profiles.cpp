@@ -119,6 +119,7 @@ TEST_F(Profiles, ClampedCapabilities) {
   auto no16 = make("no-fp16");
   EXPECT_FALSE(no16->caps().storage_16bit);
   EXPECT_FALSE(no16->caps().shader_float16);
+  EXPECT_FALSE(no16->caps().coopmat);  // fp16 operands on the tensor cores
   EXPECT_EQ(no16->caps().subgroup_arithmetic, dev.subgroup_arithmetic);
 
   // gpu: a discrete GPU as the engine sees one, its memory not mapped by the host.
@@ -135,6 +136,7 @@ TEST_F(Profiles, ClampedCapabilities) {
   EXPECT_EQ(nosg->caps().storage_16bit, dev.storage_16bit);
   EXPECT_FALSE(nosg->caps().subgroup_size_control);  // without subgroup operations, no size to choose
   EXPECT_FALSE(nosg->caps().compute_full_subgroups);
+  EXPECT_FALSE(nosg->caps().coopmat);  // subgroup-scope matrices
   EXPECT_EQ(nosg->caps().max_subgroup_size, dev.max_subgroup_size);
 
   auto min = make("min");
@@ -149,6 +151,8 @@ TEST_F(Profiles, ClampedCapabilities) {
   EXPECT_EQ(m.min_storage_buffer_offset_alignment, std::max<uint64_t>(dev.min_storage_buffer_offset_alignment, 256));
   EXPECT_EQ(m.storage_16bit, dev.storage_16bit);
   EXPECT_FALSE(m.subgroup_size_control);  // optional in Vulkan 1.2
+  EXPECT_FALSE(m.coopmat);
+  EXPECT_EQ(f.coopmat, dev.coopmat);
   EXPECT_EQ(m.min_subgroup_size, dev.min_subgroup_size);
   for (auto* c : {full.get(), no16.get(), nosg.get(), min.get()}) expect_clean(*c);
 }

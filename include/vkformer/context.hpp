@@ -69,6 +69,15 @@ struct Capabilities {
   /// device can; off only under the no-fp16 profile.
   bool f16_packed = false;
   bool shader_float16 = false;             ///< fp16 arithmetic (vkformer accumulates in fp32 anyway)
+  /// Tensor cores through VK_NV_cooperative_matrix: the driver lists a
+  /// subgroup-scope 16×16×16 fp16·fp16 + fp32 shape, and shaderFloat16 and
+  /// vulkanMemoryModel are there (both enabled with it). gemm's coopmat variant.
+  /// Off on a host application's device (vkformer cannot know what it enabled)
+  /// and under the min, no-fp16 and no-subgroup profiles.
+  bool coopmat = false;
+  /// The shapes the driver lists for VK_NV_cooperative_matrix, "16x16x16 f16*f16+f32"
+  /// each (subgroup scope only), for `vkformer devices`.
+  std::vector<std::string> coopmat_shapes;
   bool timestamps = false;                 ///< timestamp queries work on the compute queue
   double timestamp_period_ns = 1.0;
   uint64_t device_local_bytes = 0;         ///< size of the largest device-local heap

@@ -286,6 +286,72 @@ Plan block_plan(const char* variant, const Problem& p, const TunedConfig* tc, co
   return plan;
 }
 
+/// Tensor cores (shaders/gemm_coopmat.comp): a BM×BN tile per workgroup, WM×WN
+/// subgroups each holding (BM/WM/16)×(BN/WN/16) 16×16 fp32 accumulators twice
+/// (X's two fp16 parts), BK columns of K per shared-memory step. 64×64 with
+/// 2×2 subgroups by default: 8 accumulators a subgroup, 15 KiB of shared memory.
+struct CoopTiles {
+  uint32_t bm, bn, bk, wm, wn;
+  uint64_t matrices() const { return uint64_t(bm / (16 * wm)) * (bn / (16 * wn)); }
+  uint64_t shared_bytes() const { return (2 * uint64_t(bm) + bn) * (bk + 8) * 2 + uint64_t(wm) * wn * 256 * 4; }
+};
+
+/// At most 8 matrices per subgroup: 16 accumulators of 8 registers a lane.
+constexpr uint64_t kMaxCoopMatrices = 8;
+
+Plan coopmat_plan(const char* variant, const Problem& p, const TunedConfig* tc) {
+  const Capabilities& c = p.caps;
+  require(c.coopmat, kOp,
+          std::string("variant ") + variant + " needs VK_NV_cooperative_matrix with a 16x16x16 f16*f16+f32 subgroup "
+          "shape, shaderFloat16 and vulkanMemoryModel; the device \"" + c.device_name + "\" (profile " + c.profile +
+          ") has " + (c.coopmat_shapes.empty() ? std::string("none") : "other shapes only") + "; use tiled");
+  require(p.a.w->dtype() == DType::F16, kOp,
+          std::string("variant ") + variant + " multiplies fp16 W only; w is " + p.a.w->describe() + "; use tiled");
+  const CoopTiles t{knob(tc, "BM", 64), knob(tc, "BN", 64), knob(tc, "BK", 32), knob(tc, "WM", 2), knob(tc, "WN", 2)};
+  // The shader numbers its subgroups WM·WN of SG lanes: the driver's one size,
+  // or the size required of it.
+  const uint32_t sg = c.subgroup_size;
+  const uint64_t wg = uint64_t(t.wm) * t.wn * sg;
+  const bool one_size = c.min_subgroup_size == c.max_subgroup_size;
+  const bool sized = c.subgroup_size_control && wg <= UINT32_MAX && subgroup_size_problem(c, sg, uint32_t(wg)).empty();
+  require(one_size || sized, kOp,
+          std::string("variant ") + variant + " needs subgroups of one known size; the device has " +
+              std::to_string(c.min_subgroup_size) + ".." + std::to_string(c.max_subgroup_size) +
+              " and cannot require one for " + std::to_string(wg) + " invocations" + tuned_note(tc));
+  require(t.wm >= 1 && t.wn >= 1 && t.bm % (16 * t.wm) == 0 && t.bn % (16 * t.wn) == 0 && t.bm >= 16 * t.wm &&
+              t.bn >= 16 * t.wn && t.bk >= 16 && t.bk % 16 == 0 && t.bk <= kMaxBk &&
+              t.matrices() <= kMaxCoopMatrices &&
+              wg <= std::min(c.max_workgroup_invocations, c.max_workgroup_size[0]) &&
+              t.shared_bytes() <= c.max_shared_memory,
+          kOp, std::string(variant) + " tiles BM=" + std::to_string(t.bm) + " BN=" + std::to_string(t.bn) +
+                   " BK=" + std::to_string(t.bk) + " WM=" + std::to_string(t.wm) + " WN=" + std::to_string(t.wn) +
+                   " do not fit (BM a multiple of 16·WM, BN of 16·WN, BK of 16 up to " + std::to_string(kMaxBk) +
+                   ", at most " + std::to_string(kMaxCoopMatrices) + " matrices a subgroup, WM·WN·" +
+                   std::to_string(sg) + " invocations, " + std::to_string(t.shared_bytes()) + " bytes of " +
+                   std::to_string(c.max_shared_memory) + " shared)" + tuned_note(tc));
+  Plan plan;
+  plan.shader = "gemm_coopmat";
+  plan.sgs = sized && !one_size ? sg : 0;
+  plan.spec = {uint32_t(wg), t.bm, t.bn, t.bk, t.wm, t.wn, sg, uint32_t(p.a.act)};
+  plan.knobs = {{"WG", uint32_t(wg)}, {"BM", t.bm}, {"BN", t.bn}, {"BK", t.bk}, {"WM", t.wm}, {"WN", t.wn}};
+  if (plan.sgs) plan.knobs.emplace_back("SGS", plan.sgs);
+  plan.tile_m = t.bm;
+  plan.tile_n = t.bn;
+  return plan;
+}
+
+void coopmat_candidates(const char* variant, const Search& s, std::vector<TunedConfig>& out) {
+  if (!s.caps.coopmat || s.shape.dtype != DType::F16 || s.shape.m <= kGemvMaxRows) return;
+  const uint32_t tiles[][5] = {{64, 64, 32, 2, 2},  {128, 64, 32, 2, 2}, {64, 128, 32, 2, 2}, {128, 128, 32, 2, 4},
+                               {128, 128, 32, 4, 2}, {64, 64, 64, 2, 2},  {32, 64, 32, 1, 2},  {128, 64, 32, 4, 2}};
+  for (auto& t : tiles) {
+    const CoopTiles ct{t[0], t[1], t[2], t[3], t[4]};
+    if (ct.matrices() <= kMaxCoopMatrices && uint64_t(t[3]) * t[4] * s.caps.subgroup_size <= s.limit &&
+        ct.shared_bytes() <= s.caps.max_shared_memory)
+      out.push_back({variant, {{"BM", t[0]}, {"BN", t[1]}, {"BK", t[2]}, {"WM", t[3]}, {"WN", t[4]}}});
+  }
+}
+
 /// The texel and broadcast variants read X and W whole, as texel buffers.
 void require_texel(const char* variant, const Problem& p) {
   require(p.texel(), kOp,
@@ -344,7 +410,8 @@ void staged_candidates(const char* variant, const Search& s, std::vector<TunedCo
 
 /// Few rows: gemv. Otherwise on a CPU (measured on lavapipe) register blocks,
 /// read as texels where X and W allow and shared across a subgroup where it
-/// shuffles; on a GPU (the usual choice, not yet measured) staged tiles.
+/// shuffles; on a GPU tensor cores for fp16 W where the device has them
+/// (coopmat), else staged tiles.
 /// These rules exclude each other; a row whose rule overlaps another's wins
 /// where it stands first. The order is the one `--variant all` runs and
 /// errors list.
@@ -361,6 +428,11 @@ const Variant kVariants[] = {
     {"gemv_shared", [](const Problem& p) { return p.d.M <= kGemvMaxRows && !p.caps.subgroup_arithmetic; },
      [](const char*, const Problem& p, const TunedConfig* tc) { return gemv_plan(p, tc, false); }, gemv_candidates,
      0},
+    // Tensor cores where the device has them and W is fp16, from 32 rows (a
+    // 64-row tile at half use still beats the scalar tiles many times over).
+    {"coopmat",
+     [](const Problem& p) { return p.caps.coopmat && p.a.w->dtype() == DType::F16 && p.d.M >= 32; },
+     coopmat_plan, coopmat_candidates, 1},
     {"tiled", [](const Problem& p) { return !p.cpu() && p.d.M >= 64; },
      [](const char* v, const Problem& p, const TunedConfig* tc) {
        return block_plan(v, p, tc, "gemm_tiled", staged_tiles(p.caps, false), false);
@@ -564,7 +636,7 @@ OpShape gemm_shape(int64_t m, int64_t n, int64_t k, DType dt = DType::F32) {
 // and a one-token GEMV in fp32 and with fp16 weights.
 VKF_OP_DESCRIPTOR(gemm) {
   return {"gemm", "Y = act(X·Wᵀ + b) + R (dtype: W and b; act, bias, residual)", gemm_variants(),
-          {"WG", "BM", "BN", "BK", "TM", "TN", "VEC4", "STAGED", "ROWS", "COLS", "TEXEL", "SGS", "KU"}, {"m", "n", "k"},
+          {"WG", "BM", "BN", "BK", "TM", "TN", "VEC4", "STAGED", "ROWS", "COLS", "TEXEL", "SGS", "KU", "WM", "WN"}, {"m", "n", "k"},
           {gemm_shape(128, 3072, 768), gemm_shape(512, 512, 512), gemm_shape(128, 768, 768),
            gemm_shape(1, 3072, 768), gemm_shape(1, 3072, 768, DType::F16)},
           gemm_case, nullptr, false, gemm_candidates};

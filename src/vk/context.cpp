@@ -76,7 +76,7 @@ std::vector<DeviceDescription> list_devices() {
   try {
     auto devs = devices_in_preference_order(h.instance);
     for (uint32_t i = 0; i < devs.size(); ++i) {
-      Capabilities c = query_capabilities(devs[i], h.api_version);
+      Capabilities c = query_capabilities(devs[i], h.api_version, h.instance);
       out.push_back({i, c.device_name, c.device_type, c.driver_name, c});
     }
   } catch (...) {
@@ -101,7 +101,7 @@ Context::Context(const ContextOptions& options) : impl_(std::make_unique<Impl>()
   try {
     uint32_t index = 0;
     s.phys = select_device(s.inst.instance, selector, &index);
-    s.caps = query_capabilities(s.phys, s.inst.api_version);
+    s.caps = query_capabilities(s.phys, s.inst.api_version, s.inst.instance);
     apply_profile(profile, s.caps);
     s.queue_family = compute_queue_family(s.phys);
 
@@ -114,6 +114,16 @@ Context::Context(const ContextOptions& options) : impl_(std::make_unique<Impl>()
     fsc.subgroupSizeControl = s.caps.subgroup_size_control;
     fsc.computeFullSubgroups = s.caps.compute_full_subgroups;
     if (s.caps.subgroup_size_control) f11.pNext = &fsc;
+    // gemm's coopmat variant: the extension, fp16 arithmetic and the Vulkan memory model.
+    VkPhysicalDeviceVulkan12Features f12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
+    VkPhysicalDeviceCooperativeMatrixFeaturesNV fcm{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV};
+    if (s.caps.coopmat) {
+      f12.shaderFloat16 = f12.vulkanMemoryModel = VK_TRUE;
+      fcm.cooperativeMatrix = VK_TRUE;
+      f12.pNext = &fcm;
+      fcm.pNext = f11.pNext;
+      f11.pNext = &f12;
+    }
     VkPhysicalDeviceFeatures2 f2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
     f2.pNext = &f11;
     float prio = 1.0f;
@@ -127,6 +137,7 @@ Context::Context(const ContextOptions& options) : impl_(std::make_unique<Impl>()
     if (s.memory_budget) exts.push_back(VK_EXT_MEMORY_BUDGET_EXTENSION_NAME);
     if (s.caps.subgroup_size_control && !core_1_3(s.inst.api_version, s.caps.api_version))
       exts.push_back(VK_EXT_SUBGROUP_SIZE_CONTROL_EXTENSION_NAME);
+    if (s.caps.coopmat) exts.push_back(VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME);
     VkDeviceCreateInfo dci{VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO};
     dci.pNext = &f2;
     dci.queueCreateInfoCount = 1;
@@ -189,6 +200,7 @@ Context::Context(const HostVulkan& host, const ContextOptions& options)
   // subgroupSizeControl, so pipelines never require a subgroup size there.
   s.caps.storage_16bit = s.caps.storage_16bit && host.storage_buffer_16bit_access;
   s.caps.subgroup_size_control = s.caps.compute_full_subgroups = false;
+  s.caps.coopmat = false;  // query_capabilities() without the instance leaves it off too
   apply_profile(profile, s.caps);
   s.caps.timestamps = s.caps.timestamps && q[s.queue_family].timestampValidBits > 0;
   s.memory_budget = std::find(host.device_extensions.begin(), host.device_extensions.end(),
@@ -539,7 +551,7 @@ std::vector<uint8_t> Context::Impl::download(const Allocation& a) {
     std::memcpy(raw.data(), a.mapped, a.size);
     return raw;
   }
-  auto st = memory->staging(a.size);
+  auto st = memory->staging(a.size, true);
   run_now([&](VkCommandBuffer cb) {
     transfer_barrier(cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
                      VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT,

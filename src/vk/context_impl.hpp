@@ -42,7 +42,9 @@ std::vector<VkPhysicalDevice> devices_in_preference_order(VkInstance instance);
 VkPhysicalDevice select_device(VkInstance instance, const std::string& selector, uint32_t* index);
 /// `instance_api`: the instance's apiVersion; Vulkan 1.3 structures are core
 /// when both it and the device's version reach 1.3, else they need the extension.
-Capabilities query_capabilities(VkPhysicalDevice phys, uint32_t instance_api = VK_API_VERSION_1_2);
+/// `instance`: to look up VK_NV_cooperative_matrix's query (none: coopmat stays off).
+Capabilities query_capabilities(VkPhysicalDevice phys, uint32_t instance_api = VK_API_VERSION_1_2,
+                                VkInstance instance = VK_NULL_HANDLE);
 /// Whether the device offers the extension `name`.
 bool has_device_extension(VkPhysicalDevice phys, const char* name);
 /// Whether a device at `device_api` on an instance at `instance_api` has Vulkan 1.3 as core.

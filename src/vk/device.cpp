@@ -113,7 +113,48 @@ VkPhysicalDevice select_device(VkInstance instance, const std::string& selector,
   throw Error("no device name contains \"" + selector + "\"; devices are " + names);
 }
 
-Capabilities query_capabilities(VkPhysicalDevice phys, uint32_t instance_api) {
+namespace {
+
+const char* component_name(VkComponentTypeNV t) {
+  switch (t) {
+    case VK_COMPONENT_TYPE_FLOAT16_NV: return "f16";
+    case VK_COMPONENT_TYPE_FLOAT32_NV: return "f32";
+    case VK_COMPONENT_TYPE_FLOAT64_NV: return "f64";
+    case VK_COMPONENT_TYPE_SINT8_NV: return "s8";
+    case VK_COMPONENT_TYPE_UINT8_NV: return "u8";
+    case VK_COMPONENT_TYPE_SINT32_NV: return "s32";
+    case VK_COMPONENT_TYPE_UINT32_NV: return "u32";
+    default: return "other";
+  }
+}
+
+/// The subgroup-scope shapes VK_NV_cooperative_matrix lists, into c.coopmat_shapes;
+/// whether 16×16×16 f16·f16 + f32 is among them.
+bool query_coopmat_shapes(VkInstance instance, VkPhysicalDevice phys, Capabilities& c) {
+  auto get = reinterpret_cast<PFN_vkGetPhysicalDeviceCooperativeMatrixPropertiesNV>(
+      vkGetInstanceProcAddr(instance, "vkGetPhysicalDeviceCooperativeMatrixPropertiesNV"));
+  if (!get) return false;
+  uint32_t n = 0;
+  if (get(phys, &n, nullptr) != VK_SUCCESS || n == 0) return false;
+  std::vector<VkCooperativeMatrixPropertiesNV> props(n, {VK_STRUCTURE_TYPE_COOPERATIVE_MATRIX_PROPERTIES_NV});
+  if (get(phys, &n, props.data()) != VK_SUCCESS) return false;
+  props.resize(n);
+  bool found = false;
+  for (const auto& q : props) {
+    if (q.scope != VK_SCOPE_SUBGROUP_NV) continue;
+    c.coopmat_shapes.push_back(std::to_string(q.MSize) + "x" + std::to_string(q.NSize) + "x" + std::to_string(q.KSize) +
+                               " " + component_name(q.AType) + "*" + component_name(q.BType) + "+" +
+                               component_name(q.CType));
+    found = found || (q.MSize == 16 && q.NSize == 16 && q.KSize == 16 && q.AType == VK_COMPONENT_TYPE_FLOAT16_NV &&
+                      q.BType == VK_COMPONENT_TYPE_FLOAT16_NV && q.CType == VK_COMPONENT_TYPE_FLOAT32_NV &&
+                      q.DType == VK_COMPONENT_TYPE_FLOAT32_NV);
+  }
+  return found;
+}
+
+}  // namespace
+
+Capabilities query_capabilities(VkPhysicalDevice phys, uint32_t instance_api, VkInstance instance) {
   Capabilities c;
   VkPhysicalDeviceProperties basic;
   vkGetPhysicalDeviceProperties(phys, &basic);
@@ -126,6 +167,9 @@ Capabilities query_capabilities(VkPhysicalDevice phys, uint32_t instance_api) {
   VkPhysicalDeviceDriverProperties drv{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_DRIVER_PROPERTIES};
   sub.pNext = &drv;
   if (size_control) drv.pNext = &ssc;
+  const bool coopmat_ext = has_device_extension(phys, VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME);
+  VkPhysicalDeviceCooperativeMatrixPropertiesNV pcm{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_PROPERTIES_NV};
+  if (coopmat_ext) pcm.pNext = sub.pNext, sub.pNext = &pcm;
   VkPhysicalDeviceProperties2 p2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2};
   p2.pNext = &sub;
   vkGetPhysicalDeviceProperties2(phys, &p2);
@@ -175,6 +219,9 @@ Capabilities query_capabilities(VkPhysicalDevice phys, uint32_t instance_api) {
   f11.pNext = &f12;
   VkPhysicalDeviceSubgroupSizeControlFeatures fsc{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_FEATURES};
   if (size_control) f12.pNext = &fsc;
+  // Cooperative matrices: their structures may only be chained where the extension is.
+  VkPhysicalDeviceCooperativeMatrixFeaturesNV fcm{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV};
+  if (coopmat_ext) fcm.pNext = f12.pNext, f12.pNext = &fcm;
   VkPhysicalDeviceFeatures2 f2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
   f2.pNext = &f11;
   vkGetPhysicalDeviceFeatures2(phys, &f2);
@@ -184,6 +231,13 @@ Capabilities query_capabilities(VkPhysicalDevice phys, uint32_t instance_api) {
   c.compute_full_subgroups = c.subgroup_size_control && fsc.computeFullSubgroups;
   c.shader_float16 = f12.shaderFloat16;
   c.f16_packed = true;  // unpackHalf2x16 is core SPIR-V (GLSL.std.450)
+  // gemm's coopmat shader: fp16 values in registers (Float16), 16-bit loads, and
+  // the Vulkan memory model that glslang's cooperative-matrix SPIR-V declares.
+  if (coopmat_ext && fcm.cooperativeMatrix && instance != VK_NULL_HANDLE &&
+      (pcm.cooperativeMatrixSupportedStages & VK_SHADER_STAGE_COMPUTE_BIT)) {
+    const bool shapes = query_coopmat_shapes(instance, phys, c);
+    c.coopmat = shapes && f12.shaderFloat16 && f12.vulkanMemoryModel && c.storage_16bit;
+  }
 
   uint32_t nq = 0;
   vkGetPhysicalDeviceQueueFamilyProperties(phys, &nq, nullptr);

@@ -70,6 +70,15 @@ MemoryPool::MemoryPool(VkPhysicalDevice phys, VkDevice device, const Capabilitie
                             VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT);
   const VkMemoryPropertyFlags coherent =
       VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
+  readback_type_ = staging_type_;
+  for (uint32_t i = 0; i < props_.memoryTypeCount; ++i) {
+    const VkMemoryPropertyFlags f = props_.memoryTypes[i].propertyFlags;
+    if ((req.memoryTypeBits & (1u << i)) && (f & coherent) == coherent && (f & VK_MEMORY_PROPERTY_HOST_CACHED_BIT) &&
+        !(f & VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT)) {
+      readback_type_ = i;
+      break;
+    }
+  }
   // UMA devices (integrated GPUs, lavapipe) let the host touch tensors directly.
   direct_mapped_ = !force_staging &&
                    (props_.memoryTypes[device_type_].propertyFlags & coherent) == coherent;
@@ -242,14 +251,17 @@ void MemoryPool::free(const Allocation& a) {
   }
 }
 
-MemoryPool::Staging MemoryPool::staging(VkDeviceSize bytes) {
+MemoryPool::Staging MemoryPool::staging(VkDeviceSize bytes, bool readback) {
   std::lock_guard<std::mutex> lock(mu_);
-  if (staging_.size < bytes) {
-    destroy_block(staging_);
-    staging_ = make_block(align_up(std::max<VkDeviceSize>(bytes, 1 << 20), 1 << 20),
-                          staging_type_, true, "a staging buffer");
+  // One block serves both ways where the types are the same.
+  const bool own = readback && readback_type_ != staging_type_;
+  Block& b = own ? readback_staging_ : staging_;
+  if (b.size < bytes) {
+    destroy_block(b);
+    b = make_block(align_up(std::max<VkDeviceSize>(bytes, 1 << 20), 1 << 20), own ? readback_type_ : staging_type_,
+                   true, own ? "a readback buffer" : "a staging buffer");
   }
-  return {staging_.buffer, staging_.mapped};
+  return {b.buffer, b.mapped};
 }
 
 MemoryPool::Usage MemoryPool::usage() {
@@ -261,15 +273,17 @@ MemoryPool::Usage MemoryPool::usage() {
     if (b.buffer) u.block_bytes += b.size, ++u.blocks;
   };
   count(staging_);
+  count(readback_staging_);
   for (const auto& b : blocks_) count(b);
   return u;
 }
 
-std::shared_ptr<MemoryPool::HostBuffer> MemoryPool::host_buffer(VkDeviceSize bytes, const std::string& what) {
+std::shared_ptr<MemoryPool::HostBuffer> MemoryPool::host_buffer(VkDeviceSize bytes, const std::string& what,
+                                                                bool readback) {
   std::lock_guard<std::mutex> lock(mu_);
   if (!device_) throw Error("allocation after the context was destroyed");
-  return std::make_shared<HostBuffer>(shared_from_this(),
-                                      make_block(align_up(std::max<VkDeviceSize>(bytes, 4), 256), staging_type_, true, what));
+  return std::make_shared<HostBuffer>(shared_from_this(), make_block(align_up(std::max<VkDeviceSize>(bytes, 4), 256),
+                                                                     readback ? readback_type_ : staging_type_, true, what));
 }
 
 MemoryPool::HostBuffer::~HostBuffer() {
@@ -284,6 +298,7 @@ void MemoryPool::release() {
   blocks_.clear();
   held_ = 0;
   destroy_block(staging_);
+  destroy_block(readback_staging_);
   device_ = VK_NULL_HANDLE;
 }
 

@@ -62,14 +62,16 @@ class MemoryPool : public std::enable_shared_from_this<MemoryPool> {
   /// Bytes a tensor of `bytes` takes from a block.
   VkDeviceSize footprint(VkDeviceSize bytes) const;
   MemoryStatus status();
-  /// A host-visible, coherent buffer of at least `bytes` for uploads and downloads.
+  /// A host-visible, coherent buffer of at least `bytes` for uploads, or with
+  /// `readback` for downloads (host-cached memory where the device has it).
   struct Staging { VkBuffer buffer; uint8_t* mapped; };
-  Staging staging(VkDeviceSize bytes);
+  Staging staging(VkDeviceSize bytes, bool readback = false);
   /// A host-visible, coherent buffer of its own, mapped, for a recording's
   /// inputs and outputs on a device whose tensors the host cannot map
   /// (Recorder::Impl::host_input()); freed with the last reference.
   class HostBuffer;
-  std::shared_ptr<HostBuffer> host_buffer(VkDeviceSize bytes, const std::string& what);
+  /// `readback`: the host reads it (host-cached memory where there is some).
+  std::shared_ptr<HostBuffer> host_buffer(VkDeviceSize bytes, const std::string& what, bool readback = false);
   /// True when tensors can be read and written through a host pointer.
   bool direct_mapped() const { return direct_mapped_; }
   /// Frees every block; later Allocation destructors do nothing.
@@ -128,9 +130,13 @@ class MemoryPool : public std::enable_shared_from_this<MemoryPool> {
   uint64_t held_ = 0;  ///< bytes of device blocks
   uint32_t device_type_ = 0;
   uint32_t staging_type_ = 0;
+  /// What the host reads back through: host-cached and coherent where the device
+  /// has such memory (a discrete GPU's plain host-visible memory is
+  /// write-combined: quick for the host to write, slow to read), else staging_type_.
+  uint32_t readback_type_ = 0;
   bool direct_mapped_ = false;
   std::vector<Block> blocks_;
-  Block staging_{};
+  Block staging_{}, readback_staging_{};
   uint64_t bytes_in_use_ = 0, live_allocations_ = 0;
   std::mutex mu_;
 };

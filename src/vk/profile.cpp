@@ -65,13 +65,13 @@ void apply_profile(const std::string& profile, Capabilities& c) {
     size_t comma = profile.find(',', start);
     const std::string p = profile.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
     if (p == "no-fp16") {
-      c.storage_16bit = c.shader_float16 = c.f16_packed = c.texel_f16 = false;
+      c.storage_16bit = c.shader_float16 = c.f16_packed = c.texel_f16 = c.coopmat = false;
     } else if (p == "no-subgroup") {
       // The subgroup size stays: it is a property of the hardware that
       // workgroup sizes still round to; only subgroup operations are off, and
       // with them the choice of their size.
       c.subgroup_arithmetic = c.subgroup_shuffle = false;
-      c.subgroup_size_control = c.compute_full_subgroups = false;
+      c.subgroup_size_control = c.compute_full_subgroups = c.coopmat = false;
     } else if (p == "gpu") {
       // A discrete GPU as the engine sees one: its rules for GPUs choose the
       // kernels and tiles (staged tiles, the split decode attention), shared
@@ -98,6 +98,7 @@ void apply_profile(const std::string& profile, Capabilities& c) {
       c.min_texel_buffer_offset_alignment = std::max<uint64_t>(c.min_texel_buffer_offset_alignment, 256);
       // Subgroup size control is optional in Vulkan 1.2, the version vkformer requires.
       c.subgroup_size_control = c.compute_full_subgroups = false;
+      c.coopmat = false;
     }
     if (comma == std::string::npos) break;
     start = comma + 1;

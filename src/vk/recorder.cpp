@@ -52,8 +52,8 @@ Tensor& Recorder::Impl::scratch(std::vector<int64_t> shape) {
   return scratch_.back();
 }
 
-MemoryPool::HostBuffer& Recorder::Impl::new_host_buffer(size_t bytes, const std::string& what) {
-  host_buffers_.push_back(ctx.memory->host_buffer(bytes, what));
+MemoryPool::HostBuffer& Recorder::Impl::new_host_buffer(size_t bytes, const std::string& what, bool readback) {
+  host_buffers_.push_back(ctx.memory->host_buffer(bytes, what, readback));
   return *host_buffers_.back();
 }
 
@@ -81,7 +81,7 @@ const uint8_t* Recorder::Impl::host_output(const Tensor& t) {
   const Allocation& a = *t.allocation();
   if (a.mapped) return a.mapped;
   if (!recording) begin();
-  MemoryPool::HostBuffer& h = new_host_buffer(a.size, "the output " + t.describe());
+  MemoryPool::HostBuffer& h = new_host_buffer(a.size, "the output " + t.describe(), true);
   global_barrier(cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
                  VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT,
                  VK_ACCESS_TRANSFER_READ_BIT);

@@ -115,7 +115,8 @@ struct Recorder::Impl {
   std::deque<Tensor> scratch_;  ///< scratch(): a deque, so references stay valid
   std::vector<std::shared_ptr<MemoryPool::HostBuffer>> host_buffers_;  ///< host_input(), host_output()
   /// A host buffer of `bytes` kept with the recording.
-  MemoryPool::HostBuffer& new_host_buffer(size_t bytes, const std::string& what);
+  /// `readback`: the host reads it (MemoryPool::host_buffer()).
+  MemoryPool::HostBuffer& new_host_buffer(size_t bytes, const std::string& what, bool readback = false);
   VkCommandPool pool_ = VK_NULL_HANDLE;
   std::vector<VkDescriptorPool> pools_;
   size_t pool_index_ = 0;

@@ -27,6 +27,11 @@
 # default: the first of python3 and tools/hf/.venv/bin/python that imports both),
 # GPU_CHECK_LOADER=system|cxx|ldso (force how vkformer starts; default: the first that works),
 # GPU_CHECK_DEADLINE_S (the run's time box, default 465), GPU_CHECK_TUNE_S (tune's budget, 90),
+# A shorter run for one piece of work: GPU_CHECK_OPS (the ops whose kernels are checked, default
+# all), GPU_CHECK_DTYPES (their dtypes, default f32 f16 and the block formats), GPU_CHECK_MODELS
+# (default bert-base minilm-l6 gpt2-small smollm-135m), GPU_CHECK_SKIP (steps left out: bench-ops,
+# tune), GPU_CHECK_CONTEXTS (decode contexts, default 128 1024), GPU_CHECK_KERNEL_RESERVE_S (the
+# seconds the kernel checks leave before the deadline, default 280).
 # GPU_CHECK_KEEP=1 (keep the work folder, /tmp/gpu-check.*: the models, the tuning database, raw/).
 set -uo pipefail
 
@@ -320,9 +325,16 @@ run() {
     t_make=150; t_model_phase=115; t_model=45; t_torch=100
     # Kept for what comes after: the kernel phase ends 280 s before the deadline (bench ops,
     # tune, the GEMMs, the models, torch), the model phase 80 s before it (torch).
-    r_kernels=280; r_models=80
+    r_kernels=${GPU_CHECK_KERNEL_RESERVE_S:-280}; r_models=80
   fi
 
+  if [[ -n ${GPU_CHECK_DTYPES:-} ]]; then
+    kernel_dtypes=$(for dt in $kernel_dtypes; do [[ " $GPU_CHECK_DTYPES " = *" $dt "* ]] && echo "$dt"; done | tr '\n' ' ')
+    quant_dtypes=$(for dt in $quant_dtypes; do [[ " $GPU_CHECK_DTYPES " = *" $dt "* ]] && echo "$dt"; done | tr '\n' ' ')
+  fi
+  contexts=${GPU_CHECK_CONTEXTS-$contexts}
+  local models_run=${GPU_CHECK_MODELS:-bert-base minilm-l6 gpt2-small smollm-135m}
+  local skip=" ${GPU_CHECK_SKIP:-} "
   printf 'rehearse=%s\nbig_gemm=%s\nenc_batch=%s\nenc_seq=%s\ncontexts=%s\nnew_tokens=%s\nlayers=%s\nvocab=%s\ntune_budget=%s\nkernel_dtypes=%s\n' \
     "$rehearse" "$big_gemm" "$enc_batch" "$enc_seq" "$contexts" "$new_tokens" "$layers" "$vocab" "$tune_budget" \
     "$kernel_dtypes $quant_dtypes" >"$RAW/sizes.txt"
@@ -425,6 +437,7 @@ run() {
   # ---- 2. every op's variants against its CPU reference
   local ops op dt end
   ops=$("$V" kernel --help | sed -n 's/.*op TEXT:{\([^}]*\)}.*/\1/p' | tr ',' '\n' | grep -v '^peak_')
+  [[ -n ${GPU_CHECK_OPS:-} ]] && ops=$GPU_CHECK_OPS
   end=$(phase_end "$t_kernel_phase" "$r_kernels")
   for dt in $kernel_dtypes $quant_dtypes; do
     for op in $ops; do
@@ -438,11 +451,20 @@ run() {
     done
   done
 
+  # gemm's edges (M, N, K off every tile, an activation and a residual) and a BERT-sized
+  # product, with fp16 W: the tensor-core variant where the device has one.
+  if [[ $ops = *gemm* ]] && [[ " $kernel_dtypes " = *" f16 "* ]]; then
+    VKFORMER_VALIDATION=$validation step kernel-gemm.edges-f16 "$t_kernel" "$V" -q kernel gemm --variant all \
+      --dtype f16 --m 77 --n 200 --k 72 --act gelu --residual --warmup 1 --repeat 3
+    ((rehearse)) || VKFORMER_VALIDATION=$validation step kernel-gemm.1024x3072x768-f16 "$t_kernel" "$V" -q kernel gemm \
+      --variant all --dtype f16 --m 1024 --n 3072 --k 768 --warmup 1 --repeat 3
+  fi
+
   # ---- 3. every kernel at its standard shapes (checked), against the roofline
-  step bench-ops "$t_bench_ops" "$V" -q bench ops --json "$RAW/bench-ops.json"
+  [[ $skip = *" bench-ops "* ]] || step bench-ops "$t_bench_ops" "$V" -q bench ops --json "$RAW/bench-ops.json"
 
   # ---- 4. tuning, into $WORK/cache/tuning.json, which everything after reads
-  step tune "$t_tune" "$V" -q tune --budget-s "$tune_budget"
+  [[ $skip = *" tune "* ]] || step tune "$t_tune" "$V" -q tune --budget-s "$tune_budget"
 
   # ---- 5. the GEMMs PyTorch is compared on, tuned (no CPU check: 4096³ in double takes minutes)
   local shapes=() s
@@ -460,7 +482,7 @@ run() {
     if [[ -f $models ]]; then
       end=$(phase_end "$t_model_phase" "$r_models")
       for prec in fp16 fp32; do
-        for name in bert-base minilm-l6 gpt2-small smollm-135m; do
+        for name in $models_run; do
           [[ -d $WORK/models/$name ]] || continue
           if [[ $name = bert-base || $name = minilm-l6 ]]; then
             if (($(date +%s) >= end)); then

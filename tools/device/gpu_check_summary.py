@@ -68,7 +68,8 @@ for path in sorted(glob.glob(os.path.join(raw, "kernel-*.out"))):
     _, rest = name.split("-", 1)
     op, dtype = rest.rsplit("-", 1)
     out, err = text(name + ".out"), text(name + ".err")
-    rows = [ln.split() for ln in out.splitlines() if ln.startswith(op + " ")]
+    # kernel-gemm.edges-f16: gemm at other shapes than its defaults, a row of its own.
+    rows = [ln.split() for ln in out.splitlines() if ln.startswith(op.split(".")[0] + " ")]
     shape = next((ln for ln in out.splitlines() if ln.startswith("shape:")), "")
     errors = []
     failed = []

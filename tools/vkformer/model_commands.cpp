@@ -137,7 +137,10 @@ int run_devices(const ContextOptions& ctx_opts, bool json) {
           {"max_workgroup_count", {c.max_workgroup_count[0], c.max_workgroup_count[1], c.max_workgroup_count[2]}},
           {"max_storage_buffer_range", c.max_storage_buffer_range},
           {"fp16_storage", c.storage_16bit},
-          {"fp16_packed", c.f16_packed}};
+          {"fp16_packed", c.f16_packed},
+          {"shader_float16", c.shader_float16},
+          {"coopmat", c.coopmat},
+          {"coopmat_shapes", c.coopmat_shapes}};
     };
     nlohmann::json active = limits(c);
     active["profile"] = c.profile;
@@ -192,6 +195,11 @@ int run_devices(const ContextOptions& ctx_opts, bool json) {
               "through them on CPU devices; u32: block-format weights)\n",
               (unsigned long long)c.max_texel_buffer_elements, c.texel_f32 ? "yes" : "no", c.texel_f16 ? "yes" : "no",
               c.texel_u32 ? "yes" : "no");
+  std::string shapes;
+  for (const auto& s : c.coopmat_shapes) shapes += (shapes.empty() ? "" : ", ") + s;
+  std::printf("   fp16 arithmetic %s; cooperative matrices (VK_NV_cooperative_matrix) %s%s%s\n",
+              c.shader_float16 ? "yes" : "no", c.coopmat ? "used by gemm's coopmat variant" : "not used",
+              shapes.empty() ? "" : "; the driver lists ", shapes.c_str());
   if (c.driver_name == "llvmpipe") {
     const std::string w = lavapipe_vector_width(c);
     std::printf("   lavapipe vector width %s; 512 bits (LP_NATIVE_VECTOR_WIDTH=512) measured ~10%% faster on large "

@@ -1,0 +1,116 @@
+#version 450
+// Y = act(X·Wᵀ + b) + R on tensor cores (VK_NV_cooperative_matrix), variant
+// "coopmat": fp16 W [N, K], fp32 X [M, K], fp32 accumulation.
+//
+// A workgroup computes a BM×BN tile of Y with WM×WN subgroups, each a
+// (BM/WM)×(BN/WN) block of 16×16 cooperative matrices. BK columns of K go
+// through shared memory per step: X converted to fp16, W as it is (the B
+// operand, Wᵀ, is W's tile read column-major).
+//
+// X is fp32 and stays that exact. Each value is split into two fp16 parts,
+//   hi = fp16(x·2⁻⁸),  lo = fp16((x − hi·2⁸)·2³),
+// multiplied by the same fp16 W on the tensor cores into two fp32
+// accumulators, and joined as Y = acc_hi·2⁸ + acc_lo·2⁻³. (The powers of two
+// are exact.) x is then carried to max(2⁻²²·|x|, 2⁻²⁷): about fp32's own
+// rounding, where one fp16 part would be 2⁻¹¹·|x|, a thousand times gemm's
+// error bound. The price is two products per step instead of one. Range:
+// |x| up to 65504·2⁸ ≈ 1.7e7; beyond it hi is ±inf and so is Y (never a
+// silently clipped number). W's fp16 values are exact in either operand.
+#extension GL_GOOGLE_include_directive : require
+#include "lib/types.glsl"
+#include "lib/grid.glsl"
+#extension GL_NV_cooperative_matrix : require
+#extension GL_KHR_memory_scope_semantics : require
+#extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
+#extension GL_KHR_shader_subgroup_basic : require
+
+layout(local_size_x_id = 0) in;  // WM·WN subgroups of SG invocations
+layout(constant_id = 1) const uint BM = 64;
+layout(constant_id = 2) const uint BN = 64;
+layout(constant_id = 3) const uint BK = 32;  // a multiple of 16
+layout(constant_id = 4) const uint WM = 2;   // subgroups along M
+layout(constant_id = 5) const uint WN = 2;   // subgroups along N
+layout(constant_id = 6) const uint SG = 32;  // the subgroup size the plan requires
+#define ACT_ID 7
+
+layout(std430, binding = 0) readonly buffer X { float x[]; };
+layout(std430, binding = 1) readonly buffer W { WTYPE w[]; };
+#include "lib/gemm_epilogue.glsl"
+
+#define MAT16 fcoopmatNV<16, gl_ScopeSubgroup, 16, 16>
+#define MAT32 fcoopmatNV<32, gl_ScopeSubgroup, 16, 16>
+
+const uint WG = WM * WN * SG;
+const uint CM = BM / (16 * WM);  // 16-row matrices per subgroup
+const uint CN = BN / (16 * WN);  // 16-column matrices per subgroup
+// Rows of the shared tiles padded by 8 halves (16 bytes): a matrix load's rows
+// start in different banks, and every row start stays 16-byte aligned.
+const uint LDS = BK + 8;
+shared float16_t Xhi[BM * LDS];
+shared float16_t Xlo[BM * LDS];
+shared float16_t Ws[BN * LDS];
+// One 16×16 fp32 block per subgroup, for the epilogue.
+shared float Cs[WM * WN * 256];
+
+const float HI_SCALE = 1.0 / 256.0, LO_SCALE = 8.0;
+
+void main() {
+  const uint g = linear_group_id();
+  if (g >= p.total) return;  // uniform across the workgroup
+  const uint m0 = (g / p.groups_n) * BM, n0 = (g % p.groups_n) * BN;
+  const uint lid = gl_LocalInvocationID.x;
+  const uint sg = gl_SubgroupID, lane = gl_SubgroupInvocationID;
+  const uint sm = (sg / WN) * CM * 16, sn = (sg % WN) * CN * 16;  // this subgroup's block in the tile
+
+  MAT32 acc_hi[CM * CN], acc_lo[CM * CN];
+  [[unroll]] for (uint i = 0; i < CM * CN; ++i) {
+    acc_hi[i] = MAT32(0.0);
+    acc_lo[i] = MAT32(0.0);
+  }
+
+  for (uint k0 = 0; k0 < p.K; k0 += BK) {
+    // X's tile, split; zeros past M and K.
+    for (uint e = lid; e < BM * BK; e += WG) {
+      const uint r = e / BK, c = e % BK, m = m0 + r, k = k0 + c;
+      const float v = m < p.M && k < p.K ? x[p.x_off + m * p.K + k] : 0.0;
+      const float16_t hi = float16_t(v * HI_SCALE);
+      Xhi[r * LDS + c] = hi;
+      Xlo[r * LDS + c] = float16_t((v - float(hi) * 256.0) * LO_SCALE);
+    }
+    // W's tile; zeros past N and K.
+    for (uint e = lid; e < BN * BK; e += WG) {
+      const uint r = e / BK, c = e % BK, n = n0 + r, k = k0 + c;
+      Ws[r * LDS + c] = float16_t(n < p.N && k < p.K ? AT(W_F16, w, p.w_off + n * p.K + k) : 0.0);
+    }
+    barrier();
+    [[unroll]] for (uint kk = 0; kk < BK; kk += 16) {
+      MAT16 b[CN];
+      [[unroll]] for (uint j = 0; j < CN; ++j) coopMatLoadNV(b[j], Ws, (sn + j * 16) * LDS + kk, LDS, true);
+      [[unroll]] for (uint i = 0; i < CM; ++i) {
+        MAT16 ahi, alo;
+        coopMatLoadNV(ahi, Xhi, (sm + i * 16) * LDS + kk, LDS, false);
+        coopMatLoadNV(alo, Xlo, (sm + i * 16) * LDS + kk, LDS, false);
+        [[unroll]] for (uint j = 0; j < CN; ++j) {
+          acc_hi[i * CN + j] = coopMatMulAddNV(ahi, b[j], acc_hi[i * CN + j]);
+          acc_lo[i * CN + j] = coopMatMulAddNV(alo, b[j], acc_lo[i * CN + j]);
+        }
+      }
+    }
+    barrier();
+  }
+
+  // Each 16×16 block through this subgroup's corner of Cs, then the epilogue
+  // per element, in bounds only.
+  [[unroll]] for (uint i = 0; i < CM; ++i)
+    [[unroll]] for (uint j = 0; j < CN; ++j) {
+      const MAT32 c = acc_hi[i * CN + j] * float(256.0) + acc_lo[i * CN + j] * float(1.0 / LO_SCALE);
+      coopMatStoreNV(c, Cs, sg * 256, 16, false);
+      subgroupMemoryBarrierShared();
+      subgroupBarrier();
+      for (uint e = lane; e < 256; e += SG) {
+        const uint m = m0 + sm + i * 16 + e / 16, n = n0 + sn + j * 16 + e % 16;
+        if (m < p.M && n < p.N) store_output(Cs[sg * 256 + e] + bias_at(n), m, n);
+      }
+      subgroupBarrier();
+    }
+}
