@@ -58,10 +58,15 @@ TEST_P(GenerateTest, StagedDeviceTakesOneSubmissionPerPassAndStep) {
   o.max_new_tokens = 2;
   s.generate(src, o);
   const RunStats shorter = s.stats();
+  const MemoryReport held = staged.memory_report();
   o.max_new_tokens = 5;
   s.generate(src, o);
   EXPECT_EQ(s.stats().steps, shorter.steps + 3);
   EXPECT_EQ(s.stats().submissions, shorter.submissions + 3);
+  // The steps' host buffers (ids, positions, logits) are the pool's kept ones,
+  // not new allocations each token: a longer call holds no more blocks.
+  EXPECT_EQ(staged.memory_report().blocks, held.blocks);
+  EXPECT_EQ(staged.memory_report().block_bytes, held.block_bytes);
   Session mapped(model);
   const std::vector<Ids> tgt = model->config().encoder_decoder() ? std::vector<Ids>{{0, 1}} : std::vector<Ids>{};
   const ForwardOutput want = mapped.forward({src[0]}, tgt);

@@ -235,6 +235,8 @@ TEST_F(Profiles, PipelinesStayWithinTheProfile) {
   expect_error([&] { mp.get("add", {256, 4}); }, "workgroup size 256 is outside 1..128");
   expect_error([&] { mp.get("layernorm_subgroup_f32", {32, 1, 1, 1}); }, "subgroup operations are not available");
   expect_error([&] { mp.get("gemm_vec_shared_f16", {8, 1, 8, 1}); }, "16-bit storage is not available");
+  expect_error([&] { mp.get("gemm_coopmat_f16", {128, 64, 64, 32, 2, 2, 32, 0}); },
+               "cooperative matrices are not available");
   expect_clean(*full);
   expect_clean(*min);
 }

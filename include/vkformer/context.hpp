@@ -20,6 +20,9 @@ struct Capabilities {
   std::string device_name;
   std::string device_type;   ///< "discrete", "integrated", "virtual", "cpu" or "other"
   std::string driver_name;   ///< e.g. "llvmpipe"; empty when the driver does not say
+  /// The driver's own version text (VkPhysicalDeviceDriverProperties::driverInfo), e.g.
+  /// "580.159.04" or "Mesa 22.3.6": vendors pack driver_version differently.
+  std::string driver_info;
   uint32_t vendor_id = 0;
   uint32_t device_id = 0;
   uint32_t driver_version = 0;

@@ -179,6 +179,7 @@ Capabilities query_capabilities(VkPhysicalDevice phys, uint32_t instance_api, Vk
   c.device_name = p.deviceName;
   c.device_type = device_type_name(p.deviceType);
   c.driver_name = drv.driverName;
+  c.driver_info = drv.driverInfo;
   c.driver_id = uint32_t(drv.driverID);
   c.vendor_id = p.vendorID;
   c.device_id = p.deviceID;

@@ -167,6 +167,7 @@ MemoryPool::Block MemoryPool::make_block(VkDeviceSize size, uint32_t type, bool 
     throw;
   }
   b.free[0] = size;
+  b.type = type;
   return b;
 }
 
@@ -274,6 +275,7 @@ MemoryPool::Usage MemoryPool::usage() {
   };
   count(staging_);
   count(readback_staging_);
+  for (const auto& b : kept_host_) count(b);
   for (const auto& b : blocks_) count(b);
   return u;
 }
@@ -282,13 +284,43 @@ std::shared_ptr<MemoryPool::HostBuffer> MemoryPool::host_buffer(VkDeviceSize byt
                                                                 bool readback) {
   std::lock_guard<std::mutex> lock(mu_);
   if (!device_) throw Error("allocation after the context was destroyed");
-  return std::make_shared<HostBuffer>(shared_from_this(), make_block(align_up(std::max<VkDeviceSize>(bytes, 4), 256),
-                                                                     readback ? readback_type_ : staging_type_, true, what));
+  const VkDeviceSize size = align_up(std::max<VkDeviceSize>(bytes, 4), 256);
+  const uint32_t type = readback ? readback_type_ : staging_type_;
+  // The smallest kept block of the type that fits, if it is not more than twice the size.
+  size_t best = kept_host_.size();
+  for (size_t i = 0; i < kept_host_.size(); ++i) {
+    const Block& b = kept_host_[i];
+    if (b.type == type && b.size >= size && b.size <= 2 * size &&
+        (best == kept_host_.size() || b.size < kept_host_[best].size))
+      best = i;
+  }
+  if (best < kept_host_.size()) {
+    Block b = std::move(kept_host_[best]);
+    kept_host_.erase(kept_host_.begin() + std::ptrdiff_t(best));
+    return std::make_shared<HostBuffer>(shared_from_this(), std::move(b));
+  }
+  return std::make_shared<HostBuffer>(shared_from_this(), make_block(size, type, true, what));
 }
 
 MemoryPool::HostBuffer::~HostBuffer() {
   std::lock_guard<std::mutex> lock(pool_->mu_);
-  if (pool_->device_) pool_->destroy_block(b_);  // after release() the device is gone, and its memory with it
+  if (!pool_->device_) return;  // after release() the device is gone, and its memory with it
+  pool_->keep_host_block(std::move(b_));
+}
+
+void MemoryPool::keep_host_block(Block b) {
+  if (b.size > kKeptHostBytes) {
+    destroy_block(b);
+    return;
+  }
+  kept_host_.push_back(std::move(b));
+  VkDeviceSize total = 0;
+  for (const Block& k : kept_host_) total += k.size;
+  while (kept_host_.size() > kKeptHostBlocks || total > kKeptHostBytes) {  // the oldest go first
+    total -= kept_host_.front().size;
+    destroy_block(kept_host_.front());
+    kept_host_.erase(kept_host_.begin());
+  }
 }
 
 void MemoryPool::release() {
@@ -299,6 +331,8 @@ void MemoryPool::release() {
   held_ = 0;
   destroy_block(staging_);
   destroy_block(readback_staging_);
+  for (auto& b : kept_host_) destroy_block(b);
+  kept_host_.clear();
   device_ = VK_NULL_HANDLE;
 }
 

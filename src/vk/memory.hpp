@@ -68,7 +68,10 @@ class MemoryPool : public std::enable_shared_from_this<MemoryPool> {
   Staging staging(VkDeviceSize bytes, bool readback = false);
   /// A host-visible, coherent buffer of its own, mapped, for a recording's
   /// inputs and outputs on a device whose tensors the host cannot map
-  /// (Recorder::Impl::host_input()); freed with the last reference.
+  /// (Recorder::Impl::host_input()). With the last reference it goes back to
+  /// the pool, which keeps a few for the next recording: a decode step records
+  /// anew each token and would otherwise allocate and map its ids, positions,
+  /// mask and logits buffers every time.
   class HostBuffer;
   /// `readback`: the host reads it (host-cached memory where there is some).
   std::shared_ptr<HostBuffer> host_buffer(VkDeviceSize bytes, const std::string& what, bool readback = false);
@@ -95,6 +98,7 @@ class MemoryPool : public std::enable_shared_from_this<MemoryPool> {
     VkDeviceSize size = 0;
     uint8_t* mapped = nullptr;
     std::map<VkDeviceSize, VkDeviceSize> free;  ///< offset -> size, coalesced
+    uint32_t type = 0;                          ///< its memory type
   };
 
  public:
@@ -116,6 +120,8 @@ class MemoryPool : public std::enable_shared_from_this<MemoryPool> {
   Block make_block(VkDeviceSize size, uint32_t type, bool map, const std::string& what);
   MemoryStatus status_locked() const;
   void destroy_block(Block& b);
+  /// A host buffer given back (mu_ held): kept for host_buffer(), or destroyed.
+  void keep_host_block(Block b);
   uint32_t find_type(uint32_t bits, VkMemoryPropertyFlags want, VkMemoryPropertyFlags avoid) const;
 
   VkPhysicalDevice phys_;
@@ -137,6 +143,11 @@ class MemoryPool : public std::enable_shared_from_this<MemoryPool> {
   bool direct_mapped_ = false;
   std::vector<Block> blocks_;
   Block staging_{}, readback_staging_{};
+  /// Host buffers given back, newest last, for host_buffer() to hand out again:
+  /// at most kKeptHostBlocks blocks and kKeptHostBytes bytes.
+  std::vector<Block> kept_host_;
+  static constexpr size_t kKeptHostBlocks = 16;
+  static constexpr VkDeviceSize kKeptHostBytes = VkDeviceSize(64) << 20;
   uint64_t bytes_in_use_ = 0, live_allocations_ = 0;
   std::mutex mu_;
 };

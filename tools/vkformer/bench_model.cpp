@@ -362,6 +362,7 @@ int run_bench_model(const ContextOptions& ctx_opts, const BenchModelOptions& o) 
     j["device"] = caps.device_name;
     j["driver"] = driver;
     j["driver_version"] = caps.driver_version;
+    j["driver_info"] = caps.driver_info;  // the driver's own version text (the number is packed per vendor)
     j["vkformer_version"] = VKF_VERSION;
     j["git_revision"] = revision;
     j["model"] = o.model_dir;

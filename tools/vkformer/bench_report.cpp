@@ -23,7 +23,9 @@ std::string now_utc(const char* fmt) {
 }
 
 std::string driver_version(const Capabilities& c) {
-  // Mesa and most drivers pack it like VK_MAKE_VERSION; NVIDIA differs, so keep the raw number too.
+  // The driver's own text where it gives one: vendors pack the number differently
+  // (NVIDIA's 580.159.04 decodes as 580.636.256 the VK_MAKE_VERSION way). The raw number is kept too.
+  if (!c.driver_info.empty()) return c.driver_info;
   return std::to_string(c.driver_version >> 22) + "." + std::to_string((c.driver_version >> 12) & 0x3ff) +
          "." + std::to_string(c.driver_version & 0xfff);
 }
