@@ -1,21 +1,24 @@
 #version 450
 // Y = act(X·Wᵀ + b) + R on tensor cores (VK_NV_cooperative_matrix), variant
-// "coopmat": fp16 W [N, K], fp32 X [M, K], fp32 accumulation.
+// "coopmat": fp32 X [M, K], fp16 or fp32 W [N, K], fp32 accumulation.
 //
 // A workgroup computes a BM×BN tile of Y with WM×WN subgroups, each a
 // (BM/WM)×(BN/WN) block of 16×16 cooperative matrices. BK columns of K go
-// through shared memory per step: X converted to fp16, W as it is (the B
-// operand, Wᵀ, is W's tile read column-major).
+// through shared memory per step, as fp16 (the B operand, Wᵀ, is W's tile
+// read column-major).
 //
-// X is fp32 and stays that exact. Each value is split into two fp16 parts,
-//   hi = fp16(x·2⁻⁸),  lo = fp16((x − hi·2⁸)·2³),
-// multiplied by the same fp16 W on the tensor cores into two fp32
-// accumulators, and joined as Y = acc_hi·2⁸ + acc_lo·2⁻³. (The powers of two
-// are exact.) x is then carried to max(2⁻²²·|x|, 2⁻²⁷): about fp32's own
-// rounding, where one fp16 part would be 2⁻¹¹·|x|, a thousand times gemm's
-// error bound. The price is two products per step instead of one. Range:
-// |x| up to 65504·2⁸ ≈ 1.7e7; beyond it hi is ±inf and so is Y (never a
-// silently clipped number). W's fp16 values are exact in either operand.
+// fp32 values stay that exact. Each is split into two fp16 parts,
+//   hi = fp16(v·2⁻⁸),  lo = fp16((v − hi·2⁸)·2³),
+// which carry v to within max(2⁻²²·|v|, 2⁻²⁷), about fp32's own rounding,
+// where one fp16 part would be 2⁻¹¹·|v|, a thousand times gemm's error
+// bound. (The powers of two are exact; |v| up to 65504·2⁸ ≈ 1.7e7, beyond
+// which hi is ±inf and so is Y: never a silently clipped number.) Products
+// of fp16 values are exact in the fp32 accumulators.
+//   fp16 W (exact as it is): acc1 += Xhi·W, acc2 += Xlo·W;
+//                            Y = acc1·2⁸ + acc2·2⁻³ (two products a step).
+//   fp32 W (split as X is):  acc1 += Xhi·Whi, acc2 += Xhi·Wlo + Xlo·Whi;
+//                            Y = acc1·2¹⁶ + acc2·2⁵ (three products a step;
+//   Xlo·Wlo, 2⁻²² of x·w, is left out).
 #extension GL_GOOGLE_include_directive : require
 #include "lib/types.glsl"
 #include "lib/grid.glsl"
@@ -48,11 +51,25 @@ const uint CN = BN / (16 * WN);  // 16-column matrices per subgroup
 const uint LDS = BK + 8;
 shared float16_t Xhi[BM * LDS];
 shared float16_t Xlo[BM * LDS];
-shared float16_t Ws[BN * LDS];
+shared float16_t Ws[BN * LDS];  // W, or W's hi part (fp32 W)
+#if !W_F16
+shared float16_t Wlo[BN * LDS];
+#endif
 // One 16×16 fp32 block per subgroup, for the epilogue.
 shared float Cs[WM * WN * 256];
 
 const float HI_SCALE = 1.0 / 256.0, LO_SCALE = 8.0;
+#if W_F16
+const float ACC1_SCALE = 256.0, ACC2_SCALE = 1.0 / 8.0;
+#else
+const float ACC1_SCALE = 65536.0, ACC2_SCALE = 32.0;
+#endif
+
+// v's two fp16 parts (see the top).
+f16vec2 split(float v) {
+  const float16_t hi = float16_t(v * HI_SCALE);
+  return f16vec2(hi, float16_t((v - float(hi) * 256.0) * LO_SCALE));
+}
 
 void main() {
   const uint g = linear_group_id();
@@ -62,37 +79,50 @@ void main() {
   const uint sg = gl_SubgroupID, lane = gl_SubgroupInvocationID;
   const uint sm = (sg / WN) * CM * 16, sn = (sg % WN) * CN * 16;  // this subgroup's block in the tile
 
-  MAT32 acc_hi[CM * CN], acc_lo[CM * CN];
+  MAT32 acc1[CM * CN], acc2[CM * CN];
   [[unroll]] for (uint i = 0; i < CM * CN; ++i) {
-    acc_hi[i] = MAT32(0.0);
-    acc_lo[i] = MAT32(0.0);
+    acc1[i] = MAT32(0.0);
+    acc2[i] = MAT32(0.0);
   }
 
   for (uint k0 = 0; k0 < p.K; k0 += BK) {
     // X's tile, split; zeros past M and K.
     for (uint e = lid; e < BM * BK; e += WG) {
       const uint r = e / BK, c = e % BK, m = m0 + r, k = k0 + c;
-      const float v = m < p.M && k < p.K ? x[p.x_off + m * p.K + k] : 0.0;
-      const float16_t hi = float16_t(v * HI_SCALE);
-      Xhi[r * LDS + c] = hi;
-      Xlo[r * LDS + c] = float16_t((v - float(hi) * 256.0) * LO_SCALE);
+      const f16vec2 v = split(m < p.M && k < p.K ? x[p.x_off + m * p.K + k] : 0.0);
+      Xhi[r * LDS + c] = v.x;
+      Xlo[r * LDS + c] = v.y;
     }
     // W's tile; zeros past N and K.
     for (uint e = lid; e < BN * BK; e += WG) {
       const uint r = e / BK, c = e % BK, n = n0 + r, k = k0 + c;
-      Ws[r * LDS + c] = float16_t(n < p.N && k < p.K ? AT(W_F16, w, p.w_off + n * p.K + k) : 0.0);
+      const float v = n < p.N && k < p.K ? AT(W_F16, w, p.w_off + n * p.K + k) : 0.0;
+#if W_F16
+      Ws[r * LDS + c] = float16_t(v);
+#else
+      const f16vec2 parts = split(v);
+      Ws[r * LDS + c] = parts.x;
+      Wlo[r * LDS + c] = parts.y;
+#endif
     }
     barrier();
     [[unroll]] for (uint kk = 0; kk < BK; kk += 16) {
       MAT16 b[CN];
       [[unroll]] for (uint j = 0; j < CN; ++j) coopMatLoadNV(b[j], Ws, (sn + j * 16) * LDS + kk, LDS, true);
+#if !W_F16
+      MAT16 blo[CN];
+      [[unroll]] for (uint j = 0; j < CN; ++j) coopMatLoadNV(blo[j], Wlo, (sn + j * 16) * LDS + kk, LDS, true);
+#endif
       [[unroll]] for (uint i = 0; i < CM; ++i) {
         MAT16 ahi, alo;
         coopMatLoadNV(ahi, Xhi, (sm + i * 16) * LDS + kk, LDS, false);
         coopMatLoadNV(alo, Xlo, (sm + i * 16) * LDS + kk, LDS, false);
         [[unroll]] for (uint j = 0; j < CN; ++j) {
-          acc_hi[i * CN + j] = coopMatMulAddNV(ahi, b[j], acc_hi[i * CN + j]);
-          acc_lo[i * CN + j] = coopMatMulAddNV(alo, b[j], acc_lo[i * CN + j]);
+          acc1[i * CN + j] = coopMatMulAddNV(ahi, b[j], acc1[i * CN + j]);
+          acc2[i * CN + j] = coopMatMulAddNV(alo, b[j], acc2[i * CN + j]);
+#if !W_F16
+          acc2[i * CN + j] = coopMatMulAddNV(ahi, blo[j], acc2[i * CN + j]);
+#endif
         }
       }
     }
@@ -103,7 +133,7 @@ void main() {
   // per element, in bounds only.
   [[unroll]] for (uint i = 0; i < CM; ++i)
     [[unroll]] for (uint j = 0; j < CN; ++j) {
-      const MAT32 c = acc_hi[i * CN + j] * float(256.0) + acc_lo[i * CN + j] * float(1.0 / LO_SCALE);
+      const MAT32 c = acc1[i * CN + j] * ACC1_SCALE + acc2[i * CN + j] * ACC2_SCALE;
       coopMatStoreNV(c, Cs, sg * 256, 16, false);
       subgroupMemoryBarrierShared();
       subgroupBarrier();

@@ -176,34 +176,40 @@ TEST_F(DeviceTest, GemmBroadcastMatchesBlockedBitwise) {
 }
 
 // Tensor cores (variant coopmat) run only where the device lists a 16×16×16
-// f16·f16+f32 cooperative-matrix shape, and only on fp16 W; asking for them
-// elsewhere names what is missing. Where they run they are held to the fp32
-// bound: X's two fp16 parts keep fp32's precision (shaders/gemm_coopmat.comp).
+// f16·f16+f32 cooperative-matrix shape; asking for them elsewhere names what is
+// missing. Where they run, with f32 and f16 W, they are held to the fp32 bound:
+// fp32 values go in as two fp16 parts (shaders/gemm_coopmat.comp).
 TEST_F(DeviceTest, GemmCoopmatByCapability) {
-  if (!has_f16()) GTEST_SKIP() << "no fp16 tensors";
-  Case k{70, 100, 72, DType::F16, Activation::GeluErf, true, true};
+  Case k{70, 100, 72, DType::F32, Activation::GeluErf, true, true};
   k.variant = "coopmat";
   if (!ctx().caps().coopmat) {
     expect_error([&] { run(ctx(), k); }, "needs VK_NV_cooperative_matrix");
     return;
   }
-  for (Case c : {k, Case{33, 16, 16, DType::F16}, Case{130, 257, 768, DType::F16, Activation::None, false, true}}) {
-    c.variant = "coopmat";
-    SCOPED_TRACE(describe(c));
-    const Result r = run(ctx(), c);
-    EXPECT_LE(r.err, kF32Bound);
-    EXPECT_EQ(r.info.variant, "coopmat");
-  }
-  Case f = k;
-  f.dtype = DType::F32;
-  expect_error([&] { run(ctx(), f); }, "fp16 W only");
+  for (DType dt : {DType::F32, DType::F16})
+    for (Case c : {k, Case{33, 16, 16}, Case{130, 257, 768, DType::F32, Activation::None, false, true}}) {
+      c.variant = "coopmat";
+      c.dtype = dt;
+      SCOPED_TRACE(describe(c));
+      const Result r = run(ctx(), c);
+      EXPECT_LE(r.err, kF32Bound);
+      EXPECT_EQ(r.info.variant, "coopmat");
+    }
 }
 
-// The split coopmat makes of each fp32 x (shaders/gemm_coopmat.comp), done here
-// with the same roundings: hi = fp16(x·2⁻⁸), lo = fp16((x − hi·2⁸)·2³) carry x
-// to within max(2⁻²²·|x|, 2⁻²⁷) over |x| from 1e-9 to 1.6e7, and past
+// The split coopmat makes of each fp32 value (shaders/gemm_coopmat.comp), done
+// here with the same roundings: hi = fp16(v·2⁻⁸), lo = fp16((v − hi·2⁸)·2³)
+// carry v to within max(2⁻²²·|v|, 2⁻²⁷) over |v| from 1e-9 to 1.6e7, and past
 // 65504·2⁸ hi is inf (the product is inf, never a clipped number). Checked on
 // every device, since most have no cooperative matrices to run the shader.
+struct Halves {
+  float hi, lo;
+};
+Halves split_fp16(float v) {
+  const float hi = half_to_float(float_to_half(v * (1.0f / 256.0f)));
+  return {hi, half_to_float(float_to_half((v - hi * 256.0f) * 8.0f))};
+}
+
 TEST(GemmCoopmatSplit, TwoHalvesCarryFp32) {
   std::mt19937 rng(7);
   std::uniform_real_distribution<double> expo(-30.0, 24.0), sign(-1.0, 1.0);
@@ -211,8 +217,7 @@ TEST(GemmCoopmatSplit, TwoHalvesCarryFp32) {
   for (int i = 0; i < 200000; ++i) {
     const float x = float(std::exp2(expo(rng)) * (sign(rng) < 0 ? -1.0 : 1.0));
     if (std::fabs(x) >= 65504.0f * 256.0f) continue;
-    const float hi = half_to_float(float_to_half(x * (1.0f / 256.0f)));
-    const float lo = half_to_float(float_to_half((x - hi * 256.0f) * 8.0f));
+    const auto [hi, lo] = split_fp16(x);
     ASSERT_TRUE(std::isfinite(hi) && std::isfinite(lo)) << x;
     const double back = double(hi) * 256.0 + double(lo) / 8.0;
     const double bound = std::max(std::ldexp(std::fabs(double(x)), -22), std::ldexp(1.0, -27));
@@ -221,6 +226,26 @@ TEST(GemmCoopmatSplit, TwoHalvesCarryFp32) {
   }
   EXPECT_GT(worst, 0.0);  // the bound is reached at all, so it measures something
   EXPECT_TRUE(std::isinf(half_to_float(float_to_half(65536.0f))));  // hi of x = 2^24
+}
+
+// fp32 W's dot products as coopmat forms them: hi·hi·2¹⁶ + (hi·lo + lo·hi)·2⁵,
+// each fp16 product exact, Xlo·Wlo left out. Within gemm's fp32 bound of the
+// exact sum at transformer-sized K, inputs over several binades.
+TEST(GemmCoopmatSplit, ThreeProductsKeepTheFp32Bound) {
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<double> mant(-1.0, 1.0), expo(-6.0, 6.0);
+  for (int K : {64, 768, 3072}) {
+    double exact = 0, split = 0, scale = 0;
+    for (int k = 0; k < K; ++k) {
+      const float x = float(mant(rng) * std::exp2(expo(rng))), w = float(mant(rng) * std::exp2(expo(rng)) / 16);
+      const Halves xs = split_fp16(x), ws = split_fp16(w);
+      exact += double(x) * double(w);
+      split += double(xs.hi) * ws.hi * 65536.0 + (double(xs.hi) * ws.lo + double(xs.lo) * ws.hi) * 32.0;
+      scale += std::fabs(double(x) * double(w));
+    }
+    // fp32 accumulation adds its own K·2⁻²⁴ (relative to the magnitudes' sum) on the device.
+    EXPECT_LE(std::fabs(split - exact), 1e-6 * scale) << "K " << K;
+  }
 }
 
 // gemv_subgroup at a required subgroup size (knob SGS, the device's smallest:
