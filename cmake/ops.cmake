@@ -10,7 +10,7 @@
 # formats it reads: only gemm and embedding take the block formats (q8_0...).
 # A SHADER entry with the word PLAIN among its defines is built for the plain
 # formats (f32, f16) only: gemm's texel variants read W through texel buffers,
-# which cannot hold blocks, and gemm's coopmat splits f32 or f16 values only.
+# which cannot hold blocks.
 # A variant with fp16 operands (a -D..F16=1 define) also gets a twin NAME_packed
 # built with -DF16_PACKED=1: it reads the fp16 values as 32-bit words, for devices
 # without 16-bit storage (shaders/lib/types.glsl; Pipelines::get picks it).

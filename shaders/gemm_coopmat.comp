@@ -1,6 +1,7 @@
 #version 450
 // Y = act(X·Wᵀ + b) + R on tensor cores (VK_NV_cooperative_matrix), variant
-// "coopmat": fp32 X [M, K], fp16 or fp32 W [N, K], fp32 accumulation.
+// "coopmat": fp32 X [M, K], W [N, K] in fp16, fp32 or a GGUF block format
+// (WQ, dequantized to fp32 as it is staged), fp32 accumulation.
 //
 // A workgroup computes a BM×BN tile of Y with WM×WN subgroups, each a
 // (BM/WM)×(BN/WN) block of 16×16 cooperative matrices. BK columns of K go
@@ -16,7 +17,7 @@
 // of fp16 values are exact in the fp32 accumulators.
 //   fp16 W (exact as it is): acc1 += Xhi·W, acc2 += Xlo·W;
 //                            Y = acc1·2⁸ + acc2·2⁻³ (two products a step).
-//   fp32 W (split as X is):  acc1 += Xhi·Whi, acc2 += Xhi·Wlo + Xlo·Whi;
+//   fp32 or block W (split as X is):  acc1 += Xhi·Whi, acc2 += Xhi·Wlo + Xlo·Whi;
 //                            Y = acc1·2¹⁶ + acc2·2⁵ (three products a step;
 //   Xlo·Wlo, 2⁻²² of x·w, is left out).
 #extension GL_GOOGLE_include_directive : require
@@ -39,6 +40,10 @@ layout(constant_id = 6) const uint SG = 32;  // the subgroup size the plan requi
 layout(std430, binding = 0) readonly buffer X { float x[]; };
 layout(std430, binding = 1) readonly buffer W { WTYPE w[]; };
 #include "lib/gemm_epilogue.glsl"
+#if WQ
+#define QBUF w
+#include "lib/quant.glsl"
+#endif
 
 #define MAT16 fcoopmatNV<16, gl_ScopeSubgroup, 16, 16>
 #define MAT32 fcoopmatNV<32, gl_ScopeSubgroup, 16, 16>
@@ -51,7 +56,7 @@ const uint CN = BN / (16 * WN);  // 16-column matrices per subgroup
 const uint LDS = BK + 8;
 shared float16_t Xhi[BM * LDS];
 shared float16_t Xlo[BM * LDS];
-shared float16_t Ws[BN * LDS];  // W, or W's hi part (fp32 W)
+shared float16_t Ws[BN * LDS];  // W, or W's hi part (fp32 and block W)
 #if !W_F16
 shared float16_t Wlo[BN * LDS];
 #endif
@@ -94,6 +99,18 @@ void main() {
       Xlo[r * LDS + c] = v.y;
     }
     // W's tile; zeros past N and K.
+#if WQ
+    // Blocks dequantized four values at a time (K is whole blocks, so k < K here).
+    for (uint e = lid; e < BN * BK / 4; e += WG) {
+      const uint r = e / (BK / 4), c = 4 * (e % (BK / 4)), n = n0 + r, k = k0 + c;
+      const vec4 v = n < p.N && k < p.K ? q_at4(p.w_off + n * p.K + k) : vec4(0.0);
+      [[unroll]] for (uint i = 0; i < 4; ++i) {
+        const f16vec2 parts = split(v[i]);
+        Ws[r * LDS + c + i] = parts.x;
+        Wlo[r * LDS + c + i] = parts.y;
+      }
+    }
+#else
     for (uint e = lid; e < BN * BK; e += WG) {
       const uint r = e / BK, c = e % BK, n = n0 + r, k = k0 + c;
       const float v = n < p.N && k < p.K ? AT(W_F16, w, p.w_off + n * p.K + k) : 0.0;
@@ -105,6 +122,7 @@ void main() {
       Wlo[r * LDS + c] = parts.y;
 #endif
     }
+#endif
     barrier();
     [[unroll]] for (uint kk = 0; kk < BK; kk += 16) {
       MAT16 b[CN];

@@ -36,7 +36,7 @@ inline bool device_runs(const Capabilities& c, const std::string& variant, const
   if (is_block_dtype(s.dtype) && variant == "broadcast") return false;
   if (variant == "broadcast") return c.subgroup_shuffle;  // gemm's rows shared by shuffles
   if (variant == "split") return s.q_len <= 16;           // flash attention's for decoding (kSplitMaxRows)
-  if (variant == "coopmat") return c.coopmat && !is_block_dtype(s.dtype);  // gemm's tensor cores
+  if (variant == "coopmat") return c.coopmat;  // gemm's tensor cores, any weight format
   return variant.find("subgroup") == std::string::npos || c.subgroup_arithmetic;
 }
 

@@ -155,7 +155,8 @@ TEST_F(DeviceTest, GemmAutoPicksByRows) {
   // with X's rows shared by subgroup shuffles where it has them; else plain
   // storage-buffer loads.
   const auto& c = ctx().caps();
-  EXPECT_EQ(many, c.device_type != "cpu" ? "tiled"
+  EXPECT_EQ(many, c.coopmat                ? "coopmat"
+                  : c.device_type != "cpu" ? "tiled"
                   : !c.texel_f32         ? "blocked"
                   : c.subgroup_shuffle   ? "broadcast"
                                          : "texel");

@@ -290,10 +290,10 @@ Plan block_plan(const char* variant, const Problem& p, const TunedConfig* tc, co
 /// subgroups each holding (BM/WM/16)×(BN/WN/16) 16×16 fp32 accumulators twice
 /// (the products of X's two fp16 parts), BK columns of K per shared-memory
 /// step. 64×64 with 2×2 subgroups by default: 8 accumulators a subgroup, 15 KiB
-/// of shared memory (20 KiB with fp32 W, whose two parts are staged).
+/// of shared memory (20 KiB with fp32 or block W, whose two parts are staged).
 struct CoopTiles {
   uint32_t bm, bn, bk, wm, wn;
-  bool w_split;  ///< fp32 W: two fp16 parts in shared memory
+  bool w_split;  ///< fp32 or block W: two fp16 parts in shared memory
   uint64_t matrices() const { return uint64_t(bm / (16 * wm)) * (bn / (16 * wn)); }
   uint64_t shared_bytes() const {
     return (2 * uint64_t(bm) + (w_split ? 2 : 1) * uint64_t(bn)) * (bk + 8) * 2 + uint64_t(wm) * wn * 256 * 4;
@@ -309,11 +309,8 @@ Plan coopmat_plan(const char* variant, const Problem& p, const TunedConfig* tc) 
           std::string("variant ") + variant + " needs VK_NV_cooperative_matrix with a 16x16x16 f16*f16+f32 subgroup "
           "shape, shaderFloat16 and vulkanMemoryModel; the device \"" + c.device_name + "\" (profile " + c.profile +
           ") has " + (c.coopmat_shapes.empty() ? std::string("none") : "other shapes only") + "; use tiled");
-  require(p.a.w->dtype() == DType::F16 || p.a.w->dtype() == DType::F32, kOp,
-          std::string("variant ") + variant + " multiplies f32 or f16 W only; w is " + p.a.w->describe() +
-              "; use tiled");
   const CoopTiles t{knob(tc, "BM", 64), knob(tc, "BN", 64), knob(tc, "BK", 32),
-                    knob(tc, "WM", 2),  knob(tc, "WN", 2),  p.a.w->dtype() == DType::F32};
+                    knob(tc, "WM", 2),  knob(tc, "WN", 2),  p.a.w->dtype() != DType::F16};
   // The shader numbers its subgroups WM·WN of SG lanes: the driver's one size,
   // or the size required of it.
   const uint32_t sg = c.subgroup_size;
@@ -347,11 +344,11 @@ Plan coopmat_plan(const char* variant, const Problem& p, const TunedConfig* tc) 
 }
 
 void coopmat_candidates(const char* variant, const Search& s, std::vector<TunedConfig>& out) {
-  if (!s.caps.coopmat || is_block_dtype(s.shape.dtype) || s.shape.m <= kGemvMaxRows) return;
+  if (!s.caps.coopmat || s.shape.m <= kGemvMaxRows) return;
   const uint32_t tiles[][5] = {{64, 64, 32, 2, 2},  {128, 64, 32, 2, 2}, {64, 128, 32, 2, 2}, {128, 128, 32, 2, 4},
                                {128, 128, 32, 4, 2}, {64, 64, 64, 2, 2},  {32, 64, 32, 1, 2},  {128, 64, 32, 4, 2}};
   for (auto& t : tiles) {
-    const CoopTiles ct{t[0], t[1], t[2], t[3], t[4], s.shape.dtype == DType::F32};
+    const CoopTiles ct{t[0], t[1], t[2], t[3], t[4], s.shape.dtype != DType::F16};
     if (ct.matrices() <= kMaxCoopMatrices && uint64_t(t[3]) * t[4] * s.caps.subgroup_size <= s.limit &&
         ct.shared_bytes() <= s.caps.max_shared_memory)
       out.push_back({variant, {{"BM", t[0]}, {"BN", t[1]}, {"BK", t[2]}, {"WM", t[3]}, {"WN", t[4]}}});
@@ -434,10 +431,10 @@ const Variant kVariants[] = {
     {"gemv_shared", [](const Problem& p) { return p.d.M <= kGemvMaxRows && !p.caps.subgroup_arithmetic; },
      [](const char*, const Problem& p, const TunedConfig* tc) { return gemv_plan(p, tc, false); }, gemv_candidates,
      0},
-    // Tensor cores where the device has them, for f32 or f16 W, from 32 rows
-    // (a 64-row tile at half use should still beat the scalar tiles).
+    // Tensor cores where the device has them, from 32 rows (a 64-row tile at
+    // half use should still beat the scalar tiles); any weight format.
     {"coopmat",
-     [](const Problem& p) { return p.caps.coopmat && !p.block() && p.d.M >= 32; },
+     [](const Problem& p) { return p.caps.coopmat && p.d.M >= 32; },
      coopmat_plan, coopmat_candidates, 1},
     {"tiled", [](const Problem& p) { return !p.cpu() && p.d.M >= 64; },
      [](const char* v, const Problem& p, const TunedConfig* tc) {
