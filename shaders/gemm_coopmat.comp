@@ -27,6 +27,11 @@
 #extension GL_KHR_memory_scope_semantics : require
 #extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
 #extension GL_KHR_shader_subgroup_basic : require
+#extension GL_EXT_spirv_intrinsics : require
+// fp16 denormals kept (DenormPreserve for 16-bit floats, SPV_KHR_float_controls):
+// the split's parts of values below 2⁻⁶ are fp16 denormals, which a flush to
+// zero would cost their precision. Required of the device with the variant.
+spirv_execution_mode(extensions = ["SPV_KHR_float_controls"], capabilities = [4464], 4459, 16);
 
 layout(local_size_x_id = 0) in;  // WM·WN subgroups of SG invocations
 layout(constant_id = 1) const uint BM = 64;

@@ -72,9 +72,9 @@ struct Capabilities {
   /// device can; off only under the no-fp16 profile.
   bool f16_packed = false;
   bool shader_float16 = false;             ///< fp16 arithmetic (vkformer accumulates in fp32 anyway)
-  /// Tensor cores through VK_NV_cooperative_matrix: the driver lists a
-  /// subgroup-scope 16×16×16 fp16·fp16 + fp32 shape, and shaderFloat16 and
-  /// vulkanMemoryModel are there (both enabled with it). gemm's coopmat variant.
+  /// Tensor cores through VK_NV_cooperative_matrix: the driver lists a subgroup-scope
+  /// 16×16×16 fp16·fp16 + fp32 shape; shaderFloat16, vulkanMemoryModel (both enabled
+  /// with it) and shaderDenormPreserveFloat16 are there. gemm's coopmat variant.
   /// Off on a host application's device (vkformer cannot know what it enabled)
   /// and under the min, no-fp16 and no-subgroup profiles.
   bool coopmat = false;

@@ -170,6 +170,9 @@ Capabilities query_capabilities(VkPhysicalDevice phys, uint32_t instance_api, Vk
   const bool coopmat_ext = has_device_extension(phys, VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME);
   VkPhysicalDeviceCooperativeMatrixPropertiesNV pcm{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_PROPERTIES_NV};
   if (coopmat_ext) pcm.pNext = sub.pNext, sub.pNext = &pcm;
+  VkPhysicalDeviceFloatControlsProperties fcp{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FLOAT_CONTROLS_PROPERTIES};
+  fcp.pNext = sub.pNext;
+  sub.pNext = &fcp;
   VkPhysicalDeviceProperties2 p2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2};
   p2.pNext = &sub;
   vkGetPhysicalDeviceProperties2(phys, &p2);
@@ -232,12 +235,14 @@ Capabilities query_capabilities(VkPhysicalDevice phys, uint32_t instance_api, Vk
   c.compute_full_subgroups = c.subgroup_size_control && fsc.computeFullSubgroups;
   c.shader_float16 = f12.shaderFloat16;
   c.f16_packed = true;  // unpackHalf2x16 is core SPIR-V (GLSL.std.450)
-  // gemm's coopmat shader: fp16 values in registers (Float16), 16-bit loads, and
-  // the Vulkan memory model that glslang's cooperative-matrix SPIR-V declares.
+  // gemm's coopmat shader: fp16 values in registers (Float16), 16-bit loads, the
+  // Vulkan memory model that glslang's cooperative-matrix SPIR-V declares, and
+  // fp16 denormals kept (its DenormPreserve 16 execution mode).
   if (coopmat_ext && fcm.cooperativeMatrix && instance != VK_NULL_HANDLE &&
       (pcm.cooperativeMatrixSupportedStages & VK_SHADER_STAGE_COMPUTE_BIT)) {
     const bool shapes = query_coopmat_shapes(instance, phys, c);
-    c.coopmat = shapes && f12.shaderFloat16 && f12.vulkanMemoryModel && c.storage_16bit;
+    c.coopmat = shapes && f12.shaderFloat16 && f12.vulkanMemoryModel && c.storage_16bit &&
+                fcp.shaderDenormPreserveFloat16;
   }
 
   uint32_t nq = 0;
