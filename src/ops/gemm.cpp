@@ -298,16 +298,25 @@ struct CoopTiles {
   uint64_t shared_bytes() const {
     return (2 * uint64_t(bm) + (w_split ? 2 : 1) * uint64_t(bn)) * (bk + 8) * 2 + uint64_t(wm) * wn * 256 * 4;
   }
+  /// Whole 16×16 matrices, at most kMaxCoopMatrices a subgroup, WM·WN subgroups
+  /// of `sg` lanes within `limit` invocations, and the shared memory the device has.
+  bool fits(const Capabilities& c, uint32_t sg, uint64_t limit) const;
 };
 
 /// At most 8 matrices per subgroup: 16 accumulators of 8 registers a lane.
 constexpr uint64_t kMaxCoopMatrices = 8;
 
+bool CoopTiles::fits(const Capabilities& c, uint32_t sg, uint64_t limit) const {
+  return wm >= 1 && wn >= 1 && bm % (16 * wm) == 0 && bn % (16 * wn) == 0 && bm >= 16 * wm && bn >= 16 * wn &&
+         bk >= 16 && bk % 16 == 0 && bk <= kMaxBk && matrices() <= kMaxCoopMatrices &&
+         uint64_t(wm) * wn * sg <= limit && shared_bytes() <= c.max_shared_memory;
+}
+
 Plan coopmat_plan(const char* variant, const Problem& p, const TunedConfig* tc) {
   const Capabilities& c = p.caps;
   require(c.coopmat, kOp,
           std::string("variant ") + variant + " needs VK_NV_cooperative_matrix with a 16x16x16 f16*f16+f32 subgroup "
-          "shape, shaderFloat16 and vulkanMemoryModel; the device \"" + c.device_name + "\" (profile " + c.profile +
+          "shape, shaderFloat16, vulkanMemoryModel and shaderDenormPreserveFloat16; the device \"" + c.device_name + "\" (profile " + c.profile +
           ") has " + (c.coopmat_shapes.empty() ? std::string("none") : "other shapes only") + "; use tiled");
   const CoopTiles t{knob(tc, "BM", 64), knob(tc, "BN", 64), knob(tc, "BK", 32),
                     knob(tc, "WM", 2),  knob(tc, "WN", 2),  p.a.w->dtype() != DType::F16};
@@ -321,12 +330,7 @@ Plan coopmat_plan(const char* variant, const Problem& p, const TunedConfig* tc) 
           std::string("variant ") + variant + " needs subgroups of one known size; the device has " +
               std::to_string(c.min_subgroup_size) + ".." + std::to_string(c.max_subgroup_size) +
               " and cannot require one for " + std::to_string(wg) + " invocations" + tuned_note(tc));
-  require(t.wm >= 1 && t.wn >= 1 && t.bm % (16 * t.wm) == 0 && t.bn % (16 * t.wn) == 0 && t.bm >= 16 * t.wm &&
-              t.bn >= 16 * t.wn && t.bk >= 16 && t.bk % 16 == 0 && t.bk <= kMaxBk &&
-              t.matrices() <= kMaxCoopMatrices &&
-              wg <= std::min(c.max_workgroup_invocations, c.max_workgroup_size[0]) &&
-              t.shared_bytes() <= c.max_shared_memory,
-          kOp, std::string(variant) + " tiles BM=" + std::to_string(t.bm) + " BN=" + std::to_string(t.bn) +
+  require(t.fits(c, sg, std::min(c.max_workgroup_invocations, c.max_workgroup_size[0])), kOp, std::string(variant) + " tiles BM=" + std::to_string(t.bm) + " BN=" + std::to_string(t.bn) +
                    " BK=" + std::to_string(t.bk) + " WM=" + std::to_string(t.wm) + " WN=" + std::to_string(t.wn) +
                    " do not fit (BM a multiple of 16·WM, BN of 16·WN, BK of 16 up to " + std::to_string(kMaxBk) +
                    ", at most " + std::to_string(kMaxCoopMatrices) + " matrices a subgroup, WM·WN·" +
@@ -349,8 +353,7 @@ void coopmat_candidates(const char* variant, const Search& s, std::vector<TunedC
                                {128, 128, 32, 4, 2}, {64, 64, 64, 2, 2},  {32, 64, 32, 1, 2},  {128, 64, 32, 4, 2}};
   for (auto& t : tiles) {
     const CoopTiles ct{t[0], t[1], t[2], t[3], t[4], s.shape.dtype != DType::F16};
-    if (ct.matrices() <= kMaxCoopMatrices && uint64_t(t[3]) * t[4] * s.caps.subgroup_size <= s.limit &&
-        ct.shared_bytes() <= s.caps.max_shared_memory)
+    if (ct.fits(s.caps, s.caps.subgroup_size, s.limit))
       out.push_back({variant, {{"BM", t[0]}, {"BN", t[1]}, {"BK", t[2]}, {"WM", t[3]}, {"WN", t[4]}}});
   }
 }
@@ -413,8 +416,8 @@ void staged_candidates(const char* variant, const Search& s, std::vector<TunedCo
 
 /// Few rows: gemv. Otherwise on a CPU (measured on lavapipe) register blocks,
 /// read as texels where X and W allow and shared across a subgroup where it
-/// shuffles; on a GPU tensor cores for fp16 W where the device has them
-/// (coopmat), else staged tiles.
+/// shuffles; on a GPU tensor cores where the device has them (coopmat, any
+/// weight format), else staged tiles.
 /// These rules exclude each other; a row whose rule overlaps another's wins
 /// where it stands first. The order is the one `--variant all` runs and
 /// errors list.
