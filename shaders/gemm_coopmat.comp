@@ -84,7 +84,9 @@ f16vec2 split(float v) {
 void main() {
   const uint g = linear_group_id();
   if (g >= p.total) return;  // uniform across the workgroup
-  const uint m0 = (g / p.groups_n) * BM, n0 = (g % p.groups_n) * BN;
+  // ks: this workgroup's chunk of K (split-K; else 0 of 1).
+  const uint tiles = p.total / p.ksplit, t = g % tiles, ks = g / tiles;
+  const uint m0 = (t / p.groups_n) * BM, n0 = (t % p.groups_n) * BN;
   const uint lid = gl_LocalInvocationID.x;
   const uint sg = gl_SubgroupID, lane = gl_SubgroupInvocationID;
   const uint sm = (sg / WN) * CM * 16, sn = (sg % WN) * CN * 16;  // this subgroup's block in the tile
@@ -95,7 +97,8 @@ void main() {
     acc2[i] = MAT32(0.0);
   }
 
-  for (uint k0 = 0; k0 < p.K; k0 += BK) {
+  // A chunk is whole BK steps, so only the last one meets K's end.
+  for (uint k0 = ks * p.kchunk; k0 < min(p.K, (ks + 1) * p.kchunk); k0 += BK) {
     // X's tile, split; zeros past M and K.
     for (uint e = lid; e < BM * BK; e += WG) {
       const uint r = e / BK, c = e % BK, m = m0 + r, k = k0 + c;
@@ -162,7 +165,7 @@ void main() {
       subgroupBarrier();
       for (uint e = lane; e < 256; e += SG) {
         const uint m = m0 + sm + i * 16 + e / 16, n = n0 + sn + j * 16 + e % 16;
-        if (m < p.M && n < p.N) store_output(Cs[sg * 256 + e] + bias_at(n), m, n);
+        if (m < p.M && n < p.N) store_output(Cs[sg * 256 + e] + bias_at(n), ks * p.M + m, n);
       }
       subgroupBarrier();
     }

@@ -123,7 +123,9 @@ void broadcast_step(uint k, uint xmine[CHUNKS], uint wrow[TN]) {
 void main() {
   const uint g = linear_group_id();
   if (g >= p.total) return;
-  const uint m0 = (g / p.groups_n) * BM, n0 = (g % p.groups_n) * BN;
+  // ks: this workgroup's chunk of K (split-K, staged only; else 0 of 1).
+  const uint tiles = p.total / p.ksplit, t = g % tiles, ks = g / tiles;
+  const uint m0 = (t / p.groups_n) * BM, n0 = (t % p.groups_n) * BN;
   const uint lid = gl_LocalInvocationID.x;
   // Invocation (tm, tn) owns rows tm + i·(BM/TM) and columns tn + j·(BN/TN):
   // neighbouring lanes write neighbouring columns of Y.
@@ -145,7 +147,8 @@ void main() {
 
   vec4 a[TM], b[TN];
   if (STAGED) {
-    for (uint k0 = 0; k0 < p.K; k0 += BK) {
+    // A chunk is whole BK steps, so only the last one meets K's end.
+    for (uint k0 = ks * p.kchunk; k0 < min(p.K, (ks + 1) * p.kchunk); k0 += BK) {
       [[unroll]] for (uint r = 0; r < (BM * KQ + WG - 1) / WG; ++r) {
         const uint e = r * WG + lid, m = m0 + e / KQ, k = k0 + 4 * (e % KQ);
         if (e < BM * KQ) As[e] = m < p.M && k < p.K ? load_x(p.x_off + m * p.K, k, p.K) : vec4(0);
@@ -218,7 +221,7 @@ void main() {
     const uint m = m0 + tm + i * (BM / TM);
     [[unroll]] for (uint j = 0; j < TN; ++j) {
       const uint n = n0 + tn + j * (BN / TN);
-      if (m < p.M && n < p.N) store_output(acc[i][j] + col_bias[j], m, n);
+      if (m < p.M && n < p.N) store_output(acc[i][j] + col_bias[j], ks * p.M + m, n);
     }
   }
 }

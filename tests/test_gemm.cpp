@@ -304,6 +304,36 @@ TEST_F(DeviceTest, GemmRefusesTunedKnobsBeyondTheLimits) {
   refused({"bogus", {}}, {9, 64, 64}, "gemm: unknown variant \"bogus\"");
 }
 
+// Split-K (knob SPLITK, the staged tiles' and coopmat's; the rule's on GPUs
+// only): K in chunks of whole BK steps, each a workgroup's partial sum, added
+// up in order by gemm_splitk_reduce with the epilogue. Any number of chunks
+// keeps gemm's fp32 bound, whatever the activation, bias, residual and K (off
+// the chunks and off BK); a variant without staged tiles refuses the knob, and
+// 0 or more than 8 chunks are refused. (The block formats split by the rule in
+// the gpu profile's leg of the op test: m=66, n=37, k=256 is 4 chunks there.)
+TEST_F(DeviceTest, GemmSplitKKeepsTheBound) {
+  std::vector<Case> cases = {{33, 70, 1000, DType::F32, Activation::GeluErf, true, true},
+                             {64, 64, 100, DType::F32, Activation::None, false, false},
+                             {5, 129, 768, DType::F32, Activation::SiLU, true, false}};
+  if (has_f16()) cases.push_back({40, 65, 766, DType::F16, Activation::GeluTanh, true, true});
+  for (const Case& k : cases)
+    for (uint32_t splits : {2u, 3u, 8u}) {
+      SCOPED_TRACE(describe(k) + " SPLITK=" + std::to_string(splits));
+      ForcedTuning force(ctx(), "gemm", {"tiled", {{"BM", 32}, {"BN", 32}, {"BK", 16}, {"TM", 2}, {"TN", 2},
+                                                   {"SPLITK", splits}}});
+      const Result r = run(ctx(), k);
+      EXPECT_LE(r.err, kF32Bound);
+      EXPECT_EQ(r.info.spec.back(), (std::pair<std::string, uint32_t>{"SPLITK", splits}));
+    }
+  auto refused = [&](TunedConfig cfg, const std::string& needle) {
+    ForcedTuning force(ctx(), "gemm", cfg);
+    expect_error([&] { run(ctx(), {9, 64, 64}); }, needle);
+  };
+  refused({"blocked", {{"SPLITK", 2}}}, "blocked does not split K (staged tiles and coopmat do)");
+  refused({"tiled", {{"SPLITK", 0}}}, "tiled SPLITK=0 must be 1..8");
+  refused({"tiled", {{"SPLITK", 9}}}, "tiled SPLITK=9 must be 1..8");
+}
+
 // Leading dimensions of x and y flatten into M.
 TEST_F(DeviceTest, GemmFlattensLeadingDims) {
   const int64_t B = 2, L = 3, K = 20, N = 7;

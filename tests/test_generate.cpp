@@ -63,6 +63,13 @@ TEST_P(GenerateTest, StagedDeviceTakesOneSubmissionPerPassAndStep) {
   s.generate(src, o);
   EXPECT_EQ(s.stats().steps, shorter.steps + 3);
   EXPECT_EQ(s.stats().submissions, shorter.submissions + 3);
+  // Each step is timed whole and in the queue (its one submission to its fence).
+  EXPECT_EQ(s.stats().step_submissions, 1u);
+  ASSERT_EQ(s.stats().step_queue_ms.size(), s.stats().step_ms.size());
+  for (size_t i = 0; i < s.stats().step_ms.size(); ++i) {
+    EXPECT_GT(s.stats().step_queue_ms[i], 0.0);
+    EXPECT_LE(s.stats().step_queue_ms[i], s.stats().step_ms[i]);
+  }
   // The steps' host buffers (ids, positions, logits) are the pool's kept ones,
   // not new allocations each token: a longer call holds no more blocks.
   EXPECT_EQ(staged.memory_report().blocks, held.blocks);

@@ -178,6 +178,10 @@ struct RunStats {
   uint64_t steps = 0;             ///< decode steps after the first token's pass
   uint64_t dispatches = 0;        ///< dispatches of the last recorded command buffer
   std::vector<double> step_ms;    ///< wall time of each decode step (record, submit, wait, read)
+  /// Of each step_ms, the time in the queue: from submitting the step to its
+  /// fence. The rest is the host's: recording, writing inputs, reading logits.
+  std::vector<double> step_queue_ms;
+  uint64_t step_submissions = 0;  ///< queue submissions of the last decode step
   /// With profiling on: each dispatch of the last submission, labelled
   /// "<scope>/<op>/<variant>" (scope: embed, encoder.N, decoder.N, final_norm, generator...).
   std::vector<DispatchTiming> timings;

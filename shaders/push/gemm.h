@@ -12,6 +12,10 @@ VKF_PUSH(GemmPush)
   // piece's, ldy is Y's row length, n0 the piece's first column, *_off where
   // the piece starts in each binding (elements; multiples of 4 when VEC4).
   uint ldy, n0, x_off, w_off, y_off, r_off;
+  // Split-K (staged tiles and coopmat only; 1 and K elsewhere): workgroup g
+  // sums K's chunk g / (total / ksplit), kchunk long, into rows of its own
+  // [ksplit·M, N] block of Y, which gemm_splitk_reduce.comp adds up.
+  uint ksplit, kchunk;
 VKF_PUSH_END(GemmPush)
 
 #endif

@@ -47,7 +47,7 @@ void KvCacheSource::make_caches(size_t layers, uint32_t max_len, uint32_t width,
 }
 
 std::vector<float> KvCacheSource::step(const std::vector<int32_t>& tokens, const std::vector<int32_t>& parents) {
-  Recorder rec(ctx_, s_.profiling);
+  Recorder& rec = s_.step_recorder();
   if (parents != iota_i32(slots_)) {
     write_step_input(rec, parents_, parents.data(), parents.size() * 4);
     rec.set_scope("beam_reorder");

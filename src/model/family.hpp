@@ -80,6 +80,11 @@ class Runner {
 
   /// Submits `rec` and waits; a device error says it was submitting `what`.
   virtual void submit(Recorder& rec, const char* what = "a command buffer") = 0;
+  /// An empty recorder for a decode step, the same one each call (reset, with
+  /// timestamps as `profiling` says): its command pool, command buffers and
+  /// descriptor pools are made once, not each token. What an earlier call
+  /// recorded into it is gone, so a step submits and reads before the next.
+  virtual Recorder& step_recorder() = 0;
   /// One whole forward pass (Session::forward without options): what a
   /// recomputing logits source runs each step.
   virtual ForwardOutput run_forward(const std::vector<Ids>& src, const std::vector<Ids>& tgt) = 0;

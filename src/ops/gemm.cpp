@@ -171,6 +171,9 @@ struct Plan {
   std::vector<std::pair<std::string, uint32_t>> knobs;  ///< what OpInfo::spec reports
   uint32_t tile_m = 0, tile_n = 0;                      ///< the block of Y one workgroup writes
   uint32_t sgs = 0;  ///< the subgroup size required (knob SGS); 0: the driver's
+  /// Split-K (knob SPLITK; staged tiles and coopmat): K in this many chunks of
+  /// whole k_step steps, each a workgroup's, summed by gemm_splitk_reduce.comp.
+  uint32_t ksplit = 1, k_step = 0;
 };
 
 /// What the tuner's candidates are made for.
@@ -239,6 +242,30 @@ Plan gemv_plan(const Problem& p, const TunedConfig* tc, bool sg) {
   return plan;
 }
 
+/// Most chunks split-K cuts K into: each one's partial Y is M·N floats more to
+/// write and add up, and 8 already multiplies the workgroups of a 64×64 tile by 8.
+constexpr uint32_t kMaxSplitK = 8;
+
+/// How many chunks of K (knob SPLITK) the product is split into on tiles of
+/// tile_m × tile_n and K steps of k_step. The rule: on a GPU, a product of few
+/// tiles (fewer than 32: 128 × 768 at 64 × 64 has 24, where a GPU has ~20–130
+/// compute units) with at least 8 steps of K is split up to 64 workgroups,
+/// each chunk at least 4 steps long. A CPU device is filled by far fewer
+/// workgroups, so it never splits by rule.
+uint32_t split_k(const char* variant, const Problem& p, const TunedConfig* tc, uint32_t tile_m, uint32_t tile_n,
+                 uint32_t k_step) {
+  const uint64_t tiles = uint64_t(ceil_div(p.d.M, tile_m)) * ceil_div(p.d.N, tile_n);
+  const uint32_t steps = ceil_div(p.d.K, k_step);
+  uint32_t rule = 1;
+  if (!p.cpu() && tiles < 32 && steps >= 8)
+    rule = uint32_t(std::min<uint64_t>({kMaxSplitK, ceil_div(64, tiles), steps / 4}));
+  const uint32_t s = knob(tc, "SPLITK", rule);
+  require(s >= 1 && s <= kMaxSplitK, kOp,
+          std::string(variant) + " SPLITK=" + std::to_string(s) + " must be 1.." + std::to_string(kMaxSplitK) +
+              tuned_note(tc));
+  return s;
+}
+
 /// The subgroup size gemm_tiled.comp's variants run with: a tuned SGS, else the device's.
 uint32_t block_subgroup(const Problem& p, const TunedConfig* tc) { return subgroup_size(p.caps, knob(tc, "SGS", 0)); }
 
@@ -283,6 +310,14 @@ Plan block_plan(const char* variant, const Problem& p, const TunedConfig* tc, co
   if (plan.sgs) plan.knobs.emplace_back("SGS", plan.sgs);
   plan.tile_m = t.bm;
   plan.tile_n = t.bn;
+  if (t.staged) {
+    plan.ksplit = split_k(variant, p, tc, t.bm, t.bn, t.bk);
+    plan.k_step = t.bk;
+  } else {
+    require(knob(tc, "SPLITK", 1) == 1, kOp, std::string(variant) + " does not split K (staged tiles and coopmat do)" +
+                                                 tuned_note(tc));
+  }
+  if (plan.ksplit != 1) plan.knobs.emplace_back("SPLITK", plan.ksplit);
   return plan;
 }
 
@@ -344,11 +379,26 @@ Plan coopmat_plan(const char* variant, const Problem& p, const TunedConfig* tc) 
   if (plan.sgs) plan.knobs.emplace_back("SGS", plan.sgs);
   plan.tile_m = t.bm;
   plan.tile_n = t.bn;
+  plan.ksplit = split_k(variant, p, tc, t.bm, t.bn, t.bk);
+  plan.k_step = t.bk;
+  if (plan.ksplit != 1) plan.knobs.emplace_back("SPLITK", plan.ksplit);
   return plan;
+}
+
+/// The split-K twins of configuration `c` (tiles bm × bn): where the shape
+/// has few of its tiles, the same with SPLITK 2, 4 and 8.
+void add_split_k(const Search& s, const TunedConfig& c, uint32_t bm, uint32_t bn, std::vector<TunedConfig>& out) {
+  if (uint64_t(ceil_div(s.shape.m, bm)) * ceil_div(s.shape.n, bn) >= 32) return;
+  for (uint32_t k : {2u, 4u, kMaxSplitK}) {
+    TunedConfig t = c;
+    t.knobs.emplace_back("SPLITK", k);
+    out.push_back(t);
+  }
 }
 
 void coopmat_candidates(const char* variant, const Search& s, std::vector<TunedConfig>& out) {
   if (!s.caps.coopmat || s.shape.m <= kGemvMaxRows) return;
+  const size_t first = out.size();
   const uint32_t tiles[][5] = {{64, 64, 32, 2, 2},  {128, 64, 32, 2, 2}, {64, 128, 32, 2, 2}, {128, 128, 32, 2, 4},
                                {128, 128, 32, 4, 2}, {64, 64, 64, 2, 2},  {32, 64, 32, 1, 2},  {128, 64, 32, 4, 2}};
   for (auto& t : tiles) {
@@ -356,6 +406,7 @@ void coopmat_candidates(const char* variant, const Search& s, std::vector<TunedC
     if (ct.fits(s.caps, s.caps.subgroup_size, s.limit))
       out.push_back({variant, {{"BM", t[0]}, {"BN", t[1]}, {"BK", t[2]}, {"WM", t[3]}, {"WN", t[4]}}});
   }
+  if (out.size() > first && out[first].knob("BM", 0) == 64) add_split_k(s, out[first], 64, 64, out);
 }
 
 /// The texel and broadcast variants read X and W whole, as texel buffers.
@@ -409,9 +460,11 @@ void staged_candidates(const char* variant, const Search& s, std::vector<TunedCo
   if (s.shape.m <= kGemvMaxRows) return;
   const uint32_t staged[][5] = {{64, 64, 16, 4, 4}, {32, 32, 16, 2, 2}, {32, 32, 8, 4, 4}, {64, 64, 8, 8, 4},
                                 {64, 32, 16, 4, 4}, {128, 64, 8, 8, 8}, {16, 16, 4, 2, 2}};
+  const size_t first = out.size();
   for (auto& t : staged)
     if ((t[0] / t[3]) * (t[1] / t[4]) <= s.limit && (t[0] + t[1]) * t[2] * 4 <= s.caps.max_shared_memory)
       out.push_back({variant, {{"BM", t[0]}, {"BN", t[1]}, {"BK", t[2]}, {"TM", t[3]}, {"TN", t[4]}}});
+  if (out.size() > first && out[first].knob("BM", 0) == 64) add_split_k(s, out[first], 64, 64, out);
 }
 
 /// Few rows: gemv. Otherwise on a CPU (measured on lavapipe) register blocks,
@@ -517,6 +570,35 @@ std::vector<std::string> gemm_variants() {
   return names;
 }
 
+/// Split-K's two dispatches: the product's `splits` chunks of K (`chunk`
+/// long) into partial rows P [splits·M, N] with no epilogue, then
+/// gemm_splitk_reduce.comp's sum with the epilogue into Y. `push` is the
+/// whole product's.
+void split_k_dispatch(Recorder::Impl& r, const GemmArgs& a, const Problem& p, const Plan& plan, uint32_t splits,
+                      uint32_t chunk, GemmPush push, const char* variant) {
+  const Dims& d = p.d;
+  const Tensor& part = r.scratch({int64_t(splits) * d.M, d.N});
+  push.ksplit = splits;
+  push.kchunk = chunk;
+  GemmPush partial = push;
+  partial.flags = 0;  // bias and residual wait for the sum; so does the activation (below)
+  partial.groups_n = ceil_div(d.N, plan.tile_n);
+  const uint64_t total = uint64_t(ceil_div(d.M, plan.tile_m)) * partial.groups_n * splits;
+  require(total < (1ull << 32), kOp, "too many workgroups");
+  partial.total = uint32_t(total);
+  std::vector<uint32_t> spec = plan.spec;
+  spec.back() = uint32_t(Activation::None);  // the activation is the last constant of either shader
+  const Use x{a.x, false}, w{a.w, false};
+  r.dispatch(r.pipeline(plan.shader + weight_suffix(a.w), spec, plan.sgs), {x, w, w, x, {&part, true}}, partial,
+             r.fold(total), std::string(kOp) + "/" + variant);
+  const uint32_t wg = workgroup_size(p.caps, 256);
+  push.total = d.M * d.N;
+  const Use bias = a.bias ? Use{a.bias, false} : w, res = a.residual ? Use{a.residual, false} : Use{&part, false};
+  r.dispatch(r.pipeline("gemm_splitk_reduce" + weight_suffix(a.w), {wg, uint32_t(a.act)}, 0),
+             {{&part, false}, w, bias, res, {a.y, true}}, push, r.fold(ceil_div(push.total, wg)),
+             std::string(kOp) + "/" + variant + "_splitk_sum");
+}
+
 OpInfo gemm(Recorder& rec, const GemmArgs& a) {
   auto& r = internals(rec);
   const Capabilities& caps = r.ctx.caps;
@@ -542,15 +624,26 @@ OpInfo gemm(Recorder& rec, const GemmArgs& a) {
   // Flag 4: an f16 bias beside block-format W (shaders/lib/gemm_epilogue.glsl).
   const bool bias_f16 = has_bias && is_block_format(format) && a.bias->dtype() == DType::F16;
   GemmPush push{d.M, d.N, d.K, 0, 0, uint32_t(has_bias) | uint32_t(has_res) << 1 | uint32_t(bias_f16) << 2,
-                d.N, 0, 0, 0, 0, 0};
+                d.N, 0, 0, 0, 0, 0, 1, d.K};
   OpInfo info{kOp, v.name, {}, 2.0 * d.M * d.N * d.K, 0, cls, tc != nullptr};
   info.bytes = 4.0 * d.M * d.K + double(weight_bytes(format, uint64_t(d.N) * d.K)) +
                (has_bias ? double(a.bias->bytes()) : 0) + 4.0 * d.M * d.N * (has_res ? 2 : 1);
 
   info.spec = plan.knobs;
+  const std::vector<Piece> pieces = plan_pieces(d, a, caps);
+  // Split-K: chunks of whole K steps (the last may be shorter), a product too
+  // large for one binding excepted (its pieces already make many workgroups).
+  // The partial sums, splits·M·N floats, must fit one binding too.
+  const uint64_t splits_fit = caps.max_storage_buffer_range / (uint64_t(d.M) * d.N * 4);
+  const uint32_t ksplit = uint32_t(std::min<uint64_t>(plan.ksplit, splits_fit));
+  const uint32_t chunk = ksplit > 1 ? ceil_div(ceil_div(d.K, ksplit), plan.k_step) * plan.k_step : d.K;
+  if (pieces.size() == 1 && ceil_div(d.K, chunk) > 1) {
+    split_k_dispatch(r, a, p, plan, ceil_div(d.K, chunk), chunk, push, v.name);
+    return info;
+  }
   const Pipeline& pipe = r.pipeline(plan.shader + weight_suffix(a.w), plan.spec, plan.sgs);
   const uint32_t texel_width = p.vec4() ? 4 : 1;  // read by the texel variants only
-  for (const Piece& pc : plan_pieces(d, a, caps)) {
+  for (const Piece& pc : pieces) {
     const uint64_t K = d.K, N = d.N;
     Slice xs = slice(a.x, false, pc.m0 * K, pc.m1 * K, caps);
     Slice wsl = slice(a.w, false, pc.n0 * K, pc.n1 * K, caps);

@@ -4,7 +4,6 @@
 // early_stopping true it is also tools/vkformer_torch.py's reference, step for step),
 // with HF's processors applied to its log-probabilities as HF does.
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <limits>
 
@@ -25,17 +24,6 @@ std::vector<double> log_softmax(const float* x, uint32_t n) {
   return out;
 }
 
-/// Times each step into stats.
-std::vector<float> timed_step(LogitsSource& src, const std::vector<int32_t>& tokens,
-                              const std::vector<int32_t>& parents, RunStats& stats) {
-  auto t0 = std::chrono::steady_clock::now();
-  std::vector<float> logits = src.step(tokens, parents);
-  stats.step_ms.push_back(
-      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
-  ++stats.steps;
-  return logits;
-}
-
 /// The tokens that end a sequence (none: never stop early), and the one fed to a finished slot.
 struct Stops {
   std::vector<int32_t> eos;
@@ -45,7 +33,7 @@ struct Stops {
 
 /// Greedy decoding or sampling, one token per live sequence per step.
 std::vector<Ids> greedy_or_sample(LogitsSource& src, const std::vector<Ids>& contexts, uint32_t vocab,
-                                  const GenerateOptions& o, const Stops& stops, RunStats& stats) {
+                                  const GenerateOptions& o, const Stops& stops) {
   const uint32_t batch = uint32_t(contexts.size());
   std::vector<Ids> out(batch), history = contexts;
   std::vector<bool> done(batch, false);
@@ -74,7 +62,7 @@ std::vector<Ids> greedy_or_sample(LogitsSource& src, const std::vector<Ids>& con
       all_done = all_done && done[b];
     }
     if (all_done || t + 1 == o.max_new_tokens) break;
-    logits = timed_step(src, next, parents, stats);
+    logits = src.step(next, parents);
   }
   return out;
 }
@@ -143,7 +131,7 @@ bool beam_done(const Ended& e, uint32_t beam, double best_sum, size_t generated,
 /// best 2·beam (more with several EOS tokens) are taken in order, an EOS among
 /// the first `beam` ends its hypothesis, the others continue until `beam` do.
 std::vector<Ids> beam_search(LogitsSource& src, const std::vector<Ids>& contexts, uint32_t vocab,
-                             const GenerateOptions& o, const Stops& stops, int32_t pad, RunStats& stats) {
+                             const GenerateOptions& o, const Stops& stops, int32_t pad) {
   const uint32_t batch = uint32_t(contexts.size()), beam = o.beam, max_new = o.max_new_tokens;
   const uint32_t slots = batch * beam;
   std::vector<std::vector<Hypothesis>> alive(batch);
@@ -197,7 +185,7 @@ std::vector<Ids> beam_search(LogitsSource& src, const std::vector<Ids>& contexts
       done[b] = alive[b].empty() || beam_done(ended[b], beam, cands.empty() ? 0.0 : cands[0].score, t + 1, o);
     }
     if (std::all_of(done.begin(), done.end(), [](bool x) { return x; }) || t + 1 == max_new) break;
-    logits = timed_step(src, tokens, parents, stats);
+    logits = src.step(tokens, parents);
   }
 
   std::vector<Ids> out(batch);
@@ -239,12 +227,12 @@ void check_token_options(const GenerateOptions& o, uint32_t vocab) {
 }
 
 std::vector<Ids> search(LogitsSource& logits, const std::vector<Ids>& contexts, const ModelConfig& cfg,
-                        const GenerateOptions& o, RunStats& stats) {
+                        const GenerateOptions& o) {
   Stops stops;
   stops.eos = stop_tokens(cfg, o);
   stops.filler = stops.eos.empty() ? cfg.pad_id : stops.eos[0];
-  if (o.beam == 1) return greedy_or_sample(logits, contexts, cfg.out_vocab(), o, stops, stats);
-  std::vector<Ids> out = beam_search(logits, contexts, cfg.out_vocab(), o, stops, cfg.pad_id, stats);
+  if (o.beam == 1) return greedy_or_sample(logits, contexts, cfg.out_vocab(), o, stops);
+  std::vector<Ids> out = beam_search(logits, contexts, cfg.out_vocab(), o, stops, cfg.pad_id);
   if (o.on_token)  // the winners' tokens, as if chosen one by one
     for (uint32_t b = 0; b < out.size(); ++b)
       for (size_t i = 0; i < out[b].size(); ++i)

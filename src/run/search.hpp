@@ -12,7 +12,7 @@ namespace vkf {
 /// unless !o.stop_at_eos, or when o.on_token says so. contexts[b] is what source
 /// b's sequence holds before the first new token (the prompt of a decoder-only
 /// model, BOS for an enc–dec one): the processors (repetition penalty, no-repeat
-/// n-gram) count it. Each decode step's wall time goes into stats (steps, step_ms).
+/// n-gram) count it.
 /// The token an enc–dec decoder starts from: o.decoder_start_token_id, else cfg.bos_id.
 inline int32_t decoder_start(const ModelConfig& cfg, const GenerateOptions& o) {
   return o.decoder_start_token_id >= 0 ? o.decoder_start_token_id : cfg.bos_id;
@@ -33,6 +33,6 @@ int32_t next_token(const float* row, uint32_t vocab, const Ids& history, size_t 
                    const std::vector<int32_t>& eos, const GenerateOptions& o, sampling::SplitMix64& rng);
 
 std::vector<Ids> search(LogitsSource& logits, const std::vector<Ids>& contexts, const ModelConfig& cfg,
-                        const GenerateOptions& o, RunStats& stats);
+                        const GenerateOptions& o);
 
 }  // namespace vkf

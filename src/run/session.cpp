@@ -2,6 +2,7 @@
 // device errors name the call, stats() say what it did) and asks the model's
 // family what the architecture needs; plans are cached by shape.
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 
 #include "run/search.hpp"
@@ -35,14 +36,53 @@ auto guarded(Session::Impl& s, RunStats& stats, const char* call, Describe&& des
   return result;
 }
 
+/// Times each decode step of `inner` into `stats`: its wall time, the part of
+/// it in the queue (Session::Impl::submit) and its submissions, so that a
+/// step's cost splits into the device's and the host's.
+class MeteredSource final : public LogitsSource {
+ public:
+  MeteredSource(LogitsSource& inner, const Session::Impl& s, RunStats& stats) : inner_(inner), s_(s), stats_(stats) {}
+  std::vector<float> start() override { return inner_.start(); }
+  std::vector<float> step(const std::vector<int32_t>& tokens, const std::vector<int32_t>& parents) override {
+    const auto t0 = std::chrono::steady_clock::now();
+    const double queued = s_.queue_ms;
+    const uint64_t submitted = s_.ctx.submissions();
+    std::vector<float> logits = inner_.step(tokens, parents);
+    stats_.step_ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+    stats_.step_queue_ms.push_back(s_.queue_ms - queued);
+    stats_.step_submissions = s_.ctx.submissions() - submitted;
+    ++stats_.steps;
+    return logits;
+  }
+
+ private:
+  LogitsSource& inner_;
+  const Session::Impl& s_;
+  RunStats& stats_;
+};
+
 }  // namespace
 
 void Session::Impl::submit(Recorder& rec, const char* what) {
   with_context([&] { return std::string("submitting ") + what + " of " + std::to_string(rec.dispatches()) +
                             " dispatches"; },
-               [&] { ctx.submit(rec); });
+               [&] {
+                 const auto t0 = std::chrono::steady_clock::now();
+                 ctx.submit(rec);
+                 queue_ms += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+               });
   last_dispatches = rec.dispatches();
   last_timings = rec.timings();
+}
+
+Recorder& Session::Impl::step_recorder() {
+  if (!step_rec || step_rec_timed != profiling) {
+    step_rec = std::make_unique<Recorder>(ctx, profiling);
+    step_rec_timed = profiling;
+  } else {
+    step_rec->reset();
+  }
+  return *step_rec;
 }
 
 Batch Session::Impl::prepare(Task task, const std::vector<Ids>& src, const std::vector<Ids>& tgt,
@@ -131,7 +171,8 @@ std::vector<Ids> Session::Impl::generate(const std::vector<Ids>& src, const Gene
   // prompt of a decoder-only model, the decoder's start token of an enc-dec one.
   std::vector<Ids> contexts =
       cfg.encoder_decoder() ? std::vector<Ids>(sources.size(), Ids{decoder_start(cfg, o)}) : sources;
-  return search(*logits, contexts, cfg, o, stats);
+  MeteredSource metered(*logits, *this, stats);
+  return search(metered, contexts, cfg, o);
 }
 
 Tensor Session::Impl::record_forward(Recorder& rec, const std::vector<Ids>& src, const std::vector<Ids>& tgt,

@@ -14,10 +14,14 @@ struct Session::Impl final : Runner {
   const Family& family;
   PlanCache plans{16};  ///< shapes kept recorded
   uint64_t last_dispatches = 0;  ///< of the last command buffer submitted
+  double queue_ms = 0;           ///< in submit() so far: queue submission until the fence
   std::vector<DispatchTiming> last_timings;
 
   /// Submits and notes what the stats report; device errors say what was submitted.
   void submit(Recorder& rec, const char* what = "a command buffer") override;
+  Recorder& step_recorder() override;
+  std::unique_ptr<Recorder> step_rec;  ///< step_recorder()'s, made with timestamps iff step_rec_timed
+  bool step_rec_timed = false;
   ForwardOutput run_forward(const std::vector<Ids>& src, const std::vector<Ids>& tgt) override {
     return forward(src, tgt);
   }

@@ -472,6 +472,13 @@ run() {
     IFS=x read -r m n k <<<"$s"
     shapes+=(--shape "m=$m,n=$n,k=$k,dtype=f16" --shape "m=$m,n=$n,k=$k,dtype=f32")
   done
+  # One token's product with a 4096 × 4096 weight in each format: decode reads the weights
+  # once, so the block formats' fewer bytes are the speed where it is bound by memory (issue 27).
+  local gemv=${gemm_shapes%% *}
+  ((rehearse)) || gemv=1x4096x4096
+  IFS=x read -r m n k <<<"$gemv"
+  for s in $quant_dtypes; do shapes+=(--shape "m=1,n=$n,k=$k,dtype=$s"); done
+  ((rehearse)) || shapes+=(--shape "m=1,n=$n,k=$k,dtype=f16" --shape "m=1,n=$n,k=$k,dtype=f32")
   step bench-gemm "$t_gemm" "$V" -q bench ops --op gemm "${shapes[@]}" --no-check --warmup 2 --repeat 5 \
     --json "$RAW/bench-gemm.json"
 

@@ -221,6 +221,22 @@ if not gemm_shapes:
     L.append(f"| (none: bench-gemm {status.get('bench-gemm', '–')}, torch {status.get('torch', '–')}) |||||||")
 L.append("")
 
+# One token against one weight matrix per storage format (issue 27's memory-bound case).
+gemv = [(key, r) for key, r in vk_gemm.items() if key[0].startswith("1x")
+        and any(k2[0] == key[0] and k2[1] not in ("f16", "f32") for k2 in vk_gemm)]
+if gemv:
+    L.append(f"## GEMV per weight format, {gemv[0][0][0]} (vkformer, engine's pick)")
+    L.append("")
+    L.append("GB/s: bytes moved (weights, x, y) over the median time; × f16: f16's time over the format's.")
+    L.append("")
+    L.append("| format | ms | GB/s | × f16 | variant |")
+    L.append("|---|---:|---:|---:|---|")
+    for (shape, dt), r in gemv:
+        base = vk_gemm.get((shape, "f16"))
+        speed = f"{base['median_ms'] / r['median_ms']:.2f}×" if base and r.get("median_ms") else "–"
+        L.append(f"| {dt} | {fmt(r.get('median_ms'), 4)} | {fmt(r.get('gbps'))} | {speed} | {r.get('variant', '–')} |")
+    L.append("")
+
 L.append(f"## Embeddings: encoder forward, batch {sizes.get('enc_batch')} × {sizes.get('enc_seq')} (sequences/s)")
 L.append("")
 L.append("vkformer: `bench model` forward wall time (unprofiled); torch: BertModel forward + mean pooling.")
@@ -242,14 +258,20 @@ L.append("")
 L.append("vkformer forward: the prompt's pass with every position's logits read back (what `bench model` "
          "times), its device time beside it; generate() has the last position's only.")
 L.append("")
-L.append("| model | context | precision | vkformer tok/s | torch tok/s | vk / torch | vkformer forward ms (device ms) | torch prefill+1 ms | vkformer step |")
-L.append("|---|---:|---|---:|---:|---:|---:|---:|---|")
+L.append("vkformer step ms: its wall time = in the queue (submission to fence) + on the host (recording, "
+         "inputs, logits read), then its submissions and its profiled device time.")
+L.append("")
+L.append("| model | context | precision | vkformer tok/s | torch tok/s | vk / torch | vkformer step ms = queue + host (submissions; device ms) | vkformer forward ms (device ms) | torch prefill+1 ms | vkformer step |")
+L.append("|---|---:|---|---:|---:|---:|---|---:|---:|---|")
 for name, ctx, prec, vk, t, st in dec_rows:
     vtps = 1000 / vk["decode_step"]["wall_ms"] if vk and vk.get("decode_step") else None
     ttps = t.get("decode_tokens_per_s") if t else None
     ratio = f"{vtps / ttps:.2f}×" if vtps and ttps else "–"
     actual = vk["shape"]["src_len"] if vk else (t["prompt"] if t else ctx)
-    L.append(f"| {name} | {ctx}{'' if str(actual) == ctx else f' ({actual})'} | {prec} | {fmt(vtps)} | {fmt(ttps)} | {ratio} | "
+    ds = vk.get("decode_step") if vk else None
+    split = (f"{fmt(ds['wall_ms'], 2)} = {fmt(ds.get('queue_ms'), 2)} + {fmt(ds.get('host_ms'), 2)} "
+             f"({ds['submissions']}; {fmt(ds['total_ms'], 2)})" if ds else "–")
+    L.append(f"| {name} | {ctx}{'' if str(actual) == ctx else f' ({actual})'} | {prec} | {fmt(vtps)} | {fmt(ttps)} | {ratio} | {split} | "
              f"{fmt(vk['forward']['wall_ms'], 2) + ' (' + fmt(vk['forward']['total_ms'], 2) + ')' if vk else '–'} | "
              f"{fmt(t['prefill_plus_one_ms'], 2) if t else '–'} | {st} |")
 L.append("")
@@ -283,6 +305,12 @@ if bench_ops.get("results"):
     L.append("")
     pk = bench_ops.get("peak", {})
     L.append(f"Peak: {fmt(pk.get('gflops'))} GFLOP/s, {fmt(pk.get('gbps'))} GB/s (microbenchmarks).")
+    dc = bench_ops.get("dispatch")
+    if dc:
+        L.append("")
+        L.append(f"Dispatch cost (wall): a submission of one dispatch {fmt(dc['submit_us'])} µs; each further "
+                 f"one of {dc['dispatches']} {fmt(dc['chained_us'], 2)} µs behind a barrier, "
+                 f"{fmt(dc['independent_us'], 2)} µs without.")
     L.append("")
     L.append("| op | shape | variant | median ms | GFLOP/s | GB/s | % roof | check |")
     L.append("|---|---|---|---:|---:|---:|---:|---|")

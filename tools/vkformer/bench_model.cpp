@@ -10,6 +10,7 @@
 #include <map>
 #include <random>
 #include <set>
+#include <tuple>
 
 #include "kernel_bench.hpp"  // median
 #include "model_commands.hpp"
@@ -37,16 +38,15 @@ struct WallFigures {
   double generate_ms = 0;  ///< a whole generate(): encoder (or prompt) and every decode step
   uint64_t forward_submissions = 0, forward_dispatches = 0;
   uint64_t generate_submissions = 0, steps = 0, step_dispatches = 0;
-  double step_submissions() const {  // generate() = 1 start submission + the steps'
-    return steps ? double(generate_submissions - 1) / double(steps) : 0;
-  }
+  uint64_t step_submissions = 0;  ///< of the step timed (the start's uploads are not a step's)
+  double step_queue_ms = 0;       ///< of step_ms: submission until the fence; the rest is the host's
 };
 
 /// Medians over `repeat` runs; each kind is run once first, untimed, to create
 /// its plan and compile its pipelines.
 WallFigures measure_wall(Session& s, const Workload& w, unsigned repeat) {
   WallFigures f;
-  std::vector<double> fwd, step, full, gen;
+  std::vector<double> fwd, full, gen;
   for (unsigned i = 0; i <= repeat; ++i) {
     auto t0 = std::chrono::steady_clock::now();
     s.forward(w.src, w.tgt);
@@ -60,16 +60,19 @@ WallFigures measure_wall(Session& s, const Workload& w, unsigned repeat) {
   g.max_new_tokens = w.max_new_tokens;
   g.stop_at_eos = false;
   g.kv_cache = w.kv_cache;
+  std::vector<std::pair<double, double>> step;  // (wall, queue) of each run's last step
   for (unsigned i = 0; i < repeat; ++i) {  // the last step is at w.position; earlier ones warm up
     auto t0 = std::chrono::steady_clock::now();
     s.generate(w.src, g);
     gen.push_back(ms_since(t0));
-    step.push_back(s.stats().step_ms.back());
+    step.emplace_back(s.stats().step_ms.back(), s.stats().step_queue_ms.back());
+    f.step_submissions = s.stats().step_submissions;
     f.generate_submissions = s.stats().submissions;
     f.steps = s.stats().steps;
     f.step_dispatches = s.stats().dispatches;
   }
-  f.step_ms = median(step);
+  std::sort(step.begin(), step.end());  // the median step, both of its figures
+  std::tie(f.step_ms, f.step_queue_ms) = step[step.size() / 2];
   f.generate_ms = median(gen);
   for (unsigned i = 0; i <= repeat; ++i) {
     auto t0 = std::chrono::steady_clock::now();
@@ -331,7 +334,7 @@ int run_bench_model(const ContextOptions& ctx_opts, const BenchModelOptions& o) 
   print_model(c, o);
   std::printf("%s; decode step at position %u; medians of %u run(s)\n", shape_text(o, w).c_str(),
               w.position, o.repeat);
-  const double step_subs = f.step_submissions();
+  const double step_subs = double(f.step_submissions);
   std::printf("\n%-28s %12s%s\n", "", "forward", w.decodes ? "         step" : "");
   auto row = [&](const char* name, const char* fmt, double a, double b) {
     std::printf("  %-26s ", name);
@@ -341,6 +344,10 @@ int run_bench_model(const ContextOptions& ctx_opts, const BenchModelOptions& o) 
   };
   row("device time (ms, profiled)", "%12.3f", p.forward.total_ms, p.step.total_ms);
   row("wall time (ms, unprofiled)", "%12.3f", f.forward_ms, f.step_ms);
+  if (w.decodes) {  // where a step's wall time goes: the queue (device and driver) or the host
+    std::printf("  %-26s %12s %12.3f\n", "  of it in the queue", "", f.step_queue_ms);
+    std::printf("  %-26s %12s %12.3f\n", "  of it on the host", "", f.step_ms - f.step_queue_ms);
+  }
   row("tokens/s (wall)", "%12.1f", double(w.tokens) * 1000.0 / f.forward_ms,
       f.step_ms > 0 ? o.batch * 1000.0 / f.step_ms : 0.0);
   row("submissions", "%12.0f", double(f.forward_submissions), step_subs);
@@ -376,6 +383,8 @@ int run_bench_model(const ContextOptions& ctx_opts, const BenchModelOptions& o) 
     j["forward"] = pass_json(p.forward, f.forward_ms, double(f.forward_submissions), w.tokens);
     if (w.decodes) {
       j["decode_step"] = pass_json(p.step, f.step_ms, step_subs, o.batch);
+      j["decode_step"]["queue_ms"] = f.step_queue_ms;
+      j["decode_step"]["host_ms"] = f.step_ms - f.step_queue_ms;
       j["recompute_step_ms"] = f.recompute_ms;
       j["generate_ms"] = f.generate_ms;
       j["cache_speedup"] = f.recompute_ms / f.step_ms;

@@ -161,6 +161,10 @@ int run_bench_ops(const ContextOptions& ctx_opts, const BenchOpsOptions& o) {
                 peak.gflops, peak.fma_spec.c_str(), peak.gbps, peak.bw_spec.c_str());
   std::printf("ridge point %.2f FLOP/byte; %% roof = share of min(peak GFLOP/s, intensity x peak GB/s)\n",
               peak.gflops / peak.gbps);
+  const DispatchCost dispatch = dispatch_cost(ctx);
+  std::printf("dispatch cost (wall, best runs): a submission of one dispatch %.1f us; each further one of %u "
+              "%.2f us behind a barrier, %.2f us without\n",
+              dispatch.submit_us, dispatch.dispatches, dispatch.chained_us, dispatch.independent_us);
 
   std::vector<BenchRow> rows;
   int status = 0;
@@ -205,7 +209,7 @@ int run_bench_ops(const ContextOptions& ctx_opts, const BenchOpsOptions& o) {
   std::printf("\n* = the variant the engine picks on this device. Times: medians of %d timestamped runs "
               "(device time) after %d warm-up runs; wall = submit to fence, median.\n",
               o.base.repeat, o.base.warmup);
-  if (!o.json.empty()) write_bench_json(o.json, ctx, peak, have_openblas, rows);
+  if (!o.json.empty()) write_bench_json(o.json, ctx, peak, dispatch, have_openblas, rows);
   if (!o.svg.empty()) write_bench_svg(o.svg, ctx, peak, rows);
   return status;
 }

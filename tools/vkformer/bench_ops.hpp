@@ -45,7 +45,7 @@ int run_bench_ops(const ContextOptions& ctx_opts, const BenchOpsOptions& o);
 
 /// Writes the JSON report (bench_report.cpp).
 void write_bench_json(const std::string& path, const Context& ctx, const DevicePeak& peak,
-                      bool openblas, const std::vector<BenchRow>& rows);
+                      const DispatchCost& dispatch, bool openblas, const std::vector<BenchRow>& rows);
 /// Writes the roofline chart of the rows (bench_report.cpp).
 void write_bench_svg(const std::string& path, const Context& ctx, const DevicePeak& peak,
                      const std::vector<BenchRow>& rows);

@@ -33,7 +33,7 @@ std::string driver_version(const Capabilities& c) {
 }  // namespace
 
 void write_bench_json(const std::string& path, const Context& ctx, const DevicePeak& peak,
-                      bool openblas, const std::vector<BenchRow>& rows) {
+                      const DispatchCost& dispatch, bool openblas, const std::vector<BenchRow>& rows) {
   const Capabilities& c = ctx.caps();
   nlohmann::json results = nlohmann::json::array();
   for (const auto& b : rows) {
@@ -73,6 +73,9 @@ void write_bench_json(const std::string& path, const Context& ctx, const DeviceP
        {{"gflops", peak.gflops}, {"gbps", peak.gbps}, {"fma", peak.fma_spec},
         {"bandwidth", peak.bw_spec}, {"measured", peak.measured}, {"from_cache", peak.from_cache},
         {"cache_file", peak.cache_file}}},
+      {"dispatch",
+       {{"dispatches", dispatch.dispatches}, {"submit_us", dispatch.submit_us},
+        {"chained_us", dispatch.chained_us}, {"independent_us", dispatch.independent_us}}},
       {"openblas_baseline", openblas},
       {"results", results}};
   write_output(path, "--json", doc.dump(2) + "\n");

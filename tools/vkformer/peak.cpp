@@ -173,6 +173,36 @@ DevicePeak device_peak(Context& ctx, bool remeasure) {
   return p;
 }
 
+DispatchCost dispatch_cost(Context& ctx) {
+  DispatchCost d;
+  d.dispatches = 256;
+  PeakFmaArgs a;  // one workgroup, one step of its chains: next to no work
+  a.wg = peak_fma_workgroup(ctx.caps());
+  a.chains = 1;
+  a.iters = 1;
+  std::vector<Tensor> ys;
+  for (uint32_t i = 0; i < d.dispatches; ++i) ys.push_back(ctx.tensor({int64_t(a.wg)}));
+  // Best of `runs` wall times: on shared cores the best is the one undisturbed.
+  auto best_us = [&](uint32_t n, bool chained) {
+    Recorder rec(ctx);
+    for (uint32_t i = 0; i < n; ++i) {
+      a.y = &ys[chained ? 0 : i];  // the same output: the recorder puts a barrier between
+      peak_fma(rec, a);
+    }
+    double best = 1e300;
+    for (int i = 0; i < 23; ++i) {
+      const auto t0 = Clock::now();
+      ctx.submit(rec);
+      if (i >= 3) best = std::min(best, std::chrono::duration<double, std::micro>(Clock::now() - t0).count());
+    }
+    return best;
+  };
+  d.submit_us = best_us(1, true);
+  d.chained_us = (best_us(d.dispatches, true) - d.submit_us) / (d.dispatches - 1);
+  d.independent_us = (best_us(d.dispatches, false) - d.submit_us) / (d.dispatches - 1);
+  return d;
+}
+
 double roofline_gflops(const DevicePeak& p, double intensity) {
   return std::min(p.gflops, intensity * p.gbps);
 }

@@ -21,6 +21,17 @@ struct DevicePeak {
   std::string cache_file; ///< empty when the pipeline cache is off
 };
 
+/// What a dispatch costs beyond its work, from wall times (submission to fence)
+/// of command buffers of one-workgroup dispatches: where a decode step of a few
+/// hundred small dispatches spends its time. Measured each run, never cached.
+struct DispatchCost {
+  uint32_t dispatches = 0;   ///< in the long command buffers
+  double submit_us = 0;      ///< one command buffer of one dispatch, submitted and waited for
+  double chained_us = 0;     ///< each further dispatch behind a barrier (it writes what the last wrote)
+  double independent_us = 0; ///< each further dispatch with no barrier before it
+};
+DispatchCost dispatch_cost(Context& ctx);
+
 /// The peak from the cache file, or measured now (and cached) when there is
 /// none, it is unreadable, or `remeasure` is set.
 DevicePeak device_peak(Context& ctx, bool remeasure);

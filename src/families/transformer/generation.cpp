@@ -227,7 +227,7 @@ class TransformerSlots : public SlotSource {
     const uint32_t n = uint32_t(tokens.size());
     Shape& sh = shape(n);
     const std::vector<int32_t> pos(lengths.begin(), lengths.end());  // the position is the row, both kinds
-    Recorder rec(ctx_, s_.profiling);
+    Recorder& rec = s_.step_recorder();
     write_step_input(rec, sh.ids, tokens.data(), tokens.size() * 4);
     write_step_input(rec, sh.positions, pos.data(), pos.size() * 4);
     std::vector<int32_t> mask(size_t(slots_) * max_len_, 1);
