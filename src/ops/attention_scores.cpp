@@ -10,25 +10,25 @@ OpInfo attention_scores(Recorder& rec, const AttentionScoresArgs& a) {
   const auto [r, caps, op] = start_op(rec, "attention_scores");
   const AttentionShape& s = a.shape;
   check_shape(s, op);
-  require(a.variant.empty() || a.variant == "tiled", op, "unknown variant \"" + a.variant + "\" (tiled)");
+  VKF_REQUIRE(a.variant.empty() || a.variant == "tiled", op, "unknown variant \"" + a.variant + "\" (tiled)");
   require_tensor(a.q.t, op, "q", DType::F32);
   require_weight(a.k.t, op, "k", r.ctx.caps);
   const ViewStrides q = check_view(a.q, s, ViewHeads::Query, s.q_len, op, "q");
   const ViewStrides k = check_view(a.k, s, ViewHeads::KeyValue, s.kv_len, op, "k");
   check_scores(a.scores, s, op, "scores");
   for (const Tensor* in : {a.q.t, a.k.t})
-    require(!tensors_overlap(a.scores, in), op, "scores must not alias q or k");
+    VKF_REQUIRE(!tensors_overlap(a.scores, in), op, "scores must not alias q or k");
 
   // An invocation per key (up to 64 per workgroup, fewer for short rows),
   // as many query rows per workgroup as half the shared memory holds, up to 64.
   const uint32_t d4 = ceil_div(s.head_dim, 4);
   const uint32_t wg = lanes(r.ctx.caps, s.kv_len);
   const uint32_t tq = std::min(64u, stage_budget(r.ctx.caps) / (16 * d4));
-  require(tq >= 1, op,
-          "head_dim " + std::to_string(s.head_dim) + " is too large for the device's shared memory");
+  VKF_REQUIRE(tq >= 1, op,
+              "head_dim " + std::to_string(s.head_dim) + " is too large for the device's shared memory");
   const uint32_t k_blocks = ceil_div(s.kv_len, wg), q_blocks = ceil_div(s.q_len, tq);
   const uint64_t total = uint64_t(s.batch) * s.heads * k_blocks * q_blocks;
-  require(total < (1ull << 32), op, "too many tiles");
+  VKF_REQUIRE(total < (1ull << 32), op, "too many tiles");
   const AttentionScoresPush push{s.heads, s.head_dim, s.q_len,  s.kv_len, q.off,    q.row,
                                  q.batch, k.off,      k.row,    k.batch,  a.scale,  k_blocks,
                                  q_blocks, uint32_t(total), s.heads_per_kv()};

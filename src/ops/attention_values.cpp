@@ -10,24 +10,24 @@ OpInfo attention_values(Recorder& rec, const AttentionValuesArgs& a) {
   const auto [r, caps, op] = start_op(rec, "attention_values");
   const AttentionShape& s = a.shape;
   check_shape(s, op);
-  require(a.variant.empty() || a.variant == "tiled", op, "unknown variant \"" + a.variant + "\" (tiled)");
+  VKF_REQUIRE(a.variant.empty() || a.variant == "tiled", op, "unknown variant \"" + a.variant + "\" (tiled)");
   check_scores(a.probs, s, op, "probs");
   require_weight(a.v.t, op, "v", r.ctx.caps);
   const ViewStrides v = check_view(a.v, s, ViewHeads::KeyValue, s.kv_len, op, "v");
   check_out(a.out, s, op);
   for (const Tensor* in : {a.probs, a.v.t})
-    require(!tensors_overlap(a.out, in), op, "out must not alias probs or v");
+    VKF_REQUIRE(!tensors_overlap(a.out, in), op, "out must not alias probs or v");
 
   // An invocation per query row (up to 64 per workgroup, fewer for short
   // queries), value tiles of up to 64 rows in half the shared memory.
   const uint32_t d4 = ceil_div(s.head_dim, 4);
   const uint32_t wg = lanes(r.ctx.caps, s.q_len);
   const uint32_t bk = std::min(64u, stage_budget(r.ctx.caps) / (16 * d4));
-  require(bk >= 1, op,
-          "head_dim " + std::to_string(s.head_dim) + " is too large for the device's shared memory");
+  VKF_REQUIRE(bk >= 1, op,
+              "head_dim " + std::to_string(s.head_dim) + " is too large for the device's shared memory");
   const uint32_t q_blocks = ceil_div(s.q_len, wg);
   const uint64_t total = uint64_t(s.batch) * s.heads * q_blocks;
-  require(total < (1ull << 32), op, "too many tiles");
+  VKF_REQUIRE(total < (1ull << 32), op, "too many tiles");
   const AttentionValuesPush push{s.heads, s.head_dim, s.q_len,  s.kv_len,        v.off,
                                  v.row,   v.batch,    q_blocks, uint32_t(total), s.heads_per_kv()};
   const std::string shader = std::string(op) + weight_suffix(a.v.t);

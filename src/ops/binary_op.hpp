@@ -14,13 +14,13 @@ inline OpInfo binary_op(Recorder& rec, const AddArgs& a, const char* op) {
   require_tensor(a.a, op, "a", DType::F32);
   require_tensor(a.b, op, "b", DType::F32);
   require_tensor(a.y, op, "y", DType::F32);
-  require(a.a->shape() == a.b->shape() && a.a->shape() == a.y->shape(), op,
-          "a " + a.a->describe() + ", b " + a.b->describe() + " and y " + a.y->describe() +
-              " must have one shape");
-  require(a.variant.empty() || a.variant == "default", op, "unknown variant \"" + a.variant + "\"");
+  VKF_REQUIRE(a.a->shape() == a.b->shape() && a.a->shape() == a.y->shape(), op,
+              "a " + a.a->describe() + ", b " + a.b->describe() + " and y " + a.y->describe() +
+                  " must have one shape");
+  VKF_REQUIRE(a.variant.empty() || a.variant == "default", op, "unknown variant \"" + a.variant + "\"");
   const uint32_t wg = workgroup_size(r.ctx.caps, 256), items = 4;
   const uint64_t n = uint64_t(a.a->numel());
-  require(n < (1ull << 32), op, "more than 2^32 elements");
+  VKF_REQUIRE(n < (1ull << 32), op, "more than 2^32 elements");
   const Pipeline& p = r.pipeline(op, {wg, items});
   const AddPush push{uint32_t(n)};
   r.dispatch(p, {{a.a, false}, {a.b, false}, {a.y, true}}, push, r.fold(ceil_div(n, wg * items)),

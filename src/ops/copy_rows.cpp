@@ -30,18 +30,18 @@ Side resolve(const Tensor* t, uint32_t col, uint32_t row0, uint32_t row_stride, 
   const char* op = "copy_rows";
   const std::string n(name);
   require_weight(t, op, name, caps);
-  require(batch_stride || t->shape().size() >= 2, op,
-          n + " " + t->describe() + " needs a " + n + "_batch_stride or at least 2 dimensions");
+  VKF_REQUIRE(batch_stride || t->shape().size() >= 2, op,
+              n + " " + t->describe() + " needs a " + n + "_batch_stride or at least 2 dimensions");
   Side s;
   s.row = row_stride ? row_stride : uint64_t(t->dim(-1));
   s.batch = batch_stride ? batch_stride : s.row * uint64_t(t->dim(-2));
-  require(s.row >= 1 && s.batch >= 1, op, n + " " + t->describe() + " has a zero stride");
-  require(uint64_t(col) + a.width <= s.row, op,
-          n + " columns [" + std::to_string(col) + ", " + std::to_string(uint64_t(col) + a.width) +
-              ") (" + n + "_col + width) do not fit in rows of " + std::to_string(s.row) + " elements");
+  VKF_REQUIRE(s.row >= 1 && s.batch >= 1, op, n + " " + t->describe() + " has a zero stride");
+  VKF_REQUIRE(uint64_t(col) + a.width <= s.row, op,
+              n + " columns [" + std::to_string(col) + ", " + std::to_string(uint64_t(col) + a.width) +
+                  ") (" + n + "_col + width) do not fit in rows of " + std::to_string(s.row) + " elements");
   s.off = uint64_t(row0) * s.row + col;
   s.span = a.rows ? s.off + uint64_t(a.rows - 1) * s.row + a.width : 0;
-  require(uint64_t(t->numel()) < (1ull << 32), op, n + " " + t->describe() + " has more than 2^32 elements");
+  VKF_REQUIRE(uint64_t(t->numel()) < (1ull << 32), op, n + " " + t->describe() + " has more than 2^32 elements");
   return s;
 }
 
@@ -55,26 +55,26 @@ std::string block(const CopyRowsArgs& a, const Side& s, uint32_t row0, uint32_t 
 
 OpInfo copy_rows(Recorder& rec, const CopyRowsArgs& a) {
   const auto [r, caps, op] = start_op(rec, "copy_rows");
-  require(a.batch >= 1, op, "batch must be at least 1");
-  require(a.width >= 1, op, "width must be at least 1");
+  VKF_REQUIRE(a.batch >= 1, op, "batch must be at least 1");
+  VKF_REQUIRE(a.width >= 1, op, "width must be at least 1");
   const Side src = resolve(a.src, a.src_col, a.src_row0, a.src_row_stride, a.src_batch_stride, a, caps, "src");
   const Side dst = resolve(a.dst, a.dst_col, a.dst_row0, a.dst_row_stride, a.dst_batch_stride, a, caps, "dst");
-  require(!tensors_overlap(a.dst, a.src), op, "dst must not overlap src");
+  VKF_REQUIRE(!tensors_overlap(a.dst, a.src), op, "dst must not overlap src");
   if (a.index) {
     require_tensor(a.index, op, "index", DType::I32);
-    require(uint64_t(a.index->numel()) == a.batch, op,
-            "index " + a.index->describe() + " must hold batch = " + std::to_string(a.batch) + " values");
-    require(!tensors_overlap(a.dst, a.index), op, "dst must not overlap index");
+    VKF_REQUIRE(uint64_t(a.index->numel()) == a.batch, op,
+                "index " + a.index->describe() + " must hold batch = " + std::to_string(a.batch) + " values");
+    VKF_REQUIRE(!tensors_overlap(a.dst, a.index), op, "dst must not overlap index");
   }
-  require(a.variant.empty() || a.variant == "default", op, "unknown variant \"" + a.variant + "\" (default)");
+  VKF_REQUIRE(a.variant.empty() || a.variant == "default", op, "unknown variant \"" + a.variant + "\" (default)");
   // Packed (no 16-bit storage), an fp16 dst is written a 32-bit word at a time:
   // an odd count of halves needs the word past its end, which the pool's slots
   // have and a host's buffer (Context::wrap_buffer) may not.
   if (a.dst->dtype() == DType::F16 && !caps.storage_16bit) {
     const Allocation& m = *a.dst->allocation();
-    require((m.size + 3) / 4 * 4 <= m.reserved, op,
-            "dst " + a.dst->describe() + " is an odd number of fp16 values in a host's buffer, which a device "
-            "without 16-bit storage cannot write");
+    VKF_REQUIRE((m.size + 3) / 4 * 4 <= m.reserved, op,
+                "dst " + a.dst->describe() + " is an odd number of fp16 values in a host's buffer, which a device "
+                "without 16-bit storage cannot write");
   }
 
   // Batches of src whose block of rows lies inside src.
@@ -82,16 +82,16 @@ OpInfo copy_rows(Recorder& rec, const CopyRowsArgs& a) {
   uint64_t src_batches = src.span <= src_n ? (src_n - src.span) / src.batch + 1 : 0;
   src_batches = std::min<uint64_t>(src_batches, 1ull << 31);  // index values are i32
   if (a.rows > 0) {
-    require(src_batches >= 1, op, "src " + a.src->describe() + " is too small for " + block(a, src, a.src_row0, a.src_col));
-    require(a.index || a.batch <= src_batches, op,
-            "src " + a.src->describe() + " has room for " + std::to_string(src_batches) + " batch(es) of " +
-                block(a, src, a.src_row0, a.src_col) + ", fewer than batch = " + std::to_string(a.batch));
-    require(uint64_t(a.batch - 1) * dst.batch + dst.span <= dst_n, op,
-            "dst " + a.dst->describe() + " is too small for " + std::to_string(a.batch) + " batches of " +
-                block(a, dst, a.dst_row0, a.dst_col));
-    require(a.batch == 1 || dst.span - dst.off <= dst.batch, op,
-            "dst batch stride " + std::to_string(dst.batch) + " is less than the " +
-                std::to_string(dst.span - dst.off) + " elements of a block: batches would overlap");
+    VKF_REQUIRE(src_batches >= 1, op, "src " + a.src->describe() + " is too small for " + block(a, src, a.src_row0, a.src_col));
+    VKF_REQUIRE(a.index || a.batch <= src_batches, op,
+                "src " + a.src->describe() + " has room for " + std::to_string(src_batches) + " batch(es) of " +
+                    block(a, src, a.src_row0, a.src_col) + ", fewer than batch = " + std::to_string(a.batch));
+    VKF_REQUIRE(uint64_t(a.batch - 1) * dst.batch + dst.span <= dst_n, op,
+                "dst " + a.dst->describe() + " is too small for " + std::to_string(a.batch) + " batches of " +
+                    block(a, dst, a.dst_row0, a.dst_col));
+    VKF_REQUIRE(a.batch == 1 || dst.span - dst.off <= dst.batch, op,
+                "dst batch stride " + std::to_string(dst.batch) + " is less than the " +
+                    std::to_string(dst.span - dst.off) + " elements of a block: batches would overlap");
   }
   if (a.rows == 0) return {op, "default", {}, 0, 0};
 
@@ -128,7 +128,7 @@ OpInfo copy_rows(Recorder& rec, const CopyRowsArgs& a) {
   const uint64_t segs = ceil_div(units, uint64_t(lpr) * ic);
   const uint64_t gpb = uint64_t(ceil_div(rows, uint64_t(rpg) * ir)) * segs;
   const uint64_t total = gpb * a.batch;
-  require(total < (1ull << 32), op, "more than 2^32 workgroups");
+  VKF_REQUIRE(total < (1ull << 32), op, "more than 2^32 workgroups");
 
   // copy_rows_<src>_<dst>; without 16-bit storage an f16 one runs packed (Pipelines::get).
   const std::string formats = weight_suffix(a.src) + weight_suffix(a.dst);

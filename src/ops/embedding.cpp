@@ -19,46 +19,46 @@ namespace vkf {
 OpInfo embedding(Recorder& rec, const EmbeddingArgs& a) {
   const auto [r, caps, op] = start_op(rec, "embedding");
   require_tensor(a.ids, op, "ids", DType::I32);
-  require(a.ids->shape().size() == 2, op, "ids " + a.ids->describe() + " must be [batch, len]");
+  VKF_REQUIRE(a.ids->shape().size() == 2, op, "ids " + a.ids->describe() + " must be [batch, len]");
   require_matrix(a.table, op, "table", caps);
-  require(a.table->shape().size() == 2, op, "table " + a.table->describe() + " must be [vocab, d]");
+  VKF_REQUIRE(a.table->shape().size() == 2, op, "table " + a.table->describe() + " must be [vocab, d]");
   const uint64_t batch = uint64_t(a.ids->dim(0)), len = uint64_t(a.ids->dim(1));
   const uint64_t vocab = uint64_t(a.table->dim(0)), d = uint64_t(a.table->dim(1));
   if (a.positions) {
     require_weight(a.positions, op, "positions", caps);
-    require(a.positions->shape().size() == 2 && uint64_t(a.positions->dim(1)) == d, op,
-            "positions " + a.positions->describe() + " must be [max_positions, " + std::to_string(d) +
-                "] (d of the table)");
+    VKF_REQUIRE(a.positions->shape().size() == 2 && uint64_t(a.positions->dim(1)) == d, op,
+                "positions " + a.positions->describe() + " must be [max_positions, " + std::to_string(d) +
+                    "] (d of the table)");
     const uint64_t max_pos = uint64_t(a.positions->dim(0));
-    require(max_pos < (1ull << 31), op, "positions has more than 2^31 rows");
-    require(a.position_ids || uint64_t(a.pos_offset) + len <= max_pos, op,
-            "pos_offset " + std::to_string(a.pos_offset) + " + len " + std::to_string(len) +
-                " exceeds the " + std::to_string(max_pos) + " positions of positions " +
-                a.positions->describe());
-    require(!tensors_overlap(a.out, a.positions), op, "out must not alias positions");
+    VKF_REQUIRE(max_pos < (1ull << 31), op, "positions has more than 2^31 rows");
+    VKF_REQUIRE(a.position_ids || uint64_t(a.pos_offset) + len <= max_pos, op,
+                "pos_offset " + std::to_string(a.pos_offset) + " + len " + std::to_string(len) +
+                    " exceeds the " + std::to_string(max_pos) + " positions of positions " +
+                    a.positions->describe());
+    VKF_REQUIRE(!tensors_overlap(a.out, a.positions), op, "out must not alias positions");
   }
   if (a.position_ids) {
-    require(a.positions, op, "position_ids needs positions (a table to index)");
+    VKF_REQUIRE(a.positions, op, "position_ids needs positions (a table to index)");
     require_tensor(a.position_ids, op, "position_ids", DType::I32);
-    require(a.position_ids->shape() == a.ids->shape(), op,
-            "position_ids " + a.position_ids->describe() + " must be [" + std::to_string(batch) + ", " +
-                std::to_string(len) + "] i32 (the shape of ids)");
+    VKF_REQUIRE(a.position_ids->shape() == a.ids->shape(), op,
+                "position_ids " + a.position_ids->describe() + " must be [" + std::to_string(batch) + ", " +
+                    std::to_string(len) + "] i32 (the shape of ids)");
   }
   require_tensor(a.out, op, "out", DType::F32);
   const std::vector<int64_t> out_shape{int64_t(batch), int64_t(len), int64_t(d)};
-  require(a.out->shape() == out_shape, op,
-          "out " + a.out->describe() + " must be [" + std::to_string(batch) + ", " + std::to_string(len) +
-              ", " + std::to_string(d) + "] f32 ([batch, len] of ids, d of the table)");
-  require(!tensors_overlap(a.out, a.table) && !tensors_overlap(a.out, a.ids) &&
-              !tensors_overlap(a.out, a.position_ids),
-          op, "out must not alias table, ids or position_ids");
-  require(std::isfinite(a.scale), op, "scale must be finite");
-  require(a.variant.empty() || a.variant == "default", op, "unknown variant \"" + a.variant + "\" (default)");
+  VKF_REQUIRE(a.out->shape() == out_shape, op,
+              "out " + a.out->describe() + " must be [" + std::to_string(batch) + ", " + std::to_string(len) +
+                  ", " + std::to_string(d) + "] f32 ([batch, len] of ids, d of the table)");
+  VKF_REQUIRE(!tensors_overlap(a.out, a.table) && !tensors_overlap(a.out, a.ids) &&
+                  !tensors_overlap(a.out, a.position_ids),
+              op, "out must not alias table, ids or position_ids");
+  VKF_REQUIRE(std::isfinite(a.scale), op, "scale must be finite");
+  VKF_REQUIRE(a.variant.empty() || a.variant == "default", op, "unknown variant \"" + a.variant + "\" (default)");
   const uint64_t rows = batch * len;
-  require(rows * d < (1ull << 32) && vocab * d < (1ull << 32) &&
-              (!a.positions || uint64_t(a.positions->numel()) < (1ull << 32)),
-          op, "a tensor has more than 2^32 elements");
-  require(vocab < (1ull << 31), op, "table has more than 2^31 rows");
+  VKF_REQUIRE(rows * d < (1ull << 32) && vocab * d < (1ull << 32) &&
+                  (!a.positions || uint64_t(a.positions->numel()) < (1ull << 32)),
+              op, "a tensor has more than 2^32 elements");
+  VKF_REQUIRE(vocab < (1ull << 31), op, "table has more than 2^31 rows");
 
   // As in layernorm: lavapipe likes many vec4 per invocation, GPUs wide groups.
   const bool cpu = caps.device_type == "cpu";
@@ -98,8 +98,8 @@ OpInfo embedding(Recorder& rec, const EmbeddingArgs& a) {
   const uint64_t row_bytes = dtype_bytes(a.table->dtype(), d);
   // A block table is bound whole (require_matrix checked that it fits).
   const uint64_t rows_per = block || a.table->bytes() <= caps.max_storage_buffer_range ? vocab : room / row_bytes;
-  require(rows_per >= 1, op, "a table row of d = " + std::to_string(d) + " does not fit maxStorageBufferRange (" +
-                              std::to_string(caps.max_storage_buffer_range) + " bytes, profile " + caps.profile + ")");
+  VKF_REQUIRE(rows_per >= 1, op, "a table row of d = " + std::to_string(d) + " does not fit maxStorageBufferRange (" +
+                                  std::to_string(caps.max_storage_buffer_range) + " bytes, profile " + caps.profile + ")");
   const Tensor* pos_ids = a.position_ids ? a.position_ids : a.ids;  // unread when absent
   for (uint64_t v0 = 0; v0 < vocab; v0 += rows_per) {
     const uint64_t v1 = std::min(vocab, v0 + rows_per);

@@ -38,32 +38,32 @@ OpInfo flash_attention(Recorder& rec, const FlashAttentionArgs& a) {
   const auto [r, caps, op] = start_op(rec, "flash_attention");
   const AttentionShape& s = a.shape;
   check_shape(s, op);
-  require(a.variant.empty() || a.variant == "online" || a.variant == "texel" || a.variant == "split" ||
-              a.variant == "untuned",
-          op, "unknown variant \"" + a.variant + "\" (online, texel, split, untuned)");
-  require(s.head_dim <= kFlashMaxHeadDim, op,
-          "head_dim " + std::to_string(s.head_dim) + " is more than " + std::to_string(kFlashMaxHeadDim) +
-              " (use attention_scores, masked_softmax and attention_values)");
+  VKF_REQUIRE(a.variant.empty() || a.variant == "online" || a.variant == "texel" || a.variant == "split" ||
+                  a.variant == "untuned",
+              op, "unknown variant \"" + a.variant + "\" (online, texel, split, untuned)");
+  VKF_REQUIRE(s.head_dim <= kFlashMaxHeadDim, op,
+              "head_dim " + std::to_string(s.head_dim) + " is more than " + std::to_string(kFlashMaxHeadDim) +
+                  " (use attention_scores, masked_softmax and attention_values)");
   require_tensor(a.q.t, op, "q", DType::F32);
   require_weight(a.k.t, op, "k", caps);
   require_weight(a.v.t, op, "v", caps);
-  require(a.k.t->dtype() == a.v.t->dtype(), op,
-          "k " + a.k.t->describe() + " and v " + a.v.t->describe() + " must share a dtype");
+  VKF_REQUIRE(a.k.t->dtype() == a.v.t->dtype(), op,
+              "k " + a.k.t->describe() + " and v " + a.v.t->describe() + " must share a dtype");
   const ViewStrides q = check_view(a.q, s, ViewHeads::Query, s.q_len, op, "q");
   const ViewStrides k = check_view(a.k, s, ViewHeads::KeyValue, s.kv_len, op, "k");
   const ViewStrides v = check_view(a.v, s, ViewHeads::KeyValue, s.kv_len, op, "v");
   check_out(a.out, s, op);
   for (const Tensor* in : {a.q.t, a.k.t, a.v.t})
-    require(!tensors_overlap(a.out, in), op, "out must not alias q, k or v");
+    VKF_REQUIRE(!tensors_overlap(a.out, in), op, "out must not alias q, k or v");
   const uint32_t pad_stride = check_mask(a.mask, s, op);
   if (a.bias) {
     require_tensor(a.bias, op, "bias", DType::F32);
     const auto& b = a.bias->shape();
-    require(b.size() == 3 && b[0] == s.heads && b[1] == s.q_len && b[2] >= s.kv_len, op,
-            "bias " + a.bias->describe() + " must be [" + std::to_string(s.heads) + ", " +
-                std::to_string(s.q_len) + ", ≥ " + std::to_string(s.kv_len) + "] (heads, q_len, kv_len)");
-    require(uint64_t(a.bias->numel()) < (1ull << 32), op, "bias has 2^32 elements or more");
-    require(!tensors_overlap(a.out, a.bias), op, "out must not alias bias");
+    VKF_REQUIRE(b.size() == 3 && b[0] == s.heads && b[1] == s.q_len && b[2] >= s.kv_len, op,
+                "bias " + a.bias->describe() + " must be [" + std::to_string(s.heads) + ", " +
+                    std::to_string(s.q_len) + ", ≥ " + std::to_string(s.kv_len) + "] (heads, q_len, kv_len)");
+    VKF_REQUIRE(uint64_t(a.bias->numel()) < (1ull << 32), op, "bias has 2^32 elements or more");
+    VKF_REQUIRE(!tensors_overlap(a.out, a.bias), op, "out must not alias bias");
   }
 
   // kv_heads only when it differs from heads: the classes without it stay as they were.
@@ -91,11 +91,11 @@ OpInfo flash_attention(Recorder& rec, const FlashAttentionArgs& a) {
     const auto& caps = dev;
     const char* op = op_name;
     std::string variant = pick_variant(a.variant == "untuned" ? "" : a.variant, tc);
-    require(variant.empty() || variant == "online" || variant == "texel" || variant == "split", op,
-            "unknown variant \"" + variant + "\" (online, texel, split)" + (tc ? " (tuned: " + tc->text() + ")" : ""));
-    require(a.variant != "texel" || texel_ok, op,
-            "variant texel needs K and V readable as texel buffers (formats, maxTexelBufferElements, a host "
-            "buffer's usage); use online");
+    VKF_REQUIRE(variant.empty() || variant == "online" || variant == "texel" || variant == "split", op,
+                "unknown variant \"" + variant + "\" (online, texel, split)" + (tc ? " (tuned: " + tc->text() + ")" : ""));
+    VKF_REQUIRE(a.variant != "texel" || texel_ok, op,
+                "variant texel needs K and V readable as texel buffers (formats, maxTexelBufferElements, a host "
+                "buffer's usage); use online");
     // The rule: texel reads on a CPU device, where they are gathers and staging
     // is a loop over the lanes. Both kernels sum in the same order, so a tuned
     // texel entry for tensors that cannot be texels runs staged, with its knobs.
@@ -106,9 +106,9 @@ OpInfo flash_attention(Recorder& rec, const FlashAttentionArgs& a) {
     if (by_rule && variant == "online" && caps.device_type != "cpu" && s.q_len <= kSplitMaxRows &&
         uint64_t(s.batch) * s.heads * ceil_div(s.q_len, 64u) < kSplitFewGroups && s.kv_len >= 2 * kSplitKeys)
       variant = "split";
-    require(variant != "split" || s.q_len <= kSplitMaxRows, op,
-            "variant split is for decoding: at most " + std::to_string(kSplitMaxRows) + " query rows, not " +
-                std::to_string(s.q_len) + "; use online");
+    VKF_REQUIRE(variant != "split" || s.q_len <= kSplitMaxRows, op,
+                "variant split is for decoding: at most " + std::to_string(kSplitMaxRows) + " query rows, not " +
+                    std::to_string(s.q_len) + "; use online");
     const bool texel = variant == "texel";
     // Rows per workgroup: up to 64, fewer for short queries, the spare
     // invocations then share rows (TPR per row) and split the keys. Merging their
@@ -133,18 +133,18 @@ OpInfo flash_attention(Recorder& rec, const FlashAttentionArgs& a) {
       wg = tc->knob("WG", wg), tpr = tc->knob("TPR", tpr), bk = tc->knob("BK", bk);
       // The shader's own rules: TPR invocations share a row and split each K/V tile.
       // BK: keys a tile holds, at most 64 as the rule and the tuner choose (the texel variant stages none).
-      require(wg >= 1 && wg <= std::min(caps.max_workgroup_invocations, caps.max_workgroup_size[0]) && tpr >= 1 &&
-                  wg % tpr == 0 && bk >= tpr && bk % tpr == 0 && bk <= 64,
-              op, "the tuned configuration \"" + tc->text() + "\" does not fit this device (WG at most " +
-                      std::to_string(std::min(caps.max_workgroup_invocations, caps.max_workgroup_size[0])) +
-                      ", a multiple of TPR; BK a multiple of TPR up to 64)");
+      VKF_REQUIRE(wg >= 1 && wg <= std::min(caps.max_workgroup_invocations, caps.max_workgroup_size[0]) && tpr >= 1 &&
+                      wg % tpr == 0 && bk >= tpr && bk % tpr == 0 && bk <= 64,
+                  op, "the tuned configuration \"" + tc->text() + "\" does not fit this device (WG at most " +
+                          std::to_string(std::min(caps.max_workgroup_invocations, caps.max_workgroup_size[0])) +
+                          ", a multiple of TPR; BK a multiple of TPR up to 64)");
     }
     // Shared memory: the K/V tiles (staged only), then the partial rows' merge.
     // 64-bit: tuned knobs may be anything up to 2^32 - 1, and a wrapped product would fit.
     const uint64_t sh = std::max<uint64_t>({texel ? 1u : 2ull * bk * d4, tpr > 1 ? uint64_t(wg) * (d4 + 1) : 0u});
-    require(sh <= vec4s, op,
-            "head_dim " + std::to_string(s.head_dim) + " needs more shared memory than the device's " +
-                std::to_string(caps.max_shared_memory) + " bytes" + (tc ? " (tuned: " + tc->text() + ")" : ""));
+    VKF_REQUIRE(sh <= vec4s, op,
+                "head_dim " + std::to_string(s.head_dim) + " needs more shared memory than the device's " +
+                    std::to_string(caps.max_shared_memory) + " bytes" + (tc ? " (tuned: " + tc->text() + ")" : ""));
     KeySplit split{1, s.kv_len};
     if (variant == "split") {
       const uint32_t asked = tc ? tc->knob("SPLITS", 0) : 0;
@@ -162,7 +162,7 @@ OpInfo flash_attention(Recorder& rec, const FlashAttentionArgs& a) {
   const KeySplit split = tiling.split;
   const uint32_t bq = wg / tpr, q_blocks = ceil_div(s.q_len, bq);
   const uint64_t total = uint64_t(s.batch) * s.heads * q_blocks * split.splits;
-  require(total < (1ull << 32), op, "too many query blocks");
+  VKF_REQUIRE(total < (1ull << 32), op, "too many query blocks");
   const FlashAttentionPush push{s.heads, s.head_dim, s.q_len, s.kv_len, q.off, q.row, q.batch, k.off, k.row,
                                 k.batch, v.off, v.row, v.batch, pad_stride, a.mask.key_padding ? 1u : 0u,
                                 a.mask.causal ? 1u : 0u, a.mask.causal_offset, a.scale, q_blocks, uint32_t(total),
@@ -185,7 +185,7 @@ OpInfo flash_attention(Recorder& rec, const FlashAttentionArgs& a) {
   if (splits) {
     const uint32_t cwg = pow2_floor(workgroup_size(caps, 64));
     const uint64_t invocations = rows_heads * d4;
-    require(invocations < (1ull << 32), op, "too many rows to merge");
+    VKF_REQUIRE(invocations < (1ull << 32), op, "too many rows to merge");
     const FlashCombinePush cp{s.heads, s.head_dim, uint32_t(rows_heads), split.splits, uint32_t(invocations)};
     r.dispatch(r.pipeline("flash_attention_combine_f32", {cwg, d4}), {{first_out, false}, {a.out, true}}, cp,
                r.fold(ceil_div(invocations, cwg)), std::string(op) + "/split merge");

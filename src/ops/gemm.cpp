@@ -82,37 +82,37 @@ Dims check(const GemmArgs& a, const Capabilities& c) {
   require_matrix(a.w, kOp, "w", c);
   require_tensor(a.y, kOp, "y", DType::F32);
   const auto& ws = a.w->shape();
-  require(ws.size() == 2, kOp, "w " + a.w->describe() + " must be [N, K]");
+  VKF_REQUIRE(ws.size() == 2, kOp, "w " + a.w->describe() + " must be [N, K]");
   const int64_t N = ws[0], K = ws[1];
-  require(a.x->dim(-1) == K, kOp,
-          "x " + a.x->describe() + " must end in K = " + std::to_string(K) + " (w is " +
-              a.w->describe() + ")");
+  VKF_REQUIRE(a.x->dim(-1) == K, kOp,
+              "x " + a.x->describe() + " must end in K = " + std::to_string(K) + " (w is " +
+                  a.w->describe() + ")");
   std::vector<int64_t> ys = a.x->shape();
   ys.back() = N;
-  require(a.y->shape() == ys, kOp, "y " + a.y->describe() + " must be the shape of x with the last dim N = " +
-                                       std::to_string(N));
+  VKF_REQUIRE(a.y->shape() == ys, kOp, "y " + a.y->describe() + " must be the shape of x with the last dim N = " +
+                                           std::to_string(N));
   if (a.bias) {
-    require(!a.bias->empty(), kOp, "bias is empty");
+    VKF_REQUIRE(!a.bias->empty(), kOp, "bias is empty");
     if (is_block_dtype(a.w->dtype()))  // read as words: f16 needs no 16-bit storage
-      require(a.bias->shape() == std::vector<int64_t>{N} &&
-                  (a.bias->dtype() == DType::F32 || a.bias->dtype() == DType::F16),
-              kOp, "bias " + a.bias->describe() + " must be [" + std::to_string(N) + "] f32 or f16 (w is " +
-                       a.w->describe() + ")");
+      VKF_REQUIRE(a.bias->shape() == std::vector<int64_t>{N} &&
+                      (a.bias->dtype() == DType::F32 || a.bias->dtype() == DType::F16),
+                  kOp, "bias " + a.bias->describe() + " must be [" + std::to_string(N) + "] f32 or f16 (w is " +
+                           a.w->describe() + ")");
     else
-      require(a.bias->shape() == std::vector<int64_t>{N} && a.bias->dtype() == a.w->dtype(), kOp,
-              "bias " + a.bias->describe() + " must be [" + std::to_string(N) + "] " +
-                  dtype_name(a.w->dtype()) + " like w");
+      VKF_REQUIRE(a.bias->shape() == std::vector<int64_t>{N} && a.bias->dtype() == a.w->dtype(), kOp,
+                  "bias " + a.bias->describe() + " must be [" + std::to_string(N) + "] " +
+                      dtype_name(a.w->dtype()) + " like w");
   }
   if (a.residual) {
     require_tensor(a.residual, kOp, "residual", DType::F32);
-    require(a.residual->shape() == ys, kOp,
-            "residual " + a.residual->describe() + " must have the shape of y " + a.y->describe());
-    require(!tensors_overlap(a.residual, a.y), kOp, "y must not alias residual");
+    VKF_REQUIRE(a.residual->shape() == ys, kOp,
+                "residual " + a.residual->describe() + " must have the shape of y " + a.y->describe());
+    VKF_REQUIRE(!tensors_overlap(a.residual, a.y), kOp, "y must not alias residual");
   }
-  require(!tensors_overlap(a.x, a.y), kOp, "y must not alias x");
+  VKF_REQUIRE(!tensors_overlap(a.x, a.y), kOp, "y must not alias x");
   // Shaders index elements with 32-bit integers.
   for (const Tensor* t : {a.x, a.w, static_cast<const Tensor*>(a.y)})
-    require(uint64_t(t->numel()) < (1ull << 32), kOp, t->describe() + " has 2^32 elements or more");
+    VKF_REQUIRE(uint64_t(t->numel()) < (1ull << 32), kOp, t->describe() + " has 2^32 elements or more");
   return {uint32_t(a.x->numel() / K), uint32_t(N), uint32_t(K)};
 }
 
@@ -135,9 +135,9 @@ std::vector<Piece> plan_pieces(const Dims& d, const GemmArgs& a, const Capabilit
   const uint64_t room = R > slice_align(c) ? R - slice_align(c) : 0;
   // Block-format W is bound whole (require_matrix): only X, Y and R are cut.
   uint64_t nc = is_block_dtype(a.w->dtype()) ? N : std::min({N, room / weight_bytes(weight_format(a.w), K), room / 4});
-  require(nc >= 1 && room / (K * 4) >= 1, kOp,
-          "a row of K = " + std::to_string(K) + " elements does not fit maxStorageBufferRange (" +
-              std::to_string(R) + " bytes, profile " + c.profile + ")");
+  VKF_REQUIRE(nc >= 1 && room / (K * 4) >= 1, kOp,
+              "a row of K = " + std::to_string(K) + " elements does not fit maxStorageBufferRange (" +
+                  std::to_string(R) + " bytes, profile " + c.profile + ")");
   if (nc < N && nc >= 64) nc = nc / 64 * 64;  // whole tiles in every piece but the last
   const uint64_t mc = std::min({M, room / (K * 4), (room - nc * 4) / (N * 4) + 1});
   std::vector<Piece> pieces;
@@ -229,10 +229,10 @@ Plan gemv_plan(const Problem& p, const TunedConfig* tc, bool sg) {
   Plan plan;
   plan.sgs = tuned_subgroup_size(caps, tc, sg, wg, kOp);
   // 64-bit: COLS=2^30 wrapped the shared-memory product to 0 and passed (issue 29 #11).
-  require(wg >= 1 && cols >= 1 && wg <= std::min(caps.max_workgroup_invocations, caps.max_workgroup_size[0]) &&
-              uint64_t(rows) * cols * wg * 4 <= caps.max_shared_memory && uint64_t(rows) * cols <= wg,
-          kOp, "gemv workgroup WG=" + std::to_string(wg) + " COLS=" + std::to_string(cols) +
-                   " does not fit the device" + tuned_note(tc));
+  VKF_REQUIRE(wg >= 1 && cols >= 1 && wg <= std::min(caps.max_workgroup_invocations, caps.max_workgroup_size[0]) &&
+                  uint64_t(rows) * cols * wg * 4 <= caps.max_shared_memory && uint64_t(rows) * cols <= wg,
+              kOp, "gemv workgroup WG=" + std::to_string(wg) + " COLS=" + std::to_string(cols) +
+                       " does not fit the device" + tuned_note(tc));
   plan.shader = std::string("gemm_vec_") + (sg ? "subgroup" : "shared") + (texel ? "_texel" : "");
   plan.spec = {wg, rows, cols, p.vec4(), uint32_t(p.a.act)};
   plan.knobs = {{"WG", wg}, {"ROWS", rows}, {"COLS", cols}, {"VEC4", p.vec4()}, {"TEXEL", texel}};
@@ -260,9 +260,9 @@ uint32_t split_k(const char* variant, const Problem& p, const TunedConfig* tc, u
   if (!p.cpu() && tiles < 32 && steps >= 8)
     rule = uint32_t(std::min<uint64_t>({kMaxSplitK, ceil_div(64, tiles), steps / 4}));
   const uint32_t s = knob(tc, "SPLITK", rule);
-  require(s >= 1 && s <= kMaxSplitK, kOp,
-          std::string(variant) + " SPLITK=" + std::to_string(s) + " must be 1.." + std::to_string(kMaxSplitK) +
-              tuned_note(tc));
+  VKF_REQUIRE(s >= 1 && s <= kMaxSplitK, kOp,
+              std::string(variant) + " SPLITK=" + std::to_string(s) + " must be 1.." + std::to_string(kMaxSplitK) +
+                  tuned_note(tc));
   return s;
 }
 
@@ -286,23 +286,23 @@ Plan block_plan(const char* variant, const Problem& p, const TunedConfig* tc, co
   plan.sgs = tuned_subgroup_size(caps, tc, bcast, wg, kOp);
   if (bcast && !plan.sgs && caps.subgroup_size_control && subgroup_size_problem(caps, sg, wg).empty())
     plan.sgs = sg;
-  require(t.tm >= 1 && t.tn >= 1 && t.bm % t.tm == 0 && t.bn % t.tn == 0 && t.bk >= 4 && t.bk % 4 == 0 &&
-              t.bk <= kMaxBk && uint64_t(t.tm) * t.tn <= kMaxRegisterBlock && t.wg() >= 1 &&
-              t.wg() <= std::min(caps.max_workgroup_invocations, caps.max_workgroup_size[0]) &&
-              t.shared_bytes() <= caps.max_shared_memory,
-          kOp, std::string(variant) + " tiles BM=" + std::to_string(t.bm) + " BN=" + std::to_string(t.bn) +
-                   " BK=" + std::to_string(t.bk) + " TM=" + std::to_string(t.tm) + " TN=" + std::to_string(t.tn) +
-                   " do not fit the device (BM/TM x BN/TN invocations up to " +
-                   std::to_string(std::min(caps.max_workgroup_invocations, caps.max_workgroup_size[0])) +
-                   ", TM x TN up to " + std::to_string(kMaxRegisterBlock) + ", BK a multiple of 4 up to " +
-                   std::to_string(kMaxBk) + ", staged tiles in " + std::to_string(caps.max_shared_memory) +
-                   " bytes)" + tuned_note(tc));
+  VKF_REQUIRE(t.tm >= 1 && t.tn >= 1 && t.bm % t.tm == 0 && t.bn % t.tn == 0 && t.bk >= 4 && t.bk % 4 == 0 &&
+                  t.bk <= kMaxBk && uint64_t(t.tm) * t.tn <= kMaxRegisterBlock && t.wg() >= 1 &&
+                  t.wg() <= std::min(caps.max_workgroup_invocations, caps.max_workgroup_size[0]) &&
+                  t.shared_bytes() <= caps.max_shared_memory,
+              kOp, std::string(variant) + " tiles BM=" + std::to_string(t.bm) + " BN=" + std::to_string(t.bn) +
+                       " BK=" + std::to_string(t.bk) + " TM=" + std::to_string(t.tm) + " TN=" + std::to_string(t.tn) +
+                       " do not fit the device (BM/TM x BN/TN invocations up to " +
+                       std::to_string(std::min(caps.max_workgroup_invocations, caps.max_workgroup_size[0])) +
+                       ", TM x TN up to " + std::to_string(kMaxRegisterBlock) + ", BK a multiple of 4 up to " +
+                       std::to_string(kMaxBk) + ", staged tiles in " + std::to_string(caps.max_shared_memory) +
+                       " bytes)" + tuned_note(tc));
   // The lanes of a subgroup must share their rows of X.
-  require(!bcast || (t.bn / t.tn) % sg == 0, kOp,
-          "broadcast tiles need BN/TN a multiple of the subgroup size " + std::to_string(sg) + tuned_note(tc));
+  VKF_REQUIRE(!bcast || (t.bn / t.tn) % sg == 0, kOp,
+              "broadcast tiles need BN/TN a multiple of the subgroup size " + std::to_string(sg) + tuned_note(tc));
   plan.shader = shader;
   const uint32_t ku = bcast ? knob(tc, "KU", 1) : 1;
-  require(ku >= 1 && ku <= 8, kOp, "broadcast KU=" + std::to_string(ku) + " must be 1..8" + tuned_note(tc));
+  VKF_REQUIRE(ku >= 1 && ku <= 8, kOp, "broadcast KU=" + std::to_string(ku) + " must be 1..8" + tuned_note(tc));
   plan.spec = {wg, t.bm, t.bn, t.bk, t.tm, t.tn, p.vec4(), t.staged, sg, ku, uint32_t(p.a.act)};
   plan.knobs = {{"WG", wg},     {"BM", t.bm}, {"BN", t.bn},         {"BK", t.bk},
                 {"TM", t.tm},   {"TN", t.tn}, {"VEC4", p.vec4()}, {"STAGED", t.staged}};
@@ -314,8 +314,8 @@ Plan block_plan(const char* variant, const Problem& p, const TunedConfig* tc, co
     plan.ksplit = split_k(variant, p, tc, t.bm, t.bn, t.bk);
     plan.k_step = t.bk;
   } else {
-    require(knob(tc, "SPLITK", 1) == 1, kOp, std::string(variant) + " does not split K (staged tiles and coopmat do)" +
-                                                 tuned_note(tc));
+    VKF_REQUIRE(knob(tc, "SPLITK", 1) == 1, kOp, std::string(variant) + " does not split K (staged tiles and coopmat do)" +
+                                                     tuned_note(tc));
   }
   if (plan.ksplit != 1) plan.knobs.emplace_back("SPLITK", plan.ksplit);
   return plan;
@@ -349,10 +349,10 @@ bool CoopTiles::fits(const Capabilities& c, uint32_t sg, uint64_t limit) const {
 
 Plan coopmat_plan(const char* variant, const Problem& p, const TunedConfig* tc) {
   const Capabilities& c = p.caps;
-  require(c.coopmat, kOp,
-          std::string("variant ") + variant + " needs VK_NV_cooperative_matrix with a 16x16x16 f16*f16+f32 subgroup "
-          "shape, shaderFloat16, vulkanMemoryModel and shaderDenormPreserveFloat16; the device \"" + c.device_name + "\" (profile " + c.profile +
-          ") has " + (c.coopmat_shapes.empty() ? std::string("none") : "other shapes only") + "; use tiled");
+  VKF_REQUIRE(c.coopmat, kOp,
+              std::string("variant ") + variant + " needs VK_NV_cooperative_matrix with a 16x16x16 f16*f16+f32 subgroup "
+              "shape, shaderFloat16, vulkanMemoryModel and shaderDenormPreserveFloat16; the device \"" + c.device_name + "\" (profile " + c.profile +
+              ") has " + (c.coopmat_shapes.empty() ? std::string("none") : "other shapes only") + "; use tiled");
   const CoopTiles t{knob(tc, "BM", 64), knob(tc, "BN", 64), knob(tc, "BK", 32),
                     knob(tc, "WM", 2),  knob(tc, "WN", 2),  p.a.w->dtype() != DType::F16};
   // The shader numbers its subgroups WM·WN of SG lanes: the driver's one size,
@@ -361,16 +361,16 @@ Plan coopmat_plan(const char* variant, const Problem& p, const TunedConfig* tc) 
   const uint64_t wg = uint64_t(t.wm) * t.wn * sg;
   const bool one_size = c.min_subgroup_size == c.max_subgroup_size;
   const bool sized = c.subgroup_size_control && wg <= UINT32_MAX && subgroup_size_problem(c, sg, uint32_t(wg)).empty();
-  require(one_size || sized, kOp,
-          std::string("variant ") + variant + " needs subgroups of one known size; the device has " +
-              std::to_string(c.min_subgroup_size) + ".." + std::to_string(c.max_subgroup_size) +
-              " and cannot require one for " + std::to_string(wg) + " invocations" + tuned_note(tc));
-  require(t.fits(c, sg, std::min(c.max_workgroup_invocations, c.max_workgroup_size[0])), kOp, std::string(variant) + " tiles BM=" + std::to_string(t.bm) + " BN=" + std::to_string(t.bn) +
-                   " BK=" + std::to_string(t.bk) + " WM=" + std::to_string(t.wm) + " WN=" + std::to_string(t.wn) +
-                   " do not fit (BM a multiple of 16·WM, BN of 16·WN, BK of 16 up to " + std::to_string(kMaxBk) +
-                   ", at most " + std::to_string(kMaxCoopMatrices) + " matrices a subgroup, WM·WN·" +
-                   std::to_string(sg) + " invocations, " + std::to_string(t.shared_bytes()) + " bytes of " +
-                   std::to_string(c.max_shared_memory) + " shared)" + tuned_note(tc));
+  VKF_REQUIRE(one_size || sized, kOp,
+              std::string("variant ") + variant + " needs subgroups of one known size; the device has " +
+                  std::to_string(c.min_subgroup_size) + ".." + std::to_string(c.max_subgroup_size) +
+                  " and cannot require one for " + std::to_string(wg) + " invocations" + tuned_note(tc));
+  VKF_REQUIRE(t.fits(c, sg, std::min(c.max_workgroup_invocations, c.max_workgroup_size[0])), kOp, std::string(variant) + " tiles BM=" + std::to_string(t.bm) + " BN=" + std::to_string(t.bn) +
+                       " BK=" + std::to_string(t.bk) + " WM=" + std::to_string(t.wm) + " WN=" + std::to_string(t.wn) +
+                       " do not fit (BM a multiple of 16·WM, BN of 16·WN, BK of 16 up to " + std::to_string(kMaxBk) +
+                       ", at most " + std::to_string(kMaxCoopMatrices) + " matrices a subgroup, WM·WN·" +
+                       std::to_string(sg) + " invocations, " + std::to_string(t.shared_bytes()) + " bytes of " +
+                       std::to_string(c.max_shared_memory) + " shared)" + tuned_note(tc));
   Plan plan;
   plan.shader = "gemm_coopmat";
   plan.sgs = sized && !one_size ? sg : 0;
@@ -411,10 +411,10 @@ void coopmat_candidates(const char* variant, const Search& s, std::vector<TunedC
 
 /// The texel and broadcast variants read X and W whole, as texel buffers.
 void require_texel(const char* variant, const Problem& p) {
-  require(p.texel(), kOp,
-          "variant " + std::string(variant) +
-              " needs X and W readable as texel buffers (f32 or f16 W, or block-format W as R32_UINT words; "
-              "maxTexelBufferElements, a host buffer's usage, one binding each); use blocked");
+  VKF_REQUIRE(p.texel(), kOp,
+              "variant " + std::string(variant) +
+                  " needs X and W readable as texel buffers (f32 or f16 W, or block-format W as R32_UINT words; "
+                  "maxTexelBufferElements, a host buffer's usage, one binding each); use blocked");
 }
 
 // What the tuner tries: for a few rows the gemv variants over workgroup sizes,
@@ -527,8 +527,8 @@ const Variant kVariants[] = {
      },
      [](const char* v, const Problem& p, const TunedConfig* tc) {
        require_texel(v, p);
-       require(!p.block(), kOp, "variant broadcast reads f32 or f16 W only; use texel or blocked");
-       require(p.caps.subgroup_shuffle, kOp, "variant broadcast needs subgroup shuffles; use texel");
+       VKF_REQUIRE(!p.block(), kOp, "variant broadcast reads f32 or f16 W only; use texel or blocked");
+       VKF_REQUIRE(p.caps.subgroup_shuffle, kOp, "variant broadcast needs subgroup shuffles; use texel");
        return block_plan(v, p, tc, "gemm_broadcast", broadcast_tiles(p.d.M, block_subgroup(p, tc)), true);
      },
      broadcast_candidates, 0},
@@ -584,7 +584,7 @@ void split_k_dispatch(Recorder::Impl& r, const GemmArgs& a, const Problem& p, co
   partial.flags = 0;  // bias and residual wait for the sum; so does the activation (below)
   partial.groups_n = ceil_div(d.N, plan.tile_n);
   const uint64_t total = uint64_t(ceil_div(d.M, plan.tile_m)) * partial.groups_n * splits;
-  require(total < (1ull << 32), kOp, "too many workgroups");
+  VKF_REQUIRE(total < (1ull << 32), kOp, "too many workgroups");
   partial.total = uint32_t(total);
   std::vector<uint32_t> spec = plan.spec;
   spec.back() = uint32_t(Activation::None);  // the activation is the last constant of either shader
@@ -659,7 +659,7 @@ OpInfo gemm(Recorder& rec, const GemmArgs& a) {
     push.r_off = rs.elem_off;
     push.groups_n = ceil_div(push.N, plan.tile_n);
     const uint64_t total = uint64_t(ceil_div(push.M, plan.tile_m)) * push.groups_n;
-    require(total < (1ull << 32), kOp, "too many workgroups");
+    VKF_REQUIRE(total < (1ull << 32), kOp, "too many workgroups");
     push.total = uint32_t(total);
     // Absent bias and residual bind a tensor of the same type the shader never reads.
     Use bias = a.bias ? Use{a.bias, false} : wsl.use;

@@ -13,14 +13,14 @@ OpInfo layernorm(Recorder& rec, const LayerNormArgs& a) {
   const auto [rows, d, n] = check_rows(op, a.x, a.y, a.eps);
   if (a.residual) {
     require_tensor(a.residual, op, "residual", DType::F32);
-    require(a.residual->shape() == a.x->shape(), op,
-            "residual " + a.residual->describe() + " must have the shape of x " + a.x->describe());
+    VKF_REQUIRE(a.residual->shape() == a.x->shape(), op,
+                "residual " + a.residual->describe() + " must have the shape of x " + a.x->describe());
   }
   require_vector(a.gamma, op, "gamma", d, caps);
-  require(a.beta && !a.beta->empty(), op, "beta is missing");
-  require(a.beta->shape() == a.gamma->shape() && a.beta->dtype() == a.gamma->dtype(), op,
-          "beta " + a.beta->describe() + " must be " + a.gamma->describe() + " like gamma");
-  require(!tensors_overlap(a.y, a.residual), op, "y must not alias residual");
+  VKF_REQUIRE(a.beta && !a.beta->empty(), op, "beta is missing");
+  VKF_REQUIRE(a.beta->shape() == a.gamma->shape() && a.beta->dtype() == a.gamma->dtype(), op,
+              "beta " + a.beta->describe() + " must be " + a.gamma->describe() + " like gamma");
+  VKF_REQUIRE(!tensors_overlap(a.y, a.residual), op, "y must not alias residual");
   const std::string cls = rows_class(rows, d, a.gamma->dtype());
   const TunedConfig* tc = tuned(r, op, cls, a.variant);
   bool sub = false;

@@ -9,25 +9,25 @@ namespace vkf {
 OpInfo mean_pool(Recorder& rec, const MeanPoolArgs& a) {
   const auto [r, caps, op] = start_op(rec, "mean_pool");
   require_tensor(a.x, op, "x", DType::F32);
-  require(a.x->shape().size() == 3, op, "x " + a.x->describe() + " must be [batch, len, d]");
+  VKF_REQUIRE(a.x->shape().size() == 3, op, "x " + a.x->describe() + " must be [batch, len, d]");
   const uint64_t batch = uint64_t(a.x->dim(0)), len = uint64_t(a.x->dim(1)), d = uint64_t(a.x->dim(2));
   const uint32_t stride = a.key_padding_stride ? a.key_padding_stride : uint32_t(len);
   if (a.key_padding) {
     require_tensor(a.key_padding, op, "key_padding", DType::I32);
-    require(a.key_padding->shape().size() == 2 && uint64_t(a.key_padding->dim(0)) == batch, op,
-            "key_padding " + a.key_padding->describe() + " must be [" + std::to_string(batch) + ", ≥" +
-                std::to_string(len) + "] i32");
-    require(stride >= len && (batch == 0 || (batch - 1) * stride + len <= uint64_t(a.key_padding->numel())), op,
-            "key_padding " + a.key_padding->describe() + " with stride " + std::to_string(stride) +
-                " does not cover " + std::to_string(len) + " keys per sequence");
+    VKF_REQUIRE(a.key_padding->shape().size() == 2 && uint64_t(a.key_padding->dim(0)) == batch, op,
+                "key_padding " + a.key_padding->describe() + " must be [" + std::to_string(batch) + ", ≥" +
+                    std::to_string(len) + "] i32");
+    VKF_REQUIRE(stride >= len && (batch == 0 || (batch - 1) * stride + len <= uint64_t(a.key_padding->numel())), op,
+                "key_padding " + a.key_padding->describe() + " with stride " + std::to_string(stride) +
+                    " does not cover " + std::to_string(len) + " keys per sequence");
   }
   require_tensor(a.out, op, "out", DType::F32);
-  require(a.out->shape() == std::vector<int64_t>{int64_t(batch), int64_t(d)}, op,
-          "out " + a.out->describe() + " must be [" + std::to_string(batch) + ", " + std::to_string(d) + "] f32");
-  require(!tensors_overlap(a.out, a.x) && !tensors_overlap(a.out, a.key_padding), op,
-          "out must not alias x or key_padding");
-  require(a.variant.empty() || a.variant == "default", op, "unknown variant \"" + a.variant + "\" (default)");
-  require(uint64_t(a.x->numel()) < (1ull << 32), op, "x has 2^32 elements or more");
+  VKF_REQUIRE((a.out->shape() == std::vector<int64_t>{int64_t(batch), int64_t(d)}), op,
+              "out " + a.out->describe() + " must be [" + std::to_string(batch) + ", " + std::to_string(d) + "] f32");
+  VKF_REQUIRE(!tensors_overlap(a.out, a.x) && !tensors_overlap(a.out, a.key_padding), op,
+              "out must not alias x or key_padding");
+  VKF_REQUIRE(a.variant.empty() || a.variant == "default", op, "unknown variant \"" + a.variant + "\" (default)");
+  VKF_REQUIRE(uint64_t(a.x->numel()) < (1ull << 32), op, "x has 2^32 elements or more");
 
   const uint64_t d4 = (d + 3) / 4;
   const uint32_t sg = std::max(1u, caps.subgroup_size);

@@ -26,40 +26,44 @@ inline OpStart start_op(Recorder& rec, const char* op) {
   return {r, r.ctx.caps, op};
 }
 
-/// Throws vkf::Error("op: what") unless ok.
-inline void require(bool ok, const char* op, const std::string& what) {
-  if (!ok) throw Error(std::string(op) + ": " + what);
+/// Throws vkf::Error("op: what") unless ok. A macro so that `what` is built
+/// only on failure: the checks run at every dispatch an op records, hundreds
+/// in each decode step, where building their messages cost more than the
+/// recording itself.
+#define VKF_REQUIRE(ok, op, what) ((ok) ? void(0) : ::vkf::fail_requirement((op), (what)))
+[[noreturn]] inline void fail_requirement(const char* op, const std::string& what) {
+  throw Error(std::string(op) + ": " + what);
 }
 
 /// Checks that t is set and has the dtype; `name` is the argument's name.
 inline void require_tensor(const Tensor* t, const char* op, const char* name, DType dtype) {
-  require(t && !t->empty(), op, std::string(name) + " is missing");
-  require(t->dtype() == dtype, op,
-          std::string(name) + " " + t->describe() + " must be " + dtype_name(dtype));
+  VKF_REQUIRE(t && !t->empty(), op, std::string(name) + " is missing");
+  VKF_REQUIRE(t->dtype() == dtype, op,
+              std::string(name) + " " + t->describe() + " must be " + dtype_name(dtype));
 }
 
 /// Checks that a weight-like tensor is f32, or f16 on a device that can store it.
 inline void require_weight(const Tensor* t, const char* op, const char* name, const Capabilities& c) {
-  require(t && !t->empty(), op, std::string(name) + " is missing");
-  require(t->dtype() == DType::F32 || t->dtype() == DType::F16, op,
-          std::string(name) + " " + t->describe() + " must be f32 or f16" +
-              (is_block_dtype(t->dtype()) ? " (block formats are read by gemm and embedding only)" : ""));
-  require(t->dtype() != DType::F16 || c.f16_tensors(), op,
-          std::string(name) + " is f16 but the device (or its profile) has no 16-bit storage");
+  VKF_REQUIRE(t && !t->empty(), op, std::string(name) + " is missing");
+  VKF_REQUIRE(t->dtype() == DType::F32 || t->dtype() == DType::F16, op,
+              std::string(name) + " " + t->describe() + " must be f32 or f16" +
+                  (is_block_dtype(t->dtype()) ? " (block formats are read by gemm and embedding only)" : ""));
+  VKF_REQUIRE(t->dtype() != DType::F16 || c.f16_tensors(), op,
+              std::string(name) + " is f16 but the device (or its profile) has no 16-bit storage");
 }
 
 /// Checks a matrix a kernel dequantizes (gemm's W, embedding's table): f32, f16
 /// on a device that can store it, or a block format (read as 32-bit words on
 /// any device, shaders/lib/quant.glsl) that fits one binding.
 inline void require_matrix(const Tensor* t, const char* op, const char* name, const Capabilities& c) {
-  require(t && !t->empty(), op, std::string(name) + " is missing");
+  VKF_REQUIRE(t && !t->empty(), op, std::string(name) + " is missing");
   if (!is_block_dtype(t->dtype())) return require_weight(t, op, name, c);
   // Pieces of a block tensor would start inside a block: not bound in pieces (yet).
-  require(t->bytes() <= c.max_storage_buffer_range, op,
-          std::string(name) + " " + t->describe() + " of " + std::to_string(t->bytes()) +
-              " bytes is larger than one binding (maxStorageBufferRange " +
-              std::to_string(c.max_storage_buffer_range) + ", profile " + c.profile +
-              "); block formats are bound whole");
+  VKF_REQUIRE(t->bytes() <= c.max_storage_buffer_range, op,
+              std::string(name) + " " + t->describe() + " of " + std::to_string(t->bytes()) +
+                  " bytes is larger than one binding (maxStorageBufferRange " +
+                  std::to_string(c.max_storage_buffer_range) + ", profile " + c.profile +
+                  "); block formats are bound whole");
 }
 
 /// The format weights, a table or K/V are stored in, by the tensor's dtype.
@@ -123,11 +127,11 @@ inline RowTiling row_tiling(const Capabilities& caps, uint64_t d, uint64_t rows,
 /// Whether to use the subgroup variant of a reduction, honouring a forced variant.
 inline bool use_subgroups(const Capabilities& c, const std::string& variant, const char* op) {
   if (variant == "subgroup") {
-    require(c.subgroup_arithmetic, op, "variant \"subgroup\" needs subgroup arithmetic, which the device lacks");
+    VKF_REQUIRE(c.subgroup_arithmetic, op, "variant \"subgroup\" needs subgroup arithmetic, which the device lacks");
     return true;
   }
   if (variant == "shared") return false;
-  require(variant.empty(), op, "unknown variant \"" + variant + "\" (subgroup, shared)");
+  VKF_REQUIRE(variant.empty(), op, "unknown variant \"" + variant + "\" (subgroup, shared)");
   return c.subgroup_arithmetic;
 }
 
@@ -147,21 +151,21 @@ struct Rows {
 };
 inline Rows check_rows(const char* op, const Tensor* x, const Tensor* y, float eps) {
   require_tensor(x, op, "x", DType::F32);
-  require(!x->shape().empty(), op, "x must have at least one dimension");
+  VKF_REQUIRE(!x->shape().empty(), op, "x must have at least one dimension");
   require_tensor(y, op, "y", DType::F32);
-  require(y->shape() == x->shape(), op, "y " + y->describe() + " must have the shape of x " + x->describe());
-  require(!tensors_overlap(y, x), op, "y must not alias x");
-  require(std::isfinite(eps) && eps >= 0, op, "eps must be finite and >= 0");
+  VKF_REQUIRE(y->shape() == x->shape(), op, "y " + y->describe() + " must have the shape of x " + x->describe());
+  VKF_REQUIRE(!tensors_overlap(y, x), op, "y must not alias x");
+  VKF_REQUIRE(std::isfinite(eps) && eps >= 0, op, "eps must be finite and >= 0");
   const uint64_t n = uint64_t(x->numel()), d = uint64_t(x->dim(-1));
-  require(n < (1ull << 32), op, "x has 2^32 elements or more");
+  VKF_REQUIRE(n < (1ull << 32), op, "x has 2^32 elements or more");
   return {d ? n / d : 0, d, n};
 }
 
 /// A weight-like [d] vector (a norm's gamma or beta), f32 or f16 as the device allows.
 inline void require_vector(const Tensor* t, const char* op, const char* name, uint64_t d, const Capabilities& c) {
   require_weight(t, op, name, c);
-  require(t->shape() == std::vector<int64_t>{int64_t(d)}, op,
-          std::string(name) + " " + t->describe() + " must be [" + std::to_string(d) + "] (the last dim of x)");
+  VKF_REQUIRE(t->shape() == std::vector<int64_t>{int64_t(d)}, op,
+              std::string(name) + " " + t->describe() + " must be [" + std::to_string(d) + "] (the last dim of x)");
 }
 
 /// Binding granularity of slice(): the offset alignment, and at least 16 bytes

@@ -14,8 +14,8 @@ namespace vkf {
 OpInfo peak_fma(Recorder& rec, const PeakFmaArgs& a) {
   const auto [r, caps, op] = start_op(rec, "peak_fma");
   require_tensor(a.y, op, "y", DType::F32);
-  require(a.chains >= 1 && a.chains <= 8, op, "chains must be 1..8");
-  require(uint64_t(a.y->numel()) >= uint64_t(a.groups) * a.wg, op, "y must hold groups·wg values");
+  VKF_REQUIRE(a.chains >= 1 && a.chains <= 8, op, "chains must be 1..8");
+  VKF_REQUIRE(uint64_t(a.y->numel()) >= uint64_t(a.groups) * a.wg, op, "y must hold groups·wg values");
   const Pipeline& p = r.pipeline("peak_fma", {a.wg, a.chains});
   r.dispatch(p, {{a.y, true}}, PeakFmaPush{a.iters, a.groups, a.a, a.b}, r.fold(a.groups), op);
   const double n = double(a.groups) * a.wg;
@@ -36,9 +36,9 @@ OpInfo peak_bandwidth(Recorder& rec, const PeakBandwidthArgs& a) {
   const auto [r, caps, op] = start_op(rec, "peak_bandwidth");
   require_tensor(a.x, op, "x", DType::F32);
   require_tensor(a.y, op, "y", DType::F32);
-  require(a.x->numel() % 4 == 0, op, "x must hold whole vec4s");
+  VKF_REQUIRE(a.x->numel() % 4 == 0, op, "x must hold whole vec4s");
   const uint32_t groups = peak_bandwidth_groups(a);
-  require(uint64_t(a.y->numel()) >= uint64_t(groups) * a.wg, op, "y must hold one value per invocation");
+  VKF_REQUIRE(uint64_t(a.y->numel()) >= uint64_t(groups) * a.wg, op, "y must hold one value per invocation");
   const Pipeline& p = r.pipeline("peak_bandwidth", {a.wg, a.items});
   r.dispatch(p, {{a.x, false}, {a.y, true}}, PeakBandwidthPush{uint32_t(a.x->numel() / 4), groups},
              r.fold(groups), op);

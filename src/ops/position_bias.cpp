@@ -11,20 +11,20 @@ namespace vkf {
 OpInfo position_bias(Recorder& rec, const PositionBiasArgs& a) {
   const auto [r, caps, op] = start_op(rec, "position_bias");
   require_weight(a.table, op, "table", caps);
-  require(a.table->shape().size() == 2 && a.table->dim(0) >= 1, op,
-          "table " + a.table->describe() + " must be [num_buckets, heads]");
+  VKF_REQUIRE(a.table->shape().size() == 2 && a.table->dim(0) >= 1, op,
+              "table " + a.table->describe() + " must be [num_buckets, heads]");
   require_tensor(a.buckets, op, "buckets", DType::I32);
-  require(a.buckets->shape().size() == 1 && a.buckets->dim(0) % 2 == 1, op,
-          "buckets " + a.buckets->describe() + " must be [2·max_rel + 1]");
+  VKF_REQUIRE(a.buckets->shape().size() == 1 && a.buckets->dim(0) % 2 == 1, op,
+              "buckets " + a.buckets->describe() + " must be [2·max_rel + 1]");
   require_tensor(a.out, op, "out", DType::F32);
   const uint32_t heads = uint32_t(a.table->dim(1));
   const auto& o = a.out->shape();
-  require(a.q_len >= 1 && a.kv_len >= 1 && o.size() == 3 && o[0] == heads && o[1] == a.q_len && o[2] >= a.kv_len, op,
-          "out " + a.out->describe() + " must be [" + std::to_string(heads) + ", " + std::to_string(a.q_len) +
-              ", ≥ " + std::to_string(a.kv_len) + "] (heads, q_len, kv_len), q_len and kv_len ≥ 1");
-  require(uint64_t(a.q_offset) + a.q_len < (1ull << 31), op, "q_offset + q_len must be below 2^31");
-  require(a.variant.empty() || a.variant == "default", op, "unknown variant \"" + a.variant + "\"");
-  require(uint64_t(a.out->numel()) < (1ull << 32), op, "out has 2^32 elements or more");
+  VKF_REQUIRE(a.q_len >= 1 && a.kv_len >= 1 && o.size() == 3 && o[0] == heads && o[1] == a.q_len && o[2] >= a.kv_len, op,
+              "out " + a.out->describe() + " must be [" + std::to_string(heads) + ", " + std::to_string(a.q_len) +
+                  ", ≥ " + std::to_string(a.kv_len) + "] (heads, q_len, kv_len), q_len and kv_len ≥ 1");
+  VKF_REQUIRE(uint64_t(a.q_offset) + a.q_len < (1ull << 31), op, "q_offset + q_len must be below 2^31");
+  VKF_REQUIRE(a.variant.empty() || a.variant == "default", op, "unknown variant \"" + a.variant + "\"");
+  VKF_REQUIRE(uint64_t(a.out->numel()) < (1ull << 32), op, "out has 2^32 elements or more");
   const uint64_t n = uint64_t(heads) * a.q_len * a.kv_len;
   const uint32_t wg = workgroup_size(caps, 256), items = 4;
   const Pipeline& p = r.pipeline(std::string(op) + weight_suffix(a.table), {wg, items});

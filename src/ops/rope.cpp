@@ -25,38 +25,38 @@ namespace vkf {
 OpInfo rope(Recorder& rec, const RopeArgs& a) {
   const auto [r, caps, op] = start_op(rec, "rope");
   require_tensor(a.x, op, "x", DType::F32);
-  require(a.x->shape().size() == 3, op, "x " + a.x->describe() + " must be [batch, len, width]");
+  VKF_REQUIRE(a.x->shape().size() == 3, op, "x " + a.x->describe() + " must be [batch, len, width]");
   const uint64_t batch = uint64_t(a.x->dim(0)), len = uint64_t(a.x->dim(1)), width = uint64_t(a.x->dim(2));
-  require(a.heads >= 1, op, "heads must be at least 1");
-  require(a.head_dim >= 1, op, "head_dim must be at least 1");
+  VKF_REQUIRE(a.heads >= 1, op, "heads must be at least 1");
+  VKF_REQUIRE(a.head_dim >= 1, op, "head_dim must be at least 1");
   const uint32_t rot = a.rotary_dim ? a.rotary_dim : a.head_dim;
   const std::string rot_name = a.rotary_dim ? "rotary_dim " + std::to_string(a.rotary_dim)
                                             : "head_dim " + std::to_string(a.head_dim) + " (rotary_dim 0: all of it)";
-  require(rot % 2 == 0, op, rot_name + " must be even");
-  require(rot <= a.head_dim, op,
-          "rotary_dim " + std::to_string(rot) + " exceeds head_dim " + std::to_string(a.head_dim));
+  VKF_REQUIRE(rot % 2 == 0, op, rot_name + " must be even");
+  VKF_REQUIRE(rot <= a.head_dim, op,
+              "rotary_dim " + std::to_string(rot) + " exceeds head_dim " + std::to_string(a.head_dim));
   const uint64_t end = uint64_t(a.col0) + uint64_t(a.heads) * a.head_dim;
-  require(end <= width, op,
-          "heads [" + std::to_string(a.col0) + ", " + std::to_string(end) + ") (col0 + heads·head_dim) do not fit in rows of " +
+  VKF_REQUIRE(end <= width, op,
+              "heads [" + std::to_string(a.col0) + ", " + std::to_string(end) + ") (col0 + heads·head_dim) do not fit in rows of " +
               std::to_string(width) + " columns of x " + a.x->describe());
   const uint32_t half = rot / 2;
   require_tensor(a.inv_freq, op, "inv_freq", DType::F32);
-  require(a.inv_freq->shape() == std::vector<int64_t>{int64_t(half)}, op,
-          "inv_freq " + a.inv_freq->describe() + " must be [" + std::to_string(half) + "] (rotary_dim / 2)");
-  require(!tensors_overlap(a.x, a.inv_freq), op, "x must not overlap inv_freq");
+  VKF_REQUIRE(a.inv_freq->shape() == std::vector<int64_t>{int64_t(half)}, op,
+              "inv_freq " + a.inv_freq->describe() + " must be [" + std::to_string(half) + "] (rotary_dim / 2)");
+  VKF_REQUIRE(!tensors_overlap(a.x, a.inv_freq), op, "x must not overlap inv_freq");
   if (a.position_ids) {
     require_tensor(a.position_ids, op, "position_ids", DType::I32);
-    require(a.position_ids->shape() == std::vector<int64_t>{int64_t(batch), int64_t(len)}, op,
-            "position_ids " + a.position_ids->describe() + " must be [" + std::to_string(batch) + ", " +
-                std::to_string(len) + "] ([batch, len] of x)");
-    require(!tensors_overlap(a.x, a.position_ids), op, "x must not overlap position_ids");
+    VKF_REQUIRE((a.position_ids->shape() == std::vector<int64_t>{int64_t(batch), int64_t(len)}), op,
+                "position_ids " + a.position_ids->describe() + " must be [" + std::to_string(batch) + ", " +
+                    std::to_string(len) + "] ([batch, len] of x)");
+    VKF_REQUIRE(!tensors_overlap(a.x, a.position_ids), op, "x must not overlap position_ids");
   } else {
-    require(uint64_t(a.pos_offset) + len <= (1ull << 32), op,
-            "pos_offset " + std::to_string(a.pos_offset) + " + len " + std::to_string(len) + " passes 2^32");
+    VKF_REQUIRE(uint64_t(a.pos_offset) + len <= (1ull << 32), op,
+                "pos_offset " + std::to_string(a.pos_offset) + " + len " + std::to_string(len) + " passes 2^32");
   }
-  require(std::isfinite(a.scaling), op, "scaling must be finite");
-  require(a.variant.empty() || a.variant == "default", op, "unknown variant \"" + a.variant + "\" (default)");
-  require(uint64_t(a.x->numel()) < (1ull << 32), op, "x " + a.x->describe() + " has 2^32 elements or more");
+  VKF_REQUIRE(std::isfinite(a.scaling), op, "scaling must be finite");
+  VKF_REQUIRE(a.variant.empty() || a.variant == "default", op, "unknown variant \"" + a.variant + "\" (default)");
+  VKF_REQUIRE(uint64_t(a.x->numel()) < (1ull << 32), op, "x " + a.x->describe() + " has 2^32 elements or more");
 
   const uint64_t rows = batch * len;
   if (rows == 0) return {op, "default", {}, 0, 0};
@@ -69,7 +69,7 @@ OpInfo rope(Recorder& rec, const RopeArgs& a) {
   const uint32_t hpi = ceil_div(a.heads, hgroups);
   hgroups = ceil_div(a.heads, hpi);
   const uint64_t units = pairs * hgroups, groups = (units + wg - 1) / wg;
-  require(groups * wg < (1ull << 32), op, "more than 2^32 invocations");
+  VKF_REQUIRE(groups * wg < (1ull << 32), op, "more than 2^32 invocations");
 
   const Pipeline& p = r.pipeline("rope", {wg});
   const RopePush push{uint32_t(groups), uint32_t(units), half, hgroups, hpi, a.heads, a.head_dim, a.col0,

@@ -16,22 +16,22 @@ uint32_t topk_max_k() { return kMaxK; }
 OpInfo topk(Recorder& rec, const TopKArgs& a) {
   const auto [r, caps, op] = start_op(rec, "topk");
   require_tensor(a.x, op, "x", DType::F32);
-  require(a.x->shape().size() == 2, op, "x " + a.x->describe() + " must be [rows, n]");
+  VKF_REQUIRE(a.x->shape().size() == 2, op, "x " + a.x->describe() + " must be [rows, n]");
   const uint64_t rows = uint64_t(a.x->dim(0)), n = uint64_t(a.x->dim(1));
-  require(a.k >= 1 && a.k <= kMaxK, op,
-          "k " + std::to_string(a.k) + " must be in 1.." + std::to_string(kMaxK) + " (topk_max_k())");
-  require(a.k <= n, op, "k " + std::to_string(a.k) + " exceeds the row length n " + std::to_string(n) +
-                            " of x " + a.x->describe());
+  VKF_REQUIRE(a.k >= 1 && a.k <= kMaxK, op,
+              "k " + std::to_string(a.k) + " must be in 1.." + std::to_string(kMaxK) + " (topk_max_k())");
+  VKF_REQUIRE(a.k <= n, op, "k " + std::to_string(a.k) + " exceeds the row length n " + std::to_string(n) +
+                                " of x " + a.x->describe());
   const std::vector<int64_t> out_shape{int64_t(rows), int64_t(a.k)};
   const std::string want = "[" + std::to_string(rows) + ", " + std::to_string(a.k) + "]";
   require_tensor(a.values, op, "values", DType::F32);
-  require(a.values->shape() == out_shape, op, "values " + a.values->describe() + " must be " + want + " f32");
+  VKF_REQUIRE(a.values->shape() == out_shape, op, "values " + a.values->describe() + " must be " + want + " f32");
   require_tensor(a.indices, op, "indices", DType::I32);
-  require(a.indices->shape() == out_shape, op, "indices " + a.indices->describe() + " must be " + want + " i32");
-  require(!tensors_overlap(a.values, a.x) && !tensors_overlap(a.indices, a.x) &&
-              !tensors_overlap(a.values, a.indices),
-          op, "values, indices and x must not alias");
-  require(rows * n < (1ull << 32) && n < 0xffffffffull, op, "x has more than 2^32 elements");
+  VKF_REQUIRE(a.indices->shape() == out_shape, op, "indices " + a.indices->describe() + " must be " + want + " i32");
+  VKF_REQUIRE(!tensors_overlap(a.values, a.x) && !tensors_overlap(a.indices, a.x) &&
+                  !tensors_overlap(a.values, a.indices),
+              op, "values, indices and x must not alias");
+  VKF_REQUIRE(rows * n < (1ull << 32) && n < 0xffffffffull, op, "x has more than 2^32 elements");
   const bool sub = use_subgroups(caps, a.variant, op);
 
   // Lavapipe runs a workgroup on one core: one subgroup scanning the whole

@@ -96,9 +96,9 @@ uint32_t tuned_subgroup_size(const Capabilities& caps, const TunedConfig* t, boo
   const uint32_t sgs = t ? t->knob("SGS", 0) : 0;
   if (!sgs) return 0;
   const std::string what = "the tuned configuration \"" + t->text() + "\"";
-  require(subgroup_variant, op, what + " sets SGS, which only variants with subgroup operations take");
+  VKF_REQUIRE(subgroup_variant, op, what + " sets SGS, which only variants with subgroup operations take");
   const std::string problem = subgroup_size_problem(caps, sgs, wg);
-  require(problem.empty(), op, what + ": " + problem);
+  VKF_REQUIRE(problem.empty(), op, what + ": " + problem);
   return sgs;
 }
 
@@ -130,11 +130,11 @@ RowTiling tuned_row_tiling(const Capabilities& caps, uint64_t d, uint64_t rows, 
   r.sgs = tuned_subgroup_size(caps, t, subgroup_variant, r.wg, op);
   const uint32_t limit = std::min(caps.max_workgroup_invocations, caps.max_workgroup_size[0]);
   // ITEMS > 1 keeps the whole row in registers, so ITEMS·WG must cover it; 1 streams any length.
-  require(r.wg >= 1 && r.wg <= limit && r.rows >= 1 && r.rows <= kMaxRows && r.items >= 1 &&
-              r.items <= kRowMaxItems && (r.items == 1 || uint64_t(r.items) * r.wg >= r.d4),
-          op, "the tuned configuration \"" + t->text() + "\" does not fit rows of " + std::to_string(d) +
-                  " on this device (WG at most " + std::to_string(limit) + " invocations, ITEMS at most " +
-                  std::to_string(kRowMaxItems) + ", ROWS at most " + std::to_string(kMaxRows) + ")");
+  VKF_REQUIRE(r.wg >= 1 && r.wg <= limit && r.rows >= 1 && r.rows <= kMaxRows && r.items >= 1 &&
+                  r.items <= kRowMaxItems && (r.items == 1 || uint64_t(r.items) * r.wg >= r.d4),
+              op, "the tuned configuration \"" + t->text() + "\" does not fit rows of " + std::to_string(d) +
+                      " on this device (WG at most " + std::to_string(limit) + " invocations, ITEMS at most " +
+                      std::to_string(kRowMaxItems) + ", ROWS at most " + std::to_string(kMaxRows) + ")");
   return r;
 }
 
