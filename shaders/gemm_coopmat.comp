@@ -40,7 +40,11 @@ layout(constant_id = 3) const uint BK = 32;  // a multiple of 16
 layout(constant_id = 4) const uint WM = 2;   // subgroups along M
 layout(constant_id = 5) const uint WN = 2;   // subgroups along N
 layout(constant_id = 6) const uint SG = 32;  // the subgroup size the plan requires
-#define ACT_ID 7
+// The next step's tiles read into registers while this step's products run
+// (the reads' latency hidden behind the tensor cores, at RX + RW more
+// registers an invocation; knob PF).
+layout(constant_id = 7) const bool PREFETCH = false;
+#define ACT_ID 8
 
 layout(std430, binding = 0) readonly buffer X { float x[]; };
 layout(std430, binding = 1) readonly buffer W { WTYPE w[]; };
@@ -81,6 +85,69 @@ f16vec2 split(float v) {
   return f16vec2(hi, float16_t((v - float(hi) * 256.0) * LO_SCALE));
 }
 
+// This invocation's values of step k0's tiles (element e = r·WG + lid; zeros
+// past M, N and K): X's BM × BK, and W's BN × BK (block W: vec4s of it).
+const uint RX = (BM * BK + WG - 1) / WG;
+#if WQ
+const uint RW = (BN * BK / 4 + WG - 1) / WG;
+#define WREG vec4
+#else
+const uint RW = (BN * BK + WG - 1) / WG;
+#define WREG float
+#endif
+void read_tiles(uint k0, uint m0, uint n0, out float rx[RX], out WREG rw[RW]) {
+  const uint lid = gl_LocalInvocationID.x;
+  [[unroll]] for (uint i = 0; i < RX; ++i) {
+    const uint e = i * WG + lid, m = m0 + e / BK, k = k0 + e % BK;
+    rx[i] = e < BM * BK && m < p.M && k < p.K ? x[p.x_off + m * p.K + k] : 0.0;
+  }
+  [[unroll]] for (uint i = 0; i < RW; ++i) {
+#if WQ
+    // Blocks dequantized four values at a time (K is whole blocks, so k < K here).
+    const uint e = i * WG + lid, n = n0 + e / (BK / 4), k = k0 + 4 * (e % (BK / 4));
+    rw[i] = e < BN * BK / 4 && n < p.N && k < p.K ? q_at4(p.w_off + n * p.K + k) : vec4(0.0);
+#else
+    const uint e = i * WG + lid, n = n0 + e / BK, k = k0 + e % BK;
+    rw[i] = e < BN * BK && n < p.N && k < p.K ? float(AT(W_F16, w, p.w_off + n * p.K + k)) : 0.0;
+#endif
+  }
+}
+
+// Stores what read_tiles read into the shared tiles, split into fp16 parts.
+void store_tiles(float rx[RX], WREG rw[RW]) {
+  const uint lid = gl_LocalInvocationID.x;
+  [[unroll]] for (uint i = 0; i < RX; ++i) {
+    const uint e = i * WG + lid, r = e / BK, c = e % BK;
+    if (e < BM * BK) {
+      const f16vec2 v = split(rx[i]);
+      Xhi[r * LDS + c] = v.x;
+      Xlo[r * LDS + c] = v.y;
+    }
+  }
+  [[unroll]] for (uint i = 0; i < RW; ++i) {
+#if WQ
+    const uint e = i * WG + lid, r = e / (BK / 4), c = 4 * (e % (BK / 4));
+    if (e < BN * BK / 4)
+      [[unroll]] for (uint j = 0; j < 4; ++j) {
+        const f16vec2 parts = split(rw[i][j]);
+        Ws[r * LDS + c + j] = parts.x;
+        Wlo[r * LDS + c + j] = parts.y;
+      }
+#else
+    const uint e = i * WG + lid, r = e / BK, c = e % BK;
+    if (e < BN * BK) {
+#if W_F16
+      Ws[r * LDS + c] = float16_t(rw[i]);
+#else
+      const f16vec2 parts = split(rw[i]);
+      Ws[r * LDS + c] = parts.x;
+      Wlo[r * LDS + c] = parts.y;
+#endif
+    }
+#endif
+  }
+}
+
 void main() {
   const uint g = linear_group_id();
   if (g >= p.total) return;  // uniform across the workgroup
@@ -97,41 +164,17 @@ void main() {
     acc2[i] = MAT32(0.0);
   }
 
+  float rx[RX];
+  WREG rw[RW];
   // A chunk is whole BK steps, so only the last one meets K's end.
-  for (uint k0 = ks * p.kchunk; k0 < min(p.K, (ks + 1) * p.kchunk); k0 += BK) {
-    // X's tile, split; zeros past M and K.
-    for (uint e = lid; e < BM * BK; e += WG) {
-      const uint r = e / BK, c = e % BK, m = m0 + r, k = k0 + c;
-      const f16vec2 v = split(m < p.M && k < p.K ? x[p.x_off + m * p.K + k] : 0.0);
-      Xhi[r * LDS + c] = v.x;
-      Xlo[r * LDS + c] = v.y;
-    }
-    // W's tile; zeros past N and K.
-#if WQ
-    // Blocks dequantized four values at a time (K is whole blocks, so k < K here).
-    for (uint e = lid; e < BN * BK / 4; e += WG) {
-      const uint r = e / (BK / 4), c = 4 * (e % (BK / 4)), n = n0 + r, k = k0 + c;
-      const vec4 v = n < p.N && k < p.K ? q_at4(p.w_off + n * p.K + k) : vec4(0.0);
-      [[unroll]] for (uint i = 0; i < 4; ++i) {
-        const f16vec2 parts = split(v[i]);
-        Ws[r * LDS + c + i] = parts.x;
-        Wlo[r * LDS + c + i] = parts.y;
-      }
-    }
-#else
-    for (uint e = lid; e < BN * BK; e += WG) {
-      const uint r = e / BK, c = e % BK, n = n0 + r, k = k0 + c;
-      const float v = n < p.N && k < p.K ? AT(W_F16, w, p.w_off + n * p.K + k) : 0.0;
-#if W_F16
-      Ws[r * LDS + c] = float16_t(v);
-#else
-      const f16vec2 parts = split(v);
-      Ws[r * LDS + c] = parts.x;
-      Wlo[r * LDS + c] = parts.y;
-#endif
-    }
-#endif
+  const uint k_end = min(p.K, (ks + 1) * p.kchunk);
+  if (PREFETCH) read_tiles(ks * p.kchunk, m0, n0, rx, rw);
+  for (uint k0 = ks * p.kchunk; k0 < k_end; k0 += BK) {
+    if (!PREFETCH) read_tiles(k0, m0, n0, rx, rw);
+    store_tiles(rx, rw);
     barrier();
+    // The next step's reads are in flight while this one's products run.
+    if (PREFETCH && k0 + BK < k_end) read_tiles(k0 + BK, m0, n0, rx, rw);
     [[unroll]] for (uint kk = 0; kk < BK; kk += 16) {
       MAT16 b[CN];
       [[unroll]] for (uint j = 0; j < CN; ++j) coopMatLoadNV(b[j], Ws, (sn + j * 16) * LDS + kk, LDS, true);

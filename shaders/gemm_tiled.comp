@@ -33,7 +33,11 @@ layout(constant_id = 6) const bool VEC4 = true;  // K % 4 == 0: every row starts
 layout(constant_id = 7) const bool STAGED = true;
 layout(constant_id = 8) const uint SG = 8;  // subgroup size (BCAST only)
 layout(constant_id = 9) const uint KU = 1;  // vec4 K steps per loop iteration (BCAST only)
-#define ACT_ID 10
+// STAGED only: the next step's tiles are read into registers while this step's
+// are multiplied out of shared memory, so the reads' latency hides behind the
+// arithmetic (at RA + RB more vec4 registers an invocation, 2 for 64×64 tiles).
+layout(constant_id = 10) const bool PREFETCH = false;
+#define ACT_ID 11
 
 #ifndef TEXEL
 #define TEXEL 0
@@ -100,6 +104,21 @@ LOAD4_VIEW_OF(load_w, w, w4, VEC4, W_F16)
 
 float acc[TM][TN];
 
+// STAGED: the vec4s of step k0's tiles of X (BM × BK) and W (BN × BK) this
+// invocation loads, zeros past M, N and K.
+const uint RA = (BM * KQ + WG - 1) / WG, RB = (BN * KQ + WG - 1) / WG;
+void read_tiles(uint k0, uint m0, uint n0, out vec4 ra[RA], out vec4 rb[RB]) {
+  const uint lid = gl_LocalInvocationID.x;
+  [[unroll]] for (uint r = 0; r < RA; ++r) {
+    const uint e = r * WG + lid, m = m0 + e / KQ, k = k0 + 4 * (e % KQ);
+    ra[r] = e < BM * KQ && m < p.M && k < p.K ? load_x(p.x_off + m * p.K, k, p.K) : vec4(0);
+  }
+  [[unroll]] for (uint r = 0; r < RB; ++r) {
+    const uint e = r * WG + lid, n = n0 + e / KQ, k = k0 + 4 * (e % KQ);
+    rb[r] = e < BN * KQ && n < p.N && k < p.K ? load_w(p.w_off + n * p.K, k, p.K) : vec4(0);
+  }
+}
+
 void accumulate(vec4 a[TM], vec4 b[TN]) {
   [[unroll]] for (uint i = 0; i < TM; ++i)
     [[unroll]] for (uint j = 0; j < TN; ++j)
@@ -147,17 +166,21 @@ void main() {
 
   vec4 a[TM], b[TN];
   if (STAGED) {
+    // Each invocation's vec4s of a step's tiles (element e = r·WG + lid), read
+    // by read_tiles into ra and rb, then stored into As and Bs.
+    vec4 ra[RA], rb[RB];
     // A chunk is whole BK steps, so only the last one meets K's end.
-    for (uint k0 = ks * p.kchunk; k0 < min(p.K, (ks + 1) * p.kchunk); k0 += BK) {
-      [[unroll]] for (uint r = 0; r < (BM * KQ + WG - 1) / WG; ++r) {
-        const uint e = r * WG + lid, m = m0 + e / KQ, k = k0 + 4 * (e % KQ);
-        if (e < BM * KQ) As[e] = m < p.M && k < p.K ? load_x(p.x_off + m * p.K, k, p.K) : vec4(0);
-      }
-      [[unroll]] for (uint r = 0; r < (BN * KQ + WG - 1) / WG; ++r) {
-        const uint e = r * WG + lid, n = n0 + e / KQ, k = k0 + 4 * (e % KQ);
-        if (e < BN * KQ) Bs[e] = n < p.N && k < p.K ? load_w(p.w_off + n * p.K, k, p.K) : vec4(0);
-      }
+    const uint k_end = min(p.K, (ks + 1) * p.kchunk);
+    if (PREFETCH) read_tiles(ks * p.kchunk, m0, n0, ra, rb);
+    for (uint k0 = ks * p.kchunk; k0 < k_end; k0 += BK) {
+      if (!PREFETCH) read_tiles(k0, m0, n0, ra, rb);
+      [[unroll]] for (uint r = 0; r < RA; ++r)
+        if (r * WG + lid < BM * KQ) As[r * WG + lid] = ra[r];
+      [[unroll]] for (uint r = 0; r < RB; ++r)
+        if (r * WG + lid < BN * KQ) Bs[r * WG + lid] = rb[r];
       barrier();
+      // The next step's reads are in flight while this one's products run.
+      if (PREFETCH && k0 + BK < k_end) read_tiles(k0 + BK, m0, n0, ra, rb);
       [[unroll]] for (uint q = 0; q < KQ; ++q) {
         [[unroll]] for (uint i = 0; i < TM; ++i) a[i] = As[(tm + i * (BM / TM)) * KQ + q];
         [[unroll]] for (uint j = 0; j < TN; ++j) b[j] = Bs[(tn + j * (BN / TN)) * KQ + q];

@@ -1,6 +1,7 @@
 // vkf::gemm: every variant over a table of awkward shapes, every activation,
 // bias and residual on and off, fp32 and fp16 weights; huge inputs, the pick by
 // rows, folding, what fp16 storage costs, and bad arguments.
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <random>
@@ -305,31 +306,35 @@ TEST_F(DeviceTest, GemmRefusesTunedKnobsBeyondTheLimits) {
 }
 
 // Split-K (knob SPLITK, the staged tiles' and coopmat's; the rule's on GPUs
-// only): K in chunks of whole BK steps, each a workgroup's partial sum, added
+// only), and the staged tiles' prefetching of the next step (knob PF): K in chunks of whole BK steps, each a workgroup's partial sum, added
 // up in order by gemm_splitk_reduce with the epilogue. Any number of chunks
 // keeps gemm's fp32 bound, whatever the activation, bias, residual and K (off
 // the chunks and off BK); a variant without staged tiles refuses the knob, and
 // 0 or more than 8 chunks are refused. (The block formats split by the rule in
 // the gpu profile's leg of the op test: m=66, n=37, k=256 is 4 chunks there.)
-TEST_F(DeviceTest, GemmSplitKKeepsTheBound) {
+TEST_F(DeviceTest, GemmSplitKAndPrefetchKeepTheBound) {
   std::vector<Case> cases = {{33, 70, 1000, DType::F32, Activation::GeluErf, true, true},
                              {64, 64, 100, DType::F32, Activation::None, false, false},
                              {5, 129, 768, DType::F32, Activation::SiLU, true, false}};
   if (has_f16()) cases.push_back({40, 65, 766, DType::F16, Activation::GeluTanh, true, true});
   for (const Case& k : cases)
-    for (uint32_t splits : {2u, 3u, 8u}) {
-      SCOPED_TRACE(describe(k) + " SPLITK=" + std::to_string(splits));
+    for (uint32_t splits : {1u, 2u, 3u, 8u}) {
+      const uint32_t pf = splits % 2;  // with and without prefetching the next step's tiles
+      SCOPED_TRACE(describe(k) + " SPLITK=" + std::to_string(splits) + " PF=" + std::to_string(pf));
       ForcedTuning force(ctx(), "gemm", {"tiled", {{"BM", 32}, {"BN", 32}, {"BK", 16}, {"TM", 2}, {"TN", 2},
-                                                   {"SPLITK", splits}}});
+                                                   {"SPLITK", splits}, {"PF", pf}}});
       const Result r = run(ctx(), k);
       EXPECT_LE(r.err, kF32Bound);
-      EXPECT_EQ(r.info.spec.back(), (std::pair<std::string, uint32_t>{"SPLITK", splits}));
+      const auto& spec = r.info.spec;
+      EXPECT_NE(std::find(spec.begin(), spec.end(), std::pair<std::string, uint32_t>{"PF", pf}), spec.end());
+      if (splits > 1) EXPECT_EQ(spec.back(), (std::pair<std::string, uint32_t>{"SPLITK", splits}));
     }
   auto refused = [&](TunedConfig cfg, const std::string& needle) {
     ForcedTuning force(ctx(), "gemm", cfg);
     expect_error([&] { run(ctx(), {9, 64, 64}); }, needle);
   };
   refused({"blocked", {{"SPLITK", 2}}}, "blocked does not split K (staged tiles and coopmat do)");
+  refused({"blocked", {{"PF", 1}}}, "blocked PF=1: prefetching is 0 or 1, for staged tiles only");
   refused({"tiled", {{"SPLITK", 0}}}, "tiled SPLITK=0 must be 1..8");
   refused({"tiled", {{"SPLITK", 9}}}, "tiled SPLITK=9 must be 1..8");
 }

@@ -303,9 +303,16 @@ Plan block_plan(const char* variant, const Problem& p, const TunedConfig* tc, co
   plan.shader = shader;
   const uint32_t ku = bcast ? knob(tc, "KU", 1) : 1;
   VKF_REQUIRE(ku >= 1 && ku <= 8, kOp, "broadcast KU=" + std::to_string(ku) + " must be 1..8" + tuned_note(tc));
-  plan.spec = {wg, t.bm, t.bn, t.bk, t.tm, t.tn, p.vec4(), t.staged, sg, ku, uint32_t(p.a.act)};
+  // Staged tiles read the next step's while they multiply this one's (PF), on
+  // a GPU by default: a CPU device's caches already hide its reads.
+  const uint32_t pf = knob(tc, "PF", t.staged && !p.cpu());
+  VKF_REQUIRE(pf <= 1 && (t.staged || !pf), kOp,
+              std::string(variant) + " PF=" + std::to_string(pf) + ": prefetching is 0 or 1, for staged tiles only" +
+                  tuned_note(tc));
+  plan.spec = {wg, t.bm, t.bn, t.bk, t.tm, t.tn, p.vec4(), t.staged, sg, ku, pf, uint32_t(p.a.act)};
   plan.knobs = {{"WG", wg},     {"BM", t.bm}, {"BN", t.bn},         {"BK", t.bk},
                 {"TM", t.tm},   {"TN", t.tn}, {"VEC4", p.vec4()}, {"STAGED", t.staged}};
+  if (t.staged) plan.knobs.emplace_back("PF", pf);
   if (ku != 1) plan.knobs.emplace_back("KU", ku);
   if (plan.sgs) plan.knobs.emplace_back("SGS", plan.sgs);
   plan.tile_m = t.bm;
@@ -374,8 +381,13 @@ Plan coopmat_plan(const char* variant, const Problem& p, const TunedConfig* tc) 
   Plan plan;
   plan.shader = "gemm_coopmat";
   plan.sgs = sized && !one_size ? sg : 0;
-  plan.spec = {uint32_t(wg), t.bm, t.bn, t.bk, t.wm, t.wn, sg, uint32_t(p.a.act)};
+  // Prefetching the next step's tiles (PF) is the tuner's to try: more
+  // registers beside the accumulators, so no rule turns it on unmeasured.
+  const uint32_t pf = knob(tc, "PF", 0);
+  VKF_REQUIRE(pf <= 1, kOp, std::string(variant) + " PF=" + std::to_string(pf) + " must be 0 or 1" + tuned_note(tc));
+  plan.spec = {uint32_t(wg), t.bm, t.bn, t.bk, t.wm, t.wn, sg, pf, uint32_t(p.a.act)};
   plan.knobs = {{"WG", uint32_t(wg)}, {"BM", t.bm}, {"BN", t.bn}, {"BK", t.bk}, {"WM", t.wm}, {"WN", t.wn}};
+  if (pf) plan.knobs.emplace_back("PF", pf);
   if (plan.sgs) plan.knobs.emplace_back("SGS", plan.sgs);
   plan.tile_m = t.bm;
   plan.tile_n = t.bn;
@@ -406,7 +418,12 @@ void coopmat_candidates(const char* variant, const Search& s, std::vector<TunedC
     if (ct.fits(s.caps, s.caps.subgroup_size, s.limit))
       out.push_back({variant, {{"BM", t[0]}, {"BN", t[1]}, {"BK", t[2]}, {"WM", t[3]}, {"WN", t[4]}}});
   }
-  if (out.size() > first && out[first].knob("BM", 0) == 64) add_split_k(s, out[first], 64, 64, out);
+  if (out.size() > first && out[first].knob("BM", 0) == 64) {
+    TunedConfig prefetching = out[first];  // the default tiles, prefetching
+    prefetching.knobs.emplace_back("PF", 1);
+    out.push_back(prefetching);
+    add_split_k(s, out[first], 64, 64, out);
+  }
 }
 
 /// The texel and broadcast variants read X and W whole, as texel buffers.
@@ -464,7 +481,12 @@ void staged_candidates(const char* variant, const Search& s, std::vector<TunedCo
   for (auto& t : staged)
     if ((t[0] / t[3]) * (t[1] / t[4]) <= s.limit && (t[0] + t[1]) * t[2] * 4 <= s.caps.max_shared_memory)
       out.push_back({variant, {{"BM", t[0]}, {"BN", t[1]}, {"BK", t[2]}, {"TM", t[3]}, {"TN", t[4]}}});
-  if (out.size() > first && out[first].knob("BM", 0) == 64) add_split_k(s, out[first], 64, 64, out);
+  if (out.size() > first && out[first].knob("BM", 0) == 64) {
+    TunedConfig plain = out[first];  // the default tiles without prefetching
+    plain.knobs.emplace_back("PF", 0);
+    out.push_back(plain);
+    add_split_k(s, out[first], 64, 64, out);
+  }
 }
 
 /// Few rows: gemv. Otherwise on a CPU (measured on lavapipe) register blocks,
