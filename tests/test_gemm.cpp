@@ -321,7 +321,8 @@ TEST_F(DeviceTest, GemmSplitKAndPrefetchKeepTheBound) {
     for (uint32_t splits : {1u, 2u, 3u, 8u}) {
       const uint32_t pf = splits % 2;  // with and without prefetching the next step's tiles
       SCOPED_TRACE(describe(k) + " SPLITK=" + std::to_string(splits) + " PF=" + std::to_string(pf));
-      ForcedTuning force(ctx(), "gemm", {"tiled", {{"BM", 32}, {"BN", 32}, {"BK", 16}, {"TM", 2}, {"TN", 2},
+      // 16 × 16 tiles of 64 invocations: within every profile's limits (min: 128).
+      ForcedTuning force(ctx(), "gemm", {"tiled", {{"BM", 16}, {"BN", 16}, {"BK", 8}, {"TM", 2}, {"TN", 2},
                                                    {"SPLITK", splits}, {"PF", pf}}});
       const Result r = run(ctx(), k);
       EXPECT_LE(r.err, kF32Bound);
