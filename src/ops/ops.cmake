@@ -24,4 +24,4 @@ vkf_add_op(copy_rows SHADER copy_rows_f32_f32 copy_rows.comp SHADER copy_rows_f3
 vkf_add_op(mean_pool SHADER mean_pool mean_pool.comp)
 vkf_add_op(l2_normalize SHADER l2_normalize_shared l2_normalize.comp -DUSE_SUBGROUP=0 SHADER l2_normalize_subgroup l2_normalize.comp -DUSE_SUBGROUP=1)
 vkf_add_op(peak_fma SHADER peak_fma peak_fma.comp)
-vkf_add_op(peak_bandwidth SHADER peak_bandwidth peak_bandwidth.comp)
+vkf_add_op(peak_bandwidth SHADER peak_bandwidth peak_bandwidth.comp SHADER peak_bandwidth_texel peak_bandwidth.comp -DTEXEL=1)

@@ -32,6 +32,8 @@ uint32_t peak_bandwidth_groups(const PeakBandwidthArgs& a) {
   return uint32_t((n_vec4 + per_group - 1) / per_group);
 }
 
+bool peak_bandwidth_texel_ok(const PeakBandwidthArgs& a, const Capabilities& c) { return texel_readable(a.x, 4, c); }
+
 OpInfo peak_bandwidth(Recorder& rec, const PeakBandwidthArgs& a) {
   const auto [r, caps, op] = start_op(rec, "peak_bandwidth");
   require_tensor(a.x, op, "x", DType::F32);
@@ -39,10 +41,12 @@ OpInfo peak_bandwidth(Recorder& rec, const PeakBandwidthArgs& a) {
   VKF_REQUIRE(a.x->numel() % 4 == 0, op, "x must hold whole vec4s");
   const uint32_t groups = peak_bandwidth_groups(a);
   VKF_REQUIRE(uint64_t(a.y->numel()) >= uint64_t(groups) * a.wg, op, "y must hold one value per invocation");
-  const Pipeline& p = r.pipeline("peak_bandwidth", {a.wg, a.items});
+  VKF_REQUIRE(!a.texel || peak_bandwidth_texel_ok(a, caps), op, "x cannot be read as RGBA32F texels on this device");
+  const Pipeline& p = r.pipeline(a.texel ? "peak_bandwidth_texel" : "peak_bandwidth", {a.wg, a.items});
   r.dispatch(p, {{a.x, false}, {a.y, true}}, PeakBandwidthPush{uint32_t(a.x->numel() / 4), groups},
              r.fold(groups), op);
-  return {op, "default", {{"WG", a.wg}, {"ITEMS", a.items}}, double(a.x->numel()), double(a.x->bytes())};
+  return {op, a.texel ? "texel" : "default", {{"WG", a.wg}, {"ITEMS", a.items}}, double(a.x->numel()),
+          double(a.x->bytes())};
 }
 
 // ---- descriptors: internal, for `vkformer kernel peak_fma` and the op test ----
@@ -74,7 +78,12 @@ OpCase peak_bandwidth_case(Context& ctx, const OpShape& o) {
   a.wg = peak_bandwidth_workgroup(ctx.caps());
   a.x = &D->t(ctx.tensor({n}, *x));
   a.y = &D->t(ctx.tensor({int64_t(peak_bandwidth_groups(a)) * a.wg}));
-  return cases::make(D, "floats=" + std::to_string(n), [a](Recorder& rec, const std::string&) { return peak_bandwidth(rec, a); },
+  return cases::make(D, "floats=" + std::to_string(n),
+                     [a](Recorder& rec, const std::string& variant) {
+                       PeakBandwidthArgs b = a;
+                       b.texel = variant == "texel";
+                       return peak_bandwidth(rec, b);
+                     },
                      cases::against(ctx, *a.y, [a, x] { return ref::peak_bandwidth(*x, a); }));
 }
 
@@ -86,7 +95,7 @@ VKF_OP_DESCRIPTOR(peak_fma) {
 }
 
 VKF_OP_DESCRIPTOR(peak_bandwidth) {
-  return {"peak_bandwidth", "device peak, memory: streams n floats with vec4 loads", {"default"}, {"WG", "ITEMS"},
+  return {"peak_bandwidth", "device peak, memory: streams n floats with vec4 loads", {"default", "texel"}, {"WG", "ITEMS"},
           {"n"}, {}, peak_bandwidth_case, nullptr, /*internal=*/true};
 }
 

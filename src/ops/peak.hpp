@@ -27,10 +27,13 @@ struct PeakBandwidthArgs {
   const Tensor* x = nullptr;  ///< [4·n_vec4] f32
   Tensor* y = nullptr;        ///< [groups·wg] f32
   uint32_t wg = 256, items = 16;
+  bool texel = false;  ///< x read through an RGBA32F texel buffer (peak_bandwidth_texel_ok)
 };
 OpInfo peak_bandwidth(Recorder& rec, const PeakBandwidthArgs& a);
 /// Workgroups peak_bandwidth() dispatches over x.
 uint32_t peak_bandwidth_groups(const PeakBandwidthArgs& a);
+/// Whether x can be read as texels (the device's RGBA32F texel buffers, within their limits).
+bool peak_bandwidth_texel_ok(const PeakBandwidthArgs& a, const Capabilities& c);
 /// The workgroup size peak_bandwidth is measured with on a device.
 uint32_t peak_bandwidth_workgroup(const Capabilities& c);
 
