@@ -79,6 +79,7 @@ TEST_P(GenerateTest, StagedDeviceTakesOneSubmissionPerPassAndStep) {
   const ForwardOutput want = mapped.forward({src[0]}, tgt);
   const ForwardOutput got = s.forward({src[0]}, tgt);
   EXPECT_EQ(s.stats().submissions, 1u);
+  EXPECT_GT(s.stats().queue_ms, 0.0);  // its one submission, timed to its fence
   EXPECT_EQ(got.data, want.data);
   EXPECT_EQ(staged.validation_messages(), 0u) << staged.last_validation_message();
 }

@@ -175,6 +175,9 @@ GenerateOptions read_generation_config(const std::string& dir, GenerateOptions d
 /// (which submits nothing; its dispatches are those it recorded).
 struct RunStats {
   uint64_t submissions = 0;       ///< queue submissions in all
+  /// Of the call's wall time, the time its passes spent in the queue (submission
+  /// to fence); the rest is the host's (uploads of the call's own, recording, reading).
+  double queue_ms = 0;
   uint64_t steps = 0;             ///< decode steps after the first token's pass
   uint64_t dispatches = 0;        ///< dispatches of the last recorded command buffer
   std::vector<double> step_ms;    ///< wall time of each decode step (record, submit, wait, read)

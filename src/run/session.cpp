@@ -27,9 +27,11 @@ auto guarded(Session::Impl& s, RunStats& stats, const char* call, Describe&& des
   s.last_timings.clear();
   RunStats run;
   const uint64_t before = s.ctx.submissions();
+  const double queued = s.queue_ms;
   auto result = with_context([&] { return std::string(call) + " (" + describe(run) + ")"; },
                              [&] { return body(run); });
   run.submissions = s.ctx.submissions() - before;
+  run.queue_ms = s.queue_ms - queued;
   run.dispatches = s.last_dispatches;
   run.timings = std::move(s.last_timings);
   stats = std::move(run);

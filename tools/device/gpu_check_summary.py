@@ -249,6 +249,12 @@ for name, prec, vk, vk_sps, t, t16, st in enc_rows:
              f"{pct(vk_sps, t['sequences_per_s'] if t else None)} | {pct(vk_sps, t16['sequences_per_s'] if t16 else None)} | {st} |")
 L.append("")
 
+def fwd_split(fw):
+    """A forward pass's wall ms = queue + host (device ms); older JSON has no split."""
+    split = f" = {fmt(fw['queue_ms'], 2)} + {fmt(fw['host_ms'], 2)}" if "queue_ms" in fw else ""
+    return f"{fmt(fw['wall_ms'], 2)}{split} ({fmt(fw['total_ms'], 2)})"
+
+
 L.append("## Decode, batch 1, greedy (tokens/s)")
 L.append("")
 L.append("vkformer: `bench model` decode step at the context (wall, KV cache); torch: eager `generate` "
@@ -261,7 +267,7 @@ L.append("")
 L.append("vkformer step ms: its wall time = in the queue (submission to fence) + on the host (recording, "
          "inputs, logits read), then its submissions and its profiled device time.")
 L.append("")
-L.append("| model | context | precision | vkformer tok/s | torch tok/s | vk / torch | vkformer step ms = queue + host (submissions; device ms) | vkformer forward ms (device ms) | torch prefill+1 ms | vkformer step |")
+L.append("| model | context | precision | vkformer tok/s | torch tok/s | vk / torch | vkformer step ms = queue + host (submissions; device ms) | vkformer forward ms = queue + host (device ms) | torch prefill+1 ms | vkformer step |")
 L.append("|---|---:|---|---:|---:|---:|---|---:|---:|---|")
 for name, ctx, prec, vk, t, st in dec_rows:
     vtps = 1000 / vk["decode_step"]["wall_ms"] if vk and vk.get("decode_step") else None
@@ -272,7 +278,7 @@ for name, ctx, prec, vk, t, st in dec_rows:
     split = (f"{fmt(ds['wall_ms'], 2)} = {fmt(ds.get('queue_ms'), 2)} + {fmt(ds.get('host_ms'), 2)} "
              f"({ds['submissions']}; {fmt(ds['total_ms'], 2)})" if ds else "–")
     L.append(f"| {name} | {ctx}{'' if str(actual) == ctx else f' ({actual})'} | {prec} | {fmt(vtps)} | {fmt(ttps)} | {ratio} | {split} | "
-             f"{fmt(vk['forward']['wall_ms'], 2) + ' (' + fmt(vk['forward']['total_ms'], 2) + ')' if vk else '–'} | "
+             f"{fwd_split(vk['forward']) if vk else '–'} | "
              f"{fmt(t['prefill_plus_one_ms'], 2) if t else '–'} | {st} |")
 L.append("")
 

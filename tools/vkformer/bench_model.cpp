@@ -35,6 +35,7 @@ double ms_since(std::chrono::steady_clock::time_point t0) {
 /// Wall-clock figures without timestamps: what a user of the library sees.
 struct WallFigures {
   double forward_ms = 0, step_ms = 0, recompute_ms = 0;
+  double forward_queue_ms = 0;  ///< of forward_ms: submission until the fence
   double generate_ms = 0;  ///< a whole generate(): encoder (or prompt) and every decode step
   uint64_t forward_submissions = 0, forward_dispatches = 0;
   uint64_t generate_submissions = 0, steps = 0, step_dispatches = 0;
@@ -46,24 +47,29 @@ struct WallFigures {
 /// its plan and compile its pipelines.
 WallFigures measure_wall(Session& s, const Workload& w, unsigned repeat) {
   WallFigures f;
-  std::vector<double> fwd, full, gen;
+  std::vector<double> full, gen;
+  std::vector<std::pair<double, double>> fwd;  // (wall, queue) of each run
   for (unsigned i = 0; i <= repeat; ++i) {
     auto t0 = std::chrono::steady_clock::now();
     s.forward(w.src, w.tgt);
-    if (i) fwd.push_back(ms_since(t0));
+    if (i) fwd.emplace_back(ms_since(t0), s.stats().queue_ms);
     f.forward_submissions = s.stats().submissions;
     f.forward_dispatches = s.stats().dispatches;
   }
-  f.forward_ms = median(fwd);
+  std::sort(fwd.begin(), fwd.end());  // the median run, both of its figures
+  std::tie(f.forward_ms, f.forward_queue_ms) = fwd[fwd.size() / 2];
   if (!w.decodes) return f;
   GenerateOptions g;
   g.max_new_tokens = w.max_new_tokens;
   g.stop_at_eos = false;
   g.kv_cache = w.kv_cache;
   std::vector<std::pair<double, double>> step;  // (wall, queue) of each run's last step
-  for (unsigned i = 0; i < repeat; ++i) {  // the last step is at w.position; earlier ones warm up
+  // The last step is at w.position. The first call is untimed, as the forward
+  // pass's: its steps compile their pipelines (host time, as they record).
+  for (unsigned i = 0; i <= repeat; ++i) {
     auto t0 = std::chrono::steady_clock::now();
     s.generate(w.src, g);
+    if (!i) continue;
     gen.push_back(ms_since(t0));
     step.emplace_back(s.stats().step_ms.back(), s.stats().step_queue_ms.back());
     f.step_submissions = s.stats().step_submissions;
@@ -344,10 +350,9 @@ int run_bench_model(const ContextOptions& ctx_opts, const BenchModelOptions& o) 
   };
   row("device time (ms, profiled)", "%12.3f", p.forward.total_ms, p.step.total_ms);
   row("wall time (ms, unprofiled)", "%12.3f", f.forward_ms, f.step_ms);
-  if (w.decodes) {  // where a step's wall time goes: the queue (device and driver) or the host
-    std::printf("  %-26s %12s %12.3f\n", "  of it in the queue", "", f.step_queue_ms);
-    std::printf("  %-26s %12s %12.3f\n", "  of it on the host", "", f.step_ms - f.step_queue_ms);
-  }
+  // Where the wall time goes: the queue (device and driver) or the host (recording, reading back).
+  row("  of it in the queue", "%12.3f", f.forward_queue_ms, f.step_queue_ms);
+  row("  of it on the host", "%12.3f", f.forward_ms - f.forward_queue_ms, f.step_ms - f.step_queue_ms);
   row("tokens/s (wall)", "%12.1f", double(w.tokens) * 1000.0 / f.forward_ms,
       f.step_ms > 0 ? o.batch * 1000.0 / f.step_ms : 0.0);
   row("submissions", "%12.0f", double(f.forward_submissions), step_subs);
@@ -381,6 +386,8 @@ int run_bench_model(const ContextOptions& ctx_opts, const BenchModelOptions& o) 
                   {"tgt_len", o.tgt_len}, {"decode_position", w.position}};
     j["repeat"] = o.repeat;
     j["forward"] = pass_json(p.forward, f.forward_ms, double(f.forward_submissions), w.tokens);
+    j["forward"]["queue_ms"] = f.forward_queue_ms;
+    j["forward"]["host_ms"] = f.forward_ms - f.forward_queue_ms;
     if (w.decodes) {
       j["decode_step"] = pass_json(p.step, f.step_ms, step_subs, o.batch);
       j["decode_step"]["queue_ms"] = f.step_queue_ms;
