@@ -43,6 +43,12 @@ struct WallFigures {
   double step_queue_ms = 0;       ///< of step_ms: submission until the fence; the rest is the host's
 };
 
+/// Of (wall, queue) times, the run with the median wall time, both of its figures.
+std::pair<double, double> median_wall_queue(std::vector<std::pair<double, double>> runs) {
+  std::sort(runs.begin(), runs.end());
+  return runs[runs.size() / 2];
+}
+
 /// Medians over `repeat` runs; each kind is run once first, untimed, to create
 /// its plan and compile its pipelines.
 WallFigures measure_wall(Session& s, const Workload& w, unsigned repeat) {
@@ -56,8 +62,7 @@ WallFigures measure_wall(Session& s, const Workload& w, unsigned repeat) {
     f.forward_submissions = s.stats().submissions;
     f.forward_dispatches = s.stats().dispatches;
   }
-  std::sort(fwd.begin(), fwd.end());  // the median run, both of its figures
-  std::tie(f.forward_ms, f.forward_queue_ms) = fwd[fwd.size() / 2];
+  std::tie(f.forward_ms, f.forward_queue_ms) = median_wall_queue(fwd);
   if (!w.decodes) return f;
   GenerateOptions g;
   g.max_new_tokens = w.max_new_tokens;
@@ -77,8 +82,7 @@ WallFigures measure_wall(Session& s, const Workload& w, unsigned repeat) {
     f.steps = s.stats().steps;
     f.step_dispatches = s.stats().dispatches;
   }
-  std::sort(step.begin(), step.end());  // the median step, both of its figures
-  std::tie(f.step_ms, f.step_queue_ms) = step[step.size() / 2];
+  std::tie(f.step_ms, f.step_queue_ms) = median_wall_queue(step);
   f.generate_ms = median(gen);
   for (unsigned i = 0; i <= repeat; ++i) {
     auto t0 = std::chrono::steady_clock::now();
