@@ -77,6 +77,46 @@ TEST_F(ModelLoading, CrossAttentionSplit) {
   EXPECT_EQ(ctx().read(l.cross_kv.b).back(), 1023.f);
 }
 
+// Under a block precision every linear layer's matrix (the packed in_proj, its
+// cross-attention split included) is stored in the format, holding what ggml's
+// quantizer makes of the file's rows; the rest is stored as in f16.
+TEST_F(ModelLoading, QuantizedMatrices) {
+  if (!has_f16()) GTEST_SKIP() << "block precisions store the other tensors in f16";
+  json cfg = tiny_config(Kind::EncDec);
+  cfg["d_model"] = 32, cfg["d_ff"] = 64;
+  WeightOptions o;
+  o.generator = true;
+  const TensorMap file = tiny_weights(cfg, o);
+  auto model = Model::load(ctx(), write_model("quantized", cfg, file), Precision::Q8_0);
+  const TransformerWeights& w = transformer_weights(*model);
+  auto rounded = [](const std::vector<float>& v) {
+    return ref::dequantize(WeightFormat::Q8_0, ref::quantize(WeightFormat::Q8_0, v.data(), v.size()).data(), v.size());
+  };
+  size_t matrices = 0;
+  for (const auto& [name, t] : named_tensors(model->config(), w)) {
+    SCOPED_TRACE(name);
+    const bool matrix = name.find("in_proj_weight") != std::string::npos ||
+                        (t->shape().size() == 2 && name.find("embed") == std::string::npos &&
+                         name.find("_pos.") == std::string::npos);
+    const std::vector<float> v = file_values(file.at(name));
+    EXPECT_EQ(t->dtype(), matrix ? DType::Q8_0 : DType::F16);
+    EXPECT_EQ(ctx().read(*t), matrix ? rounded(v) : round_to_half(v));
+    matrices += matrix;
+  }
+  EXPECT_EQ(matrices, 2u * 4 + 5u + 1u);  // 2 encoder layers' 4; the decoder's self-attention 2, cross out, FFN 2; generator
+  const auto& l = w.decoder[0];
+  const std::vector<float> in_proj = file_values(file.at("transformer.decoder.layers.0.multihead_attn.in_proj_weight"));
+  EXPECT_EQ(l.cross_q.w.dtype(), DType::Q8_0);
+  EXPECT_EQ(l.cross_kv.w.dtype(), DType::Q8_0);
+  EXPECT_EQ(ctx().read(l.cross_q.w), rounded(slice(in_proj, 0, 32 * 32)));
+  EXPECT_EQ(ctx().read(l.cross_kv.w), rounded(slice(in_proj, 32 * 32, 3 * 32 * 32)));
+  uint64_t q8 = 0;
+  for (const WeightMemory& m : model->weight_memory())
+    if (m.dtype == DType::Q8_0) q8 = m.bytes;
+  // Encoder layers: qkv 3, out 1 (d × d) and the FFN; the decoder's: self 4, cross 4; the generator's 13 rows.
+  EXPECT_EQ(q8, dtype_bytes(DType::Q8_0, 2 * (4 * 32 * 32 + 2 * 32 * 64) + (8 * 32 * 32 + 2 * 32 * 64) + 13 * 32));
+}
+
 /// Writes a model and expects Model::load to fail naming the safetensors file and `needle`.
 void expect_load_error(Context& ctx, const std::string& name, const json& cfg, const TensorMap& file,
                        const std::string& needle) {

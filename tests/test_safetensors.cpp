@@ -223,6 +223,29 @@ TEST(SafeTensors, HeaderErrors) {
                       "\"__metadata__\" must be an object of strings");
 }
 
+// `vkformer quantize`'s files: a U8 tensor named in __metadata__ as a block format
+// is read as that format's values; anything else it says is an error naming it.
+TEST(SafeTensors, BlockFormatMetadata) {
+  const std::string ok = R"({"__metadata__": {"vkformer.format.w": "Q8_0"},
+                             "w": {"dtype": "U8", "shape": [2, 68], "data_offsets": [0, 136]}})";
+  const SafeTensorsFile f(write_st("blocks", safetensors_raw(ok, std::string(136, '\0'))));
+  EXPECT_EQ(f.get("w").dtype, "Q8_0");
+  EXPECT_EQ(f.get("w").shape, (std::vector<int64_t>{2, 64}));
+  EXPECT_EQ(f.get("w").bytes, 136u);
+  expect_header_error("blocks-no-tensor", R"({"__metadata__": {"vkformer.format.v": "Q8_0"},
+                      "w": {"dtype": "U8", "shape": [2, 68], "data_offsets": [0, 136]}})", 136,
+                      "__metadata__ \"vkformer.format.v\": there is no tensor \"v\"");
+  expect_header_error("blocks-format", R"({"__metadata__": {"vkformer.format.w": "Q5_0"},
+                      "w": {"dtype": "U8", "shape": [2, 68], "data_offsets": [0, 136]}})", 136,
+                      "\"Q5_0\" is not a block format (Q8_0, Q4_0, Q4_1, Q4_K, Q6_K)");
+  expect_header_error("blocks-dtype", R"({"__metadata__": {"vkformer.format.w": "Q8_0"},
+                      "w": {"dtype": "F32", "shape": [2, 17], "data_offsets": [0, 136]}})", 136,
+                      "tensor \"w\" must be U8 [..., whole Q8_0 blocks of 34 bytes], got F32 [2, 17]");
+  expect_header_error("blocks-row", R"({"__metadata__": {"vkformer.format.w": "Q4_0"},
+                      "w": {"dtype": "U8", "shape": [4, 34], "data_offsets": [0, 136]}})", 136,
+                      "must be U8 [..., whole Q4_0 blocks of 18 bytes], got U8 [4, 34]");
+}
+
 TEST(SafeTensors, LayoutErrors) {
   expect_header_error("overlap",
                       R"({"a": {"dtype": "F32", "shape": [2], "data_offsets": [0, 8]},

@@ -113,6 +113,30 @@ void check_special_ids(const ModelConfig& cfg, const Tokenizer& tok, const std::
 /// may say WeightFormat.
 using Precision = WeightFormat;
 
+/// Device bytes of a model's weights stored in one type (Model::weight_memory).
+struct WeightMemory {
+  DType dtype;
+  uint64_t bytes;
+};
+
+/// What quantize_model wrote.
+struct QuantizeReport {
+  uint64_t tensors = 0;    ///< tensors in the output file
+  uint64_t quantized = 0;  ///< of them quantized here (the linear layers' float matrices)
+  uint64_t bytes_in = 0, bytes_out = 0;  ///< the tensors' bytes read and written
+};
+
+/// `vkformer quantize`: writes OUT_DIR, model directory IN_DIR with its linear layers'
+/// matrices in `format` (Q8_0, Q4_0 or Q4_1, quantized as `Model::load(..., format)`
+/// does at load: ggml's reference quantizers) in one model.safetensors, and its other
+/// files (config, tokenizer, sentence-transformers' modules) copied. A block tensor is
+/// stored as U8 rows of its bytes and named in `__metadata__` ("vkformer.format.NAME":
+/// "Q4_0"), so the file stays valid safetensors; Model::load uploads such tensors as
+/// stored, under any precision. OUT_DIR must not exist; it appears whole or not at all.
+/// @throws vkf::Error naming the file and tensor (rows not whole blocks, a matrix already
+/// in another block format) or OUT_DIR.
+QuantizeReport quantize_model(const std::string& in_dir, const std::string& out_dir, Precision format);
+
 /// What a Session can be asked to do with a model; each family supports some.
 enum class Task { Forward, Generate, Embed };
 
@@ -168,6 +192,10 @@ class Model {
   /// count), values beyond the fp16 range in fp16 precision. The library does
   /// not print them; the CLI prints each as "vkformer: warning: ...".
   const std::vector<std::string>& warnings() const;
+  /// Device bytes of the weights per storage type, largest first: under
+  /// --precision q4_0, the linear layers' matrices in q4_0 and the embeddings,
+  /// norms and biases in f16 (a tied head is its embedding table, counted once).
+  std::vector<WeightMemory> weight_memory() const;
 
   Model(Context& ctx, ModelConfig config, Precision precision, std::unique_ptr<ModelWeights> w);
 

@@ -33,13 +33,7 @@ const SafeTensor& Loader::checked(const std::string& name, const std::vector<int
 
 std::optional<DType> Loader::stored_blocks(const std::string& name) const {
   if (!files_.has(name)) return std::nullopt;
-  const std::string& stored = files_.get(name).dtype;  // GGUF's names: "Q4_1"
-  for (DType t : {DType::Q8_0, DType::Q4_0, DType::Q4_1, DType::Q4_K, DType::Q6_K}) {
-    std::string upper = dtype_name(t);
-    for (char& ch : upper) ch = char(std::toupper(static_cast<unsigned char>(ch)));
-    if (stored == upper) return t;
-  }
-  return std::nullopt;
+  return block_dtype_named(files_.get(name).dtype);  // GGUF's names: "Q4_1"
 }
 
 std::vector<uint8_t> Loader::fetch_blocks(const std::string& name, const std::vector<int64_t>& shape,
@@ -98,7 +92,7 @@ Tensor Loader::upload(const std::vector<int64_t>& shape, const std::vector<float
   }
   if (!ctx_) return {};  // checking only
   return with_context([&] { return "uploading " + tensor_what(name, shape, dtype); },
-                      [&] { return ctx_->tensor(shape, v, dtype); });
+                      [&] { return counted(ctx_->tensor(shape, v, dtype)); });
 }
 
 Tensor Loader::upload_matrix(const std::vector<int64_t>& shape, const std::vector<float>& v,
@@ -114,7 +108,7 @@ Tensor Loader::upload_matrix(const std::vector<int64_t>& shape, const std::vecto
     const std::vector<uint8_t> b = ref::quantize(weight_format_of(matrices_), v.data(), v.size());
     Tensor t = ctx_->tensor(shape, matrices_);
     ctx_->write_bytes(t, b.data(), b.size());
-    return t;
+    return counted(std::move(t));
   });
 }
 
@@ -134,7 +128,7 @@ Tensor Loader::upload_blocks(const std::vector<int64_t>& shape, WeightFormat for
   return with_context([&] { return "uploading " + tensor_what(name, shape, dt); }, [&] {
     Tensor t = ctx_->tensor(shape, dt);
     ctx_->write_bytes(t, bytes, n);
-    return t;
+    return counted(std::move(t));
   });
 }
 
@@ -142,6 +136,49 @@ Tensor Loader::upload_part(const std::vector<int64_t>& shape, const std::vector<
                            size_t end, const std::string& name) {
   if (dry_) return upload(shape, {}, name);
   return upload(shape, {v.begin() + std::ptrdiff_t(begin), v.begin() + std::ptrdiff_t(end)}, name);
+}
+
+Tensor Loader::upload_matrix_part(const std::vector<int64_t>& shape, const std::vector<float>& v, size_t begin,
+                                  size_t end, const std::string& name) {
+  if (dry_) return upload_matrix(shape, {}, name);
+  return upload_matrix(shape, {v.begin() + std::ptrdiff_t(begin), v.begin() + std::ptrdiff_t(end)}, name);
+}
+
+Tensor Loader::load_transposed_matrix(const std::string& name, int64_t out, int64_t in, const std::string& out_dims,
+                                      const std::string& in_dims, const std::string& why) {
+  note_matrix(name, true);
+  if (stored_blocks(name)) return load_stored(name, {out, in}, "[" + out_dims + ", " + in_dims + "]", why);
+  const std::vector<float> w = fetch(name, {in, out}, "[" + in_dims + ", " + out_dims + "]", why);
+  std::vector<float> t(w.size());
+  if (!w.empty())
+    for (int64_t i = 0; i < in; ++i)
+      for (int64_t o = 0; o < out; ++o) t[size_t(o * in + i)] = w[size_t(i * out + o)];
+  return upload_matrix({out, in}, t, name + " (transposed)");
+}
+
+Tensor Loader::stacked_matrix(const std::vector<MatrixPart>& parts, int64_t in, const std::string& why,
+                              const std::string& name) {
+  const std::optional<DType> blocks = parts.empty() ? std::nullopt : stored_blocks(parts[0].name);
+  bool as_stored = bool(blocks);
+  for (const MatrixPart& part : parts) as_stored = as_stored && stored_blocks(part.name) == blocks;
+  int64_t rows = 0;
+  std::vector<float> w;
+  std::vector<uint8_t> wb;
+  for (const MatrixPart& part : parts) {
+    note_matrix(part.name, false);
+    const std::string dims = "[" + part.dims + "]";
+    if (as_stored) {
+      const std::vector<uint8_t> b = fetch_blocks(part.name, {part.rows, in}, dims, why);
+      wb.insert(wb.end(), b.begin(), b.end());
+    } else {
+      const std::vector<float> v = fetch(part.name, {part.rows, in}, dims, why);
+      w.insert(w.end(), v.begin(), v.end());
+    }
+    rows += part.rows;
+  }
+  if (!as_stored) return upload_matrix({rows, in}, w, name);
+  const size_t n = dry_ ? size_t(dtype_bytes(*blocks, uint64_t(rows) * uint64_t(in))) : wb.size();
+  return upload_blocks({rows, in}, weight_format_of(*blocks), wb.data(), n, name);
 }
 
 LinearWeights Loader::linear(const std::string& prefix, int64_t out, int64_t in, const std::string& out_name,

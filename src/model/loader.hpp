@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <set>
 #include <string>
@@ -33,6 +34,8 @@ class Loader {
   bool uploads() const { return ctx_ && !dry_; }
   /// Device bytes the uploads of a dry run would take.
   uint64_t planned() const { return planned_; }
+  /// Bytes uploaded so far, per storage type.
+  const std::map<DType, uint64_t>& uploaded() const { return uploaded_; }
 
   /// The tensor's values, after checking its shape (empty in a dry run). `dims`
   /// names the shape's config fields; `why` says what makes the config expect this tensor.
@@ -52,9 +55,18 @@ class Loader {
   /// fetch, then upload_matrix.
   Tensor load_matrix(const std::string& name, const std::vector<int64_t>& shape, const std::string& dims,
                      const std::string& why) {
+    note_matrix(name, false);
     if (stored_blocks(name)) return load_stored(name, shape, dims, why);  // as stored, never re-quantized
     return upload_matrix(shape, fetch(name, shape, dims, why), name);
   }
+  /// A linear layer's matrix stored transposed, [in, out] (GPT-2's Conv1D), uploaded
+  /// as [out, in]. Stored in a block format it holds [out, in] already (blocks run
+  /// along a row of the GEMM's W; `vkformer quantize` writes it so).
+  Tensor load_transposed_matrix(const std::string& name, int64_t out, int64_t in, const std::string& out_dims,
+                                const std::string& in_dims, const std::string& why);
+  /// Makes the loader record, by tensor name, each linear layer's matrix it is
+  /// asked for (true: stored transposed): what quantize_model quantizes.
+  void record_matrices(std::map<std::string, bool>* matrices) { matrices_seen_ = matrices; }
   /// Uploads a tensor that arrives already in a block format (a GGUF tensor):
   /// `n` bytes of `format`'s blocks, byte for byte, as `shape` (values; the
   /// innermost dim a multiple of the block). In a dry run: counts its bytes.
@@ -63,10 +75,23 @@ class Loader {
                        const std::string& name);
   /// What upload_matrix stores.
   DType matrix_dtype() const { return matrices_; }
+  /// One of the matrices stacked_matrix stacks: tensor `name` [rows, in]; `dims` names its shape's config fields.
+  struct MatrixPart {
+    std::string name;
+    int64_t rows;
+    std::string dims;
+  };
+  /// The parts stacked by rows into one [Σ rows, in] linear layer's matrix (a fused
+  /// QKV), stored as upload_matrix stores it. Parts all stored in one block format
+  /// (a GGUF's) are stacked as stored, whole rows of blocks, never re-quantized.
+  Tensor stacked_matrix(const std::vector<MatrixPart>& parts, int64_t in, const std::string& why,
+                        const std::string& name);
   /// Uploads v[begin, end) as `shape`: one part of a packed tensor.
   Tensor upload_part(const std::vector<int64_t>& shape, const std::vector<float>& v, size_t begin, size_t end,
                      const std::string& name);
-  /// fetch, then upload.
+  /// upload_matrix of v[begin, end): one linear layer's rows of a packed matrix.
+  Tensor upload_matrix_part(const std::vector<int64_t>& shape, const std::vector<float>& v, size_t begin, size_t end,
+                            const std::string& name);
   /// fetch, then upload; a tensor stored in a block format (a GGUF's) is uploaded as stored.
   Tensor load(const std::string& name, const std::vector<int64_t>& shape, const std::string& dims,
               const std::string& why) {
@@ -117,6 +142,14 @@ class Loader {
                      const std::string& why);
   /// Adds "<path>: what" to the warnings.
   void warn_in(const std::string& path, const std::string& what) const;
+  void note_matrix(const std::string& name, bool transposed) {
+    if (matrices_seen_ && files_.has(name)) (*matrices_seen_)[name] = transposed;
+  }
+  /// Adds an uploaded tensor's bytes to uploaded_.
+  Tensor counted(Tensor t) {
+    uploaded_[t.dtype()] += t.bytes();
+    return t;
+  }
 
   Context* ctx_;
   std::string binding_error_;
@@ -127,6 +160,8 @@ class Loader {
   std::vector<std::string>* warnings_;
   std::set<std::string> used_;
   uint64_t planned_ = 0;
+  std::map<DType, uint64_t> uploaded_;
+  std::map<std::string, bool>* matrices_seen_ = nullptr;
 };
 
 }  // namespace vkf

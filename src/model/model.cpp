@@ -2,6 +2,7 @@
 // directory, uploaded once.
 #include "vkformer/model.hpp"
 
+#include <algorithm>
 #include <filesystem>
 
 #include "model/family.hpp"
@@ -51,6 +52,13 @@ Model::Model(Context& ctx, ModelConfig config, Precision precision, std::unique_
 Model::~Model() = default;
 
 const std::vector<std::string>& Model::warnings() const { return weights_->warnings; }
+
+std::vector<WeightMemory> Model::weight_memory() const {
+  std::vector<WeightMemory> m;
+  for (const auto& [dtype, bytes] : weights_->uploaded) m.push_back({dtype, bytes});
+  std::stable_sort(m.begin(), m.end(), [](const WeightMemory& a, const WeightMemory& b) { return a.bytes > b.bytes; });
+  return m;
+}
 
 uint32_t Model::output_dim() const { return family_->output_dim(*this); }
 

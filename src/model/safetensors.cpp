@@ -6,6 +6,7 @@
 #include "model/safetensors.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cstring>
 #include <new>
 #include <map>
@@ -158,6 +159,25 @@ void SafeTensorsFile::parse() {
     tensors_.emplace(name, std::move(t));
   }
 
+  // `vkformer quantize`'s block tensors: U8 rows of blocks, named in __metadata__.
+  if (h.contains("__metadata__"))
+    for (const auto& [key, v] : h["__metadata__"].items()) {
+      if (key.rfind(kBlockFormatKey, 0) != 0) continue;
+      const std::string name = key.substr(kBlockFormatKey.size()), format = v.get<std::string>();
+      const std::string where = "__metadata__ \"" + printable(key) + "\": ";
+      const auto it = tensors_.find(name);
+      if (it == tensors_.end()) throw fail(where + "there is no tensor \"" + printable(name) + "\"");
+      const std::optional<DType> dt = block_dtype_named(format);
+      if (!dt) throw fail(where + "\"" + printable(format) + "\" is not a block format (Q8_0, Q4_0, Q4_1, Q4_K, Q6_K)");
+      SafeTensor& t = it->second;
+      const uint64_t row = t.shape.empty() ? 0 : uint64_t(t.shape.back());
+      if (t.dtype != "U8" || row == 0 || row % dtype_block_bytes(*dt))
+        throw fail(where + "tensor \"" + printable(name) + "\" must be U8 [..., whole " + format + " blocks of " +
+                   std::to_string(dtype_block_bytes(*dt)) + " bytes], got " + t.dtype + " " + shape_string(t.shape));
+      t.shape.back() = int64_t(row / dtype_block_bytes(*dt) * dtype_block(*dt));
+      t.dtype = format;
+    }
+
   // The tensors must cover the data section exactly once.
   std::vector<std::pair<const std::string*, const SafeTensor*>> order;
   for (const auto& [name, t] : tensors_) order.emplace_back(&name, &t);
@@ -190,6 +210,15 @@ const SafeTensor& SafeTensorsFile::get(const std::string& name) const {
   auto it = tensors_.find(name);
   if (it == tensors_.end()) throw Error(path_ + ": no tensor \"" + printable(name) + "\"");
   return it->second;
+}
+
+std::optional<DType> block_dtype_named(const std::string& dtype) {
+  for (DType t : {DType::Q8_0, DType::Q4_0, DType::Q4_1, DType::Q4_K, DType::Q6_K}) {
+    std::string upper = dtype_name(t);
+    for (char& ch : upper) ch = char(std::toupper(static_cast<unsigned char>(ch)));
+    if (dtype == upper) return t;
+  }
+  return std::nullopt;
 }
 
 std::string shape_string(const std::vector<int64_t>& shape) {

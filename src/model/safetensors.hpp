@@ -6,8 +6,11 @@
 #include <cstring>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
+
+#include "vkformer/tensor.hpp"
 
 namespace vkf {
 
@@ -23,6 +26,13 @@ struct SafeTensor {
 inline bool is_float_dtype(const std::string& dtype) {
   return dtype == "F32" || dtype == "F16" || dtype == "BF16";
 }
+/// The block format a tensor's dtype names in GGUF's spelling ("Q4_1"), or nullopt
+/// ("F32", "U8", ...): a GGUF's tensors, and a `vkformer quantize` file's.
+std::optional<DType> block_dtype_named(const std::string& dtype);
+/// `__metadata__` key prefix of a `vkformer quantize` file: "vkformer.format.NAME": "Q4_0"
+/// says that tensor NAME, stored as U8 [..., bytes of a row] (safetensors has no
+/// block dtypes), holds GGUF blocks of that type, [..., values of a row].
+inline const std::string kBlockFormatKey = "vkformer.format.";
 /// A bfloat16's value: its bits are the upper half of an fp32's (safetensors'
 /// and GGUF's BF16 tensors).
 inline float bf16_to_float(uint16_t b) {

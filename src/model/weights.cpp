@@ -47,6 +47,7 @@ std::unique_ptr<ModelWeights> load_weights(Context& ctx, const ModelConfig& cfg,
   }
   L.warn_unused();
   w->warnings = std::move(warnings);
+  w->uploaded = L.uploaded();
   return w;
 }
 

@@ -3,6 +3,7 @@
 // upload) that each family's build_weights runs through (src/families).
 #pragma once
 
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -32,6 +33,8 @@ struct ModelWeights {
   virtual ~ModelWeights() = default;
   /// Loading went on despite these (Model::warnings()).
   std::vector<std::string> warnings;
+  /// Device bytes uploaded, per storage type (Model::weight_memory()).
+  std::map<DType, uint64_t> uploaded;
 };
 
 /// Checks every tensor the config implies (name, shape, dtype F32/F16/BF16) in

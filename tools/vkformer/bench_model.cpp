@@ -18,6 +18,7 @@
 #include "usage_error.hpp"
 #include "output_file.hpp"
 #include "svg.hpp"
+#include "vk/memory.hpp"
 #include "vkformer/session.hpp"
 
 #ifndef VKF_VERSION
@@ -245,13 +246,26 @@ std::string shape_text(const ProfileOptions& o, const Workload& w) {
          (w.encdec ? ", tgt " + std::to_string(o.tgt_len) : std::string());
 }
 
-void print_model(const ModelConfig& c, const ProfileOptions& o) {
-  std::printf("model %s: %u+%u layers, d_model %u, %u heads, d_ff %u, %s weights\n", o.model_dir.c_str(),
-              c.encoder_layers, c.decoder_layers, c.d_model, c.n_heads, c.d_ff, o.precision.c_str());
+std::string weight_memory_text(const Model& m) {
+  uint64_t total = 0;
+  std::string parts;
+  for (const WeightMemory& w : m.weight_memory()) {
+    total += w.bytes;
+    parts += std::string(parts.empty() ? "" : ", ") + dtype_name(w.dtype) + " " + format_bytes(w.bytes);
+  }
+  return format_bytes(total) + " (" + parts + ")";
+}
+
+void print_model(const Model& m, const ProfileOptions& o) {
+  const ModelConfig& c = m.config();
+  std::printf("model %s: %u+%u layers, d_model %u, %u heads, d_ff %u, %s weights: %s\n", o.model_dir.c_str(),
+              c.encoder_layers, c.decoder_layers, c.d_model, c.n_heads, c.d_ff, o.precision.c_str(),
+              weight_memory_text(m).c_str());
 }
 
 
-Workload make_workload(const ModelConfig& c, bool has_generator, const ProfileOptions& o) {
+Workload make_workload(const Model& model, const ProfileOptions& o) {
+  const ModelConfig& c = model.config();
   if (o.batch < 1 || o.src_len < 1 || o.repeat < 1)
     throw UsageError("--batch, --src-len and --repeat must be at least 1");
   // Decoder-only, --tgt-len 0 times the first step after the prompt (at position src_len);
@@ -278,7 +292,8 @@ Workload make_workload(const ModelConfig& c, bool has_generator, const ProfileOp
   };
   Workload w;
   w.encdec = c.encoder_decoder();
-  w.decodes = has_generator;
+  // A model with a generator head decodes; a masked LM's vocabulary-wide output is no generator.
+  w.decodes = model.supports(Task::Generate) && model.output_dim() && model.output_dim() != c.d_model;
   for (unsigned b = 0; b < o.batch; ++b) {
     w.src.push_back(random_ids(o.src_len, c.src_vocab_size));
     if (w.encdec) {
@@ -308,10 +323,10 @@ int run_profile(const ContextOptions& ctx_opts, const ProfileOptions& o) {
   Context ctx(ctx_opts);
   auto model = load_model(ctx, o.model_dir, o.precision);
   const ModelConfig& c = model->config();
-  const Workload w = make_workload(c, model->output_dim() && model->output_dim() != c.d_model, o);
+  const Workload w = make_workload(*model, o);
   Session session(model);
   const WallFigures f = measure_wall(session, w, o.repeat);
-  print_model(c, o);
+  print_model(*model, o);
   std::printf("forward  %s: %.1f ms median of %u (%llu submission, %llu dispatches)\n",
               shape_text(o, w).c_str(), f.forward_ms, o.repeat,
               (unsigned long long)f.forward_submissions, (unsigned long long)f.forward_dispatches);
@@ -330,7 +345,7 @@ int run_bench_model(const ContextOptions& ctx_opts, const BenchModelOptions& o) 
   Context ctx(ctx_opts);
   auto model = load_model(ctx, o.model_dir, o.precision);
   const ModelConfig& c = model->config();
-  const Workload w = make_workload(c, model->output_dim() && model->output_dim() != c.d_model, o);
+  const Workload w = make_workload(*model, o);
   if (!ctx.caps().timestamps) throw Error("the device has no timestamp queries: bench model needs them");
   Session session(model);
   const WallFigures f = measure_wall(session, w, o.repeat);
@@ -341,7 +356,7 @@ int run_bench_model(const ContextOptions& ctx_opts, const BenchModelOptions& o) 
   const std::string driver = caps.driver_name.empty() ? "unknown" : caps.driver_name;
   std::printf("device %s (driver %s), vkformer %s (revision %s)\n", caps.device_name.c_str(),
               driver.c_str(), VKF_VERSION, revision.c_str());
-  print_model(c, o);
+  print_model(*model, o);
   std::printf("%s; decode step at position %u; medians of %u run(s)\n", shape_text(o, w).c_str(),
               w.position, o.repeat);
   const double step_subs = double(f.step_submissions);
@@ -386,6 +401,7 @@ int run_bench_model(const ContextOptions& ctx_opts, const BenchModelOptions& o) 
                    {"d_model", c.d_model},               {"n_heads", c.n_heads},
                    {"d_ff", c.d_ff},                     {"src_vocab_size", c.src_vocab_size},
                    {"tgt_vocab_size", c.tgt_vocab_size}, {"precision", o.precision}};
+    for (const WeightMemory& m : model->weight_memory()) j["weight_bytes"][dtype_name(m.dtype)] = m.bytes;
     j["shape"] = {{"batch", o.batch}, {"src_len", o.src_len},
                   {"tgt_len", o.tgt_len}, {"decode_position", w.position}};
     j["repeat"] = o.repeat;

@@ -31,7 +31,7 @@ int run_bench_model_compare(const ContextOptions& ctx_opts, const BenchModelOpti
               tuning_table(ctx).size());
   auto model = load_model(ctx, o.model_dir, o.precision);
   const ModelConfig& c = model->config();
-  const Workload w = make_workload(c, model->output_dim() && model->output_dim() != c.d_model, o);
+  const Workload w = make_workload(*model, o);
   // Session 0 runs (and records its plans) with the database suspended.
   Session s[2] = {Session(model), Session(model)};
   GenerateOptions g;
@@ -61,7 +61,7 @@ int run_bench_model_compare(const ContextOptions& ctx_opts, const BenchModelOpti
       }
   }
 
-  print_model(c, o);
+  print_model(*model, o);
   std::printf("%s; decode step at position %u; wall-clock medians of %u alternating run(s)\n\n",
               shape_text(o, w).c_str(), w.position, o.repeat);
   // Medians, and the fastest runs: on a machine whose speed drifts the minimum

@@ -134,6 +134,7 @@ struct Cli {
 
   bool devices_json = false;
   vkf::tools::ModelRunOptions forward;
+  vkf::tools::QuantizeOptions quantize;
   vkf::tools::GenerateCliOptions generate, chat;
   vkf::tools::KernelOptions kernel;
   bool kernel_no_check = false;
@@ -337,6 +338,16 @@ std::vector<Command> command_table(Cli& c) {
          t::check_output_path(c.forward.out, "--out");
          return t::run_forward(c.ctx, c.forward);
        }},
+
+      {"quantize", "write a copy of a model directory with its linear layers' matrices in q8_0, q4_0 or q4_1, "
+                   "loaded without re-quantizing",
+       [&](CLI::App& cmd) {
+         t::QuantizeOptions& o = c.quantize;
+         cmd.add_option("IN", o.in, "model directory (config.json + model.safetensors or shards)")->required();
+         cmd.add_option("OUT", o.out, "new directory to write (must not exist)")->required();
+         cmd.add_option("--type", o.type, "block format: q8_0, q4_0 or q4_1")->required();
+       },
+       [&] { return t::run_quantize(c.quantize); }},
 
       {"generate", "continue prompts (ids, or text with the directory's tokenizer) with the KV cache: greedy, beam "
                    "search or sampling; defaults from generation_config.json",

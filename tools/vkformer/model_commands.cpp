@@ -8,6 +8,7 @@
 #include "npy.hpp"
 #include "terminal_text.hpp"
 #include "usage_error.hpp"
+#include "vk/memory.hpp"
 #include "vkformer/model.hpp"
 #include "vkformer/session.hpp"
 #include "vkformer/tuning.hpp"
@@ -66,6 +67,16 @@ std::shared_ptr<Model> load_model(Context& ctx, const std::string& dir, const st
   if (warnings.size() > kShown)
     std::fprintf(stderr, "vkformer: warning: %zu more warnings about %s not shown\n", warnings.size() - kShown, printable(dir).c_str());
   return model;
+}
+
+int run_quantize(const QuantizeOptions& o) {
+  const Precision format = parse_precision(o.type);
+  if (!is_block_format(format)) throw UsageError("--type must be q8_0, q4_0 or q4_1, got \"" + o.type + "\"");
+  const QuantizeReport r = quantize_model(o.in, o.out, format);
+  std::printf("wrote %s: %llu of %llu tensors quantized to %s (the linear layers' matrices), %s -> %s\n",
+              o.out.c_str(), (unsigned long long)r.quantized, (unsigned long long)r.tensors, o.type.c_str(),
+              format_bytes(r.bytes_in).c_str(), format_bytes(r.bytes_out).c_str());
+  return 0;
 }
 
 int run_forward(const ContextOptions& ctx_opts, const ModelRunOptions& o) {

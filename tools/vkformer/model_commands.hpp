@@ -22,6 +22,12 @@ struct ModelRunOptions {
   std::string out;                            ///< forward: the .npy path
 };
 
+struct QuantizeOptions {
+  std::string in, out, type;
+};
+/// `vkformer quantize IN OUT --type q4_0` (vkf::quantize_model).
+int run_quantize(const QuantizeOptions& o);
+
 /// "5,17,42" per argument -> ids; `option` names the argument in errors.
 /// @throws vkf::Error for anything but non-negative 32-bit integers.
 std::vector<Ids> parse_ids(const std::vector<std::string>& args, const char* option);
@@ -60,7 +66,7 @@ struct Workload {
 /// The workload of `profile`, `bench model` and `tune --model`: random ids
 /// (never pad, bos or eos) of the given batch and lengths. @throws UsageError for
 /// sizes of 0 or beyond the model's max_positions.
-Workload make_workload(const ModelConfig& c, bool has_generator, const ProfileOptions& o);
+Workload make_workload(const Model& model, const ProfileOptions& o);
 
 struct BenchModelOptions : ProfileOptions {
   std::string json, svg;  ///< output files; empty: none
@@ -74,8 +80,10 @@ int run_bench_model(const ContextOptions& ctx_opts, const BenchModelOptions& o);
 int run_bench_model_compare(const ContextOptions& ctx_opts, const BenchModelOptions& o);
 /// "batch 1, src 64, tgt 64".
 std::string shape_text(const ProfileOptions& o, const Workload& w);
-/// "model DIR: 6+6 layers, d_model 512, ...".
-void print_model(const ModelConfig& c, const ProfileOptions& o);
+/// "41.2 MiB (q4_0 30.1 MiB, f16 11.1 MiB)": the weights' device memory per storage type.
+std::string weight_memory_text(const Model& m);
+/// "model DIR: 6+6 layers, d_model 512, ..., q4_0 weights: 41.2 MiB (...)".
+void print_model(const Model& m, const ProfileOptions& o);
 
 /// `vkformer devices [--json]`.
 int run_devices(const ContextOptions& ctx_opts, bool json);

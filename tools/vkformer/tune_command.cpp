@@ -84,7 +84,7 @@ std::vector<Item> model_items(Context& ctx, const TuneOptions& o) {
   {
     auto model = load_model(ctx, o.model.model_dir, o.model.precision);
     const ModelConfig& c = model->config();
-    const Workload w = make_workload(c, model->output_dim() && model->output_dim() != c.d_model, o.model);
+    const Workload w = make_workload(*model, o.model);
     Session s(model);
     TuningCapture capture(ctx, seen);
     s.forward(w.src, w.tgt);

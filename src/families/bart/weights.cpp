@@ -14,19 +14,19 @@ namespace {
 /// PREFIX.{a,b,...}_proj concatenated by rows: one [n·d, d] weight and [n·d] bias.
 LinearWeights fused(Loader& L, const std::string& prefix, const std::vector<const char*>& parts, int64_t d,
                     const std::string& why) {
-  std::vector<float> w, b;
+  std::vector<Loader::MatrixPart> matrices;
+  std::vector<float> b;
   std::string names;
   for (const char* part : parts) {
     const std::string p = prefix + part + "_proj";
-    const std::vector<float> pw = L.fetch(p + ".weight", {d, d}, "[d_model, d_model]", why);
+    matrices.push_back({p + ".weight", d, "d_model, d_model"});
     const std::vector<float> pb = L.fetch(p + ".bias", {d}, "[d_model]", why);
-    w.insert(w.end(), pw.begin(), pw.end());
     b.insert(b.end(), pb.begin(), pb.end());
     names += std::string(names.empty() ? "" : ",") + part;
   }
   const int64_t n = int64_t(parts.size());
   const std::string name = prefix + "{" + names + "}_proj";
-  return {L.upload({n * d, d}, w, name + ".weight"), L.upload({n * d}, b, name + ".bias")};
+  return {L.stacked_matrix(matrices, d, why, name + ".weight"), L.upload({n * d}, b, name + ".bias")};
 }
 
 /// The first of `names` the files hold (else the first, so that the error names it).
@@ -130,8 +130,8 @@ std::unique_ptr<ModelWeights> BartFamily::build_weights(Loader& L, const ModelCo
       head.w = w->tgt_embed;
       L.ignore("lm_head.weight");
     } else {
-      head.w = L.load("lm_head.weight", {c.tgt_vocab_size, d}, "[vocab_size, d_model]",
-                      b.architecture + " with tie_word_embeddings false");
+      head.w = L.load_matrix("lm_head.weight", {c.tgt_vocab_size, d}, "[vocab_size, d_model]",
+                             b.architecture + " with tie_word_embeddings false");
     }
     // final_logits_bias is a buffer HF may leave out (zeros then): the head's bias.
     if (L.has("final_logits_bias")) {

@@ -12,14 +12,14 @@ namespace {
 /// Query, key and value [d, d] each, packed as the qkv projection [3d, d] the layers use.
 LinearWeights packed_qkv(Loader& L, const std::string& p, const char* const names[3], int64_t d,
                          const std::string& why) {
-  std::vector<float> w, b;
+  std::vector<Loader::MatrixPart> parts;
+  std::vector<float> b;
   for (int i = 0; i < 3; ++i) {
-    auto wi = L.fetch(p + names[i] + ".weight", {d, d}, "[hidden_size, hidden_size]", why);
+    parts.push_back({p + names[i] + ".weight", d, "hidden_size, hidden_size"});
     auto bi = L.fetch(p + names[i] + ".bias", {d}, "[hidden_size]", why);
-    w.insert(w.end(), wi.begin(), wi.end());
     b.insert(b.end(), bi.begin(), bi.end());
   }
-  return {L.upload_matrix({3 * d, d}, w, p + names[0] + "/key/value"), L.upload({3 * d}, b, p + "qkv bias")};
+  return {L.stacked_matrix(parts, d, why, p + names[0] + "/key/value"), L.upload({3 * d}, b, p + "qkv bias")};
 }
 
 /// The first of `names` the file holds (the others, when present too, are the same tied tensor).
@@ -56,7 +56,8 @@ void build_head(Loader& L, const ModelConfig& c, const BertConfig& b, const std:
       w.head_norm = L.norm(p + (distil ? "vocab_layer_norm" : roberta ? "layer_norm" : "transform.LayerNorm"), d, why);
       const std::string dec = p + (distil ? "vocab_projector" : "decoder");
       // Tied to the word embeddings, so save_pretrained leaves the weight out.
-      w.head_out.w = L.has(dec + ".weight") ? L.load(dec + ".weight", {V, d}, "[vocab_size, hidden_size]", why) : w.word;
+      w.head_out.w =
+          L.has(dec + ".weight") ? L.load_matrix(dec + ".weight", {V, d}, "[vocab_size, hidden_size]", why) : w.word;
       const std::string bias = distil ? dec + ".bias" : first_present(L, {p + "bias", dec + ".bias"});
       w.head_out.b = L.load(bias, {V}, "[vocab_size]", why);
       return;

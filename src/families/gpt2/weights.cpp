@@ -1,8 +1,8 @@
 // HF's tensor names for GPT-2. GPT2LMHeadModel prefixes the base model's
 // names with "transformer."; a bare GPT2Model's have no prefix. Both are read.
 // GPT-2's Conv1D stores weights [in, out], the transpose of nn.Linear's: they
-// are transposed once here, on the host, so the layers are the transformer
-// family's, with no extra pass at run time.
+// are transposed once at load, on the host (Loader::load_transposed_matrix), so
+// the layers are the transformer family's, with no extra pass at run time.
 #include "families/gpt2/config.hpp"
 #include "families/gpt2/family.hpp"
 #include "families/transformer/weights.hpp"
@@ -13,12 +13,7 @@ namespace {
 /// PREFIX.weight [in, out] and PREFIX.bias [out], as the LinearWeights [out, in] the GEMM takes.
 LinearWeights conv1d(Loader& L, const std::string& prefix, int64_t in, int64_t out, const std::string& in_name,
                      const std::string& out_name, const std::string& why) {
-  const std::vector<float> w = L.fetch(prefix + ".weight", {in, out}, "[" + in_name + ", " + out_name + "]", why);
-  std::vector<float> t(w.size());
-  if (!w.empty())
-    for (int64_t i = 0; i < in; ++i)
-      for (int64_t o = 0; o < out; ++o) t[size_t(o * in + i)] = w[size_t(i * out + o)];
-  return {L.upload({out, in}, t, prefix + ".weight (transposed)"),
+  return {L.load_transposed_matrix(prefix + ".weight", out, in, out_name, in_name, why),
           L.load(prefix + ".bias", {out}, "[" + out_name + "]", why)};
 }
 
@@ -52,7 +47,7 @@ std::unique_ptr<ModelWeights> Gpt2Family::build_weights(Loader& L, const ModelCo
     // Tied: save_pretrained leaves lm_head.weight out; the head is wte. No bias.
     LinearWeights head;
     head.w = !g.tied || L.has("lm_head.weight")
-                 ? L.load("lm_head.weight", {V, d}, "[vocab_size, n_embd]",
+                 ? L.load_matrix("lm_head.weight", {V, d}, "[vocab_size, n_embd]",
                           "architectures is GPT2LMHeadModel with tie_word_embeddings false")
                  : w->src_embed;
     w->generator = std::move(head);

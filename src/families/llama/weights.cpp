@@ -28,37 +28,22 @@ struct LayerLoader {
     return w;
   }
   /// q_proj [q, d], k_proj and v_proj [kv, d] (and their biases) stacked into one [q + 2·kv, d].
-  /// Three stored in one block format (a GGUF's) are stacked as stored: whole rows of blocks.
   LinearWeights qkv(const std::string& p, const std::string& why) const {
     const int64_t d = c.d_model, q = c.q_width(), kv = c.kv_width();
-    const std::optional<DType> blocks = L.stored_blocks(p + ".q_proj.weight");
-    const bool as_stored = blocks && L.stored_blocks(p + ".k_proj.weight") == blocks &&
-                           L.stored_blocks(p + ".v_proj.weight") == blocks;
-    std::vector<float> w, b;
-    std::vector<uint8_t> wb;
-    for (const auto& [name, rows, dims] : {std::tuple{"q_proj", q, "num_attention_heads·head_dim"},
-                                           std::tuple{"k_proj", kv, "num_key_value_heads·head_dim"},
-                                           std::tuple{"v_proj", kv, "num_key_value_heads·head_dim"}}) {
+    const char* q_dims = "num_attention_heads·head_dim";
+    const char* kv_dims = "num_key_value_heads·head_dim";
+    std::vector<Loader::MatrixPart> parts;
+    std::vector<float> b;
+    for (const auto& [name, rows, dims] : {std::tuple{"q_proj", q, q_dims}, std::tuple{"k_proj", kv, kv_dims},
+                                           std::tuple{"v_proj", kv, kv_dims}}) {
       const std::string n = p + "." + name;
-      const std::string shape = std::string("[") + dims + ", hidden_size]";
-      if (as_stored) {
-        const auto part = L.fetch_blocks(n + ".weight", {rows, d}, shape, why);
-        wb.insert(wb.end(), part.begin(), part.end());
-      } else {
-        const auto part = L.fetch(n + ".weight", {rows, d}, shape, why);
-        w.insert(w.end(), part.begin(), part.end());
-      }
+      parts.push_back({n + ".weight", rows, std::string(dims) + ", hidden_size"});
       if (qkv_bias) {
         const auto bias = L.fetch(n + ".bias", {rows}, std::string("[") + dims + "]", why);
         b.insert(b.end(), bias.begin(), bias.end());
       }
     }
-    const std::string stacked = p + ".{q,k,v}_proj.weight (stacked)";
-    LinearWeights out{as_stored ? L.upload_blocks({q + 2 * kv, d}, weight_format_of(*blocks), wb.data(),
-                                                  L.dry() ? size_t(dtype_bytes(*blocks, uint64_t(q + 2 * kv) * d)) : wb.size(),
-                                                  stacked)
-                                : L.upload_matrix({q + 2 * kv, d}, w, stacked),
-                      {}};
+    LinearWeights out{L.stacked_matrix(parts, d, why, p + ".{q,k,v}_proj.weight (stacked)"), {}};
     if (qkv_bias) out.b = L.upload({q + 2 * kv}, b, p + ".{q,k,v}_proj.bias (stacked)");
     return out;
   }

@@ -23,17 +23,13 @@ struct BlockLoader {
   /// PREFIX.weight [out, in], no bias.
   LinearWeights linear(const std::string& p, int64_t out, int64_t in, const char* out_name, const char* in_name,
                        const std::string& why) const {
-    return {L.load(p + ".weight", {out, in}, std::string("[") + out_name + ", " + in_name + "]", why), {}};
+    return {L.load_matrix(p + ".weight", {out, in}, std::string("[") + out_name + ", " + in_name + "]", why), {}};
   }
   /// The PREFIX.{names}.weight [inner, d] stacked into one [n·inner, d] weight.
   LinearWeights packed(const std::string& p, const std::vector<const char*>& names, const std::string& why) const {
-    const int64_t inner = c.q_width(), d = c.d_model;
-    std::vector<float> all;
-    for (const char* n : names) {
-      const auto w = L.fetch(p + "." + n + ".weight", {inner, d}, "[d_kv·num_heads, d_model]", why);
-      all.insert(all.end(), w.begin(), w.end());
-    }
-    return {L.upload({int64_t(names.size()) * inner, d}, all, p + " (packed)"), {}};
+    std::vector<Loader::MatrixPart> parts;
+    for (const char* n : names) parts.push_back({p + "." + n + ".weight", c.q_width(), "d_kv·num_heads, d_model"});
+    return {L.stacked_matrix(parts, c.d_model, why, p + " (packed)"), {}};
   }
   /// T5LayerNorm: γ only.
   NormWeights norm(const std::string& p, const std::string& why) const {
@@ -110,7 +106,7 @@ std::unique_ptr<ModelWeights> T5Family::build_weights(Loader& L, const ModelConf
   w->decoder_norm = NormWeights{L.upload({d}, g, "decoder.final_layer_norm.weight"), {}};
   LinearWeights head;
   head.w = t.tied ? w->src_embed
-                  : L.load("lm_head.weight", {V, d}, "[vocab_size, d_model]", "tie_word_embeddings is false");
+                  : L.load_matrix("lm_head.weight", {V, d}, "[vocab_size, d_model]", "tie_word_embeddings is false");
   if (t.tied) L.ignore("lm_head.weight");  // a tied copy, when saved
   w->generator = std::move(head);
   return w;

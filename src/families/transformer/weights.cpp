@@ -61,7 +61,7 @@ std::unique_ptr<ModelWeights> TransformerFamily::build_weights(Loader& L, const 
 
   // nn.MultiheadAttention packs Q, K and V in one in_proj_weight/in_proj_bias.
   auto in_proj = [&](const std::string& p, const std::string& why) {
-    return LinearWeights{L.load(p + ".in_proj_weight", {3 * d, d}, "[3·d_model, d_model]", why),
+    return LinearWeights{L.load_matrix(p + ".in_proj_weight", {3 * d, d}, "[3·d_model, d_model]", why),
                          L.load(p + ".in_proj_bias", {3 * d}, "[3·d_model]", why)};
   };
 
@@ -90,8 +90,9 @@ std::unique_ptr<ModelWeights> TransformerFamily::build_weights(Loader& L, const 
     const auto cb = L.fetch(p + ".multihead_attn.in_proj_bias", {3 * d}, "[3·d_model]", why);
     const std::string cn = p + ".multihead_attn.in_proj_";
     const size_t dd = size_t(d);
-    l.cross_q = {L.upload_part({d, d}, cw, 0, dd * dd, cn + "weight"), L.upload_part({d}, cb, 0, dd, cn + "bias")};
-    l.cross_kv = {L.upload_part({2 * d, d}, cw, dd * dd, 3 * dd * dd, cn + "weight"),
+    l.cross_q = {L.upload_matrix_part({d, d}, cw, 0, dd * dd, cn + "weight"),
+                 L.upload_part({d}, cb, 0, dd, cn + "bias")};
+    l.cross_kv = {L.upload_matrix_part({2 * d, d}, cw, dd * dd, 3 * dd * dd, cn + "weight"),
                   L.upload_part({2 * d}, cb, dd, 3 * dd, cn + "bias")};
     l.cross_out = L.linear(p + ".multihead_attn.out_proj", d, d, "d_model", "d_model", why);
     l.ff1 = L.linear(p + ".linear1", ff, d, "d_ff", "d_model", why);

@@ -1,0 +1,170 @@
+// quantize_model (`vkformer quantize`): a model directory rewritten with its
+// linear layers' matrices in a block format, as `--precision` would quantize them
+// at load, so that loading it uploads them as stored. Which tensors are the
+// matrices is the family's own weight map's answer (a dry run of build_weights
+// that records them), not a rule on names here.
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "model/family.hpp"
+#include "model/json_text.hpp"
+#include "model/loader.hpp"
+#include "model/tensor_files.hpp"
+#include "vkformer/model.hpp"
+#include "vkformer/reference.hpp"
+
+namespace vkf {
+namespace {
+
+namespace fs = std::filesystem;
+
+/// One tensor of the output file: where its bytes come from and how they are stored.
+struct OutTensor {
+  std::string name;
+  std::string dtype;             ///< safetensors dtype as written ("U8" for blocks)
+  std::vector<int64_t> shape;    ///< as written
+  uint64_t bytes = 0;
+  std::optional<DType> blocks;   ///< a block tensor: its format (__metadata__ names it)
+  bool quantize = false;         ///< made here from a float tensor
+  bool transposed = false;       ///< the file's [in, out] (GPT-2's Conv1D) quantized as [out, in]
+};
+
+/// The output entry of file tensor `name` (`matrix`: a linear layer's, with its transposition).
+OutTensor plan(const TensorFiles& files, const std::string& name, const std::optional<bool>& matrix, DType format) {
+  const SafeTensor& t = files.get(name);
+  const std::string where = files.path_of(name) + ": tensor \"" + printable(name) + "\" " + shape_string(t.shape);
+  OutTensor o{name, t.dtype, t.shape, t.bytes, block_dtype_named(t.dtype), false, false};
+  if (matrix && !o.blocks) {
+    if (!is_float_dtype(t.dtype) || t.shape.size() != 2)
+      throw Error(where + " " + t.dtype + ": a linear layer's matrix must be a 2-D F32, F16 or BF16 tensor");
+    o.quantize = true;
+    o.transposed = *matrix;
+    o.blocks = format;
+    if (o.transposed) o.shape = {t.shape[1], t.shape[0]};
+  } else if (matrix && o.blocks != format) {
+    throw Error(where + " is stored in " + t.dtype + " already; quantize from the float checkpoint");
+  }
+  if (!o.blocks) return o;
+  // Blocks are written as U8 rows of their bytes: [rows, bytes of a row].
+  const uint32_t block = dtype_block(*o.blocks);
+  const int64_t row = o.shape.empty() ? 0 : o.shape.back();
+  if (row <= 0 || row % block)
+    throw Error(where + ": rows of " + std::to_string(row) + " values are not whole " + dtype_name(*o.blocks) +
+                " blocks of " + std::to_string(block) + " (keep this model in f16 or f32)");
+  uint64_t rows = 1;
+  for (size_t i = 0; i + 1 < o.shape.size(); ++i) rows *= uint64_t(o.shape[i]);
+  o.bytes = dtype_bytes(*o.blocks, rows * uint64_t(row));
+  o.dtype = "U8";
+  o.shape = {int64_t(rows), int64_t(o.bytes / rows)};
+  return o;
+}
+
+/// The blocks of float tensor o.name, transposed first when o says so.
+std::vector<uint8_t> quantized(const TensorFiles& files, const OutTensor& o) {
+  std::vector<float> v = files.to_f32(o.name);
+  if (o.transposed) {
+    const std::vector<int64_t>& s = files.get(o.name).shape;  // [in, out]
+    std::vector<float> t(v.size());
+    for (int64_t i = 0; i < s[0]; ++i)
+      for (int64_t j = 0; j < s[1]; ++j) t[size_t(j * s[0] + i)] = v[size_t(i * s[1] + j)];
+    v.swap(t);
+  }
+  return ref::quantize(weight_format_of(*o.blocks), v.data(), v.size());
+}
+
+/// Writes OUT/model.safetensors: the header, then each tensor's bytes in order.
+void write_safetensors(const std::string& path, const TensorFiles& files, const std::vector<OutTensor>& out,
+                       DType format) {
+  nlohmann::ordered_json h;
+  h["__metadata__"] = {{"format", "pt"}, {"vkformer.quantized", dtype_name(format)}};
+  uint64_t offset = 0;
+  for (const OutTensor& o : out) {
+    h[o.name] = {{"dtype", o.dtype}, {"shape", o.shape}, {"data_offsets", {offset, offset + o.bytes}}};
+    offset += o.bytes;
+    if (o.blocks) {
+      std::string upper = dtype_name(*o.blocks);
+      for (char& ch : upper) ch = char(std::toupper(static_cast<unsigned char>(ch)));
+      h["__metadata__"][kBlockFormatKey + o.name] = upper;
+    }
+  }
+  std::string header = h.dump();
+  header.append((8 - header.size() % 8) % 8, ' ');  // the data section 8-aligned, as safetensors writes it
+  std::ofstream f(path, std::ios::binary);
+  uint8_t len[8];
+  for (int i = 0; i < 8; ++i) len[i] = uint8_t(uint64_t(header.size()) >> (8 * i));
+  f.write(reinterpret_cast<const char*>(len), 8);
+  f.write(header.data(), std::streamsize(header.size()));
+  for (const OutTensor& o : out) {
+    if (o.quantize) {
+      const std::vector<uint8_t> b = quantized(files, o);
+      f.write(reinterpret_cast<const char*>(b.data()), std::streamsize(b.size()));
+    } else {
+      f.write(reinterpret_cast<const char*>(files.bytes(o.name)), std::streamsize(o.bytes));
+    }
+    if (!f) break;
+  }
+  f.close();
+  if (!f) throw Error(path + ": cannot write (disk full?)");
+}
+
+}  // namespace
+
+QuantizeReport quantize_model(const std::string& in_dir, const std::string& out_dir, Precision format) {
+  if (format != Precision::Q8_0 && format != Precision::Q4_0 && format != Precision::Q4_1)
+    throw Error(std::string("quantize: no quantizer for ") + weight_format_name(format) + " (q8_0, q4_0 or q4_1)");
+  std::error_code ec;
+  if (fs::exists(out_dir, ec) || fs::is_symlink(out_dir, ec))
+    throw Error(out_dir + ": already exists; quantize writes a new directory and never overwrites one");
+  const ModelConfig config = load_config((fs::path(in_dir) / "config.json").string());
+  const WeightFiles weights(weights_path(in_dir));
+  const TensorFiles files = weights.view();
+  const DType dt = weight_format_info(format).dtype;
+
+  // The family's weight map says which tensors are linear layers' matrices.
+  std::map<std::string, bool> matrices;
+  Loader L(nullptr, files, DType::F32, true, nullptr, dt);
+  L.record_matrices(&matrices);
+  family_of(config).build_weights(L, config);
+
+  std::vector<OutTensor> out;
+  QuantizeReport r;
+  for (const SafeTensorsFile* f : files.files())
+    for (const auto& [name, t] : f->tensors()) {
+      const auto m = matrices.find(name);
+      out.push_back(plan(files, name, m == matrices.end() ? std::nullopt : std::optional<bool>(m->second), dt));
+      r.bytes_in += t.bytes;
+      r.bytes_out += out.back().bytes;
+      r.quantized += out.back().quantize;
+    }
+  r.tensors = out.size();
+  std::sort(out.begin(), out.end(), [](const OutTensor& a, const OutTensor& b) { return a.name < b.name; });
+
+  // Into a sibling directory, renamed at the end: OUT_DIR appears whole or not at all.
+  const fs::path target(out_dir);
+  const fs::path tmp = target.parent_path() / (target.filename().string() + ".partial-" + std::to_string(::getpid()));
+  fs::remove_all(tmp, ec);
+  try {
+    fs::create_directories(tmp);
+    // Everything but the weights (config, tokenizer, sentence-transformers' modules) as it is.
+    for (const fs::directory_entry& e : fs::directory_iterator(in_dir)) {
+      const std::string n = e.path().filename().string();
+      const bool weights_file = n.size() > 12 && (n.rfind(".safetensors") == n.size() - 12 ||
+                                                  n.find(".safetensors.index.json") != std::string::npos);
+      if (!weights_file) fs::copy(e.path(), tmp / n, fs::copy_options::recursive);
+    }
+    write_safetensors((tmp / "model.safetensors").string(), files, out, dt);
+    fs::rename(tmp, target);
+  } catch (const fs::filesystem_error& e) {
+    fs::remove_all(tmp, ec);
+    throw Error(out_dir + ": cannot write: " + e.code().message());
+  } catch (...) {
+    fs::remove_all(tmp, ec);
+    throw;
+  }
+  return r;
+}
+
+}  // namespace vkf
