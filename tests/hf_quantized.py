@@ -12,7 +12,9 @@ Llama; widths that are whole blocks of 32):
   rounded to fp16, as vkformer stores them, within 1e-4 of the largest output;
 - `vkformer quantize` writes those matrices once, as U8 rows of gguf.quants.quantize's
   bytes (named in __metadata__), and `forward` on its directory equals `forward` on the
-  original quantized at load, bit for bit. Refusals: one line, exit 1 (2), nothing written.
+  original quantized at load, bit for bit; a Llama F16 GGUF quantized to a q8_0 GGUF keeps
+  every metadata key (general.file_type set to MOSTLY_Q8_0) and tensor, its matrices =
+  gguf.quants.quantize, and loads to the same bits. Refusals: one line, exit 1 (2), nothing written.
 
 Usage: hf_quantized.py VKFORMER ROOT   (re-runs itself under tools/hf/.venv's python)
 """
@@ -31,6 +33,7 @@ if os.path.realpath(sys.prefix) != os.path.realpath(venv):  # re-run under the H
         sys.exit("FAIL: the HF reference venv is missing: run `bash tools/hf/setup-venv.sh`")
     os.execv(os.path.join(venv, "bin", "python"), [os.path.join(venv, "bin", "python"), os.path.abspath(__file__)] + sys.argv[1:])
 
+import gguf  # noqa: E402
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
 import transformers as tf  # noqa: E402
@@ -67,8 +70,8 @@ def models():
     yield "bert", tf.BertForMaskedLM(tf.BertConfig(
         vocab_size=96, hidden_size=64, num_hidden_layers=2, num_attention_heads=4, intermediate_size=128,
         max_position_embeddings=80, tie_word_embeddings=False)), [2, 5, 17, 42, 8, 3], None
-    yield "llama", tf.LlamaForCausalLM(tf.LlamaConfig(
-        vocab_size=96, hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=4,
+    yield "llama", tf.LlamaForCausalLM(tf.LlamaConfig(  # 320: room for the GGUF's byte tokens (below)
+        vocab_size=320, hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=4,
         num_key_value_heads=2, max_position_embeddings=32, tie_word_embeddings=False)), [1, 5, 17, 42, 8], None
 
 
@@ -164,6 +167,35 @@ for name, model, src, tgt in models():
         check(r.returncode == 0 and np.array_equal(np.load(quant_npy), np.load(npy)),
               f"{what}: forward on the quantized directory = on the original quantized at load, bit for bit")
 
+# A GGUF file in, a GGUF file out (as llama.cpp's llama-quantize): the tiny Llama as an F16 GGUF.
+f16_gguf, q_gguf = os.path.join(tmp, "llama-f16.gguf"), os.path.join(tmp, "llama-q8_0.gguf")
+subprocess.run([sys.executable, os.path.join(root, "tools", "hf", "bench_gpt2.py"), "gguf", os.path.join(tmp, "llama"),
+                "--out", f16_gguf], check=True, capture_output=True)
+r = run(["quantize", f16_gguf, q_gguf, "--type", "q8_0"])
+if check(r.returncode == 0, f"quantize llama F16 GGUF -> q8_0 GGUF ({(r.stdout + r.stderr).strip()[-300:]})"):
+    a, b = gguf.GGUFReader(f16_gguf), gguf.GGUFReader(q_gguf)
+    fields = lambda g: {k: [bytes(p) for p in f.parts] for k, f in g.fields.items() if not k.startswith("GGUF.")}
+    fa, fb = fields(a), fields(b)
+    check(set(fa) == set(fb) and all(fa[k] == fb[k] for k in fa if k != "general.file_type") and
+          int(b.fields["general.file_type"].parts[-1][0]) == 7,
+          f"q8_0 GGUF: the {len(fa)} metadata keys as in the F16 file, general.file_type 7 (MOSTLY_Q8_0)")
+    matrices = [t for t in a.tensors if t.name.startswith("blk.") and "norm" not in t.name] + \
+        [t for t in a.tensors if t.name == "output.weight"]
+    out = {t.name: t for t in b.tensors}
+    same = sum(out[t.name].tensor_type == GGMLQuantizationType.Q8_0 and
+               np.array_equal(np.asarray(out[t.name].data).reshape(-1),
+                              quantize(np.asarray(t.data).astype(np.float32), GGMLQuantizationType.Q8_0).reshape(-1))
+               for t in matrices)
+    kept = sum(out[t.name].tensor_type == t.tensor_type and np.array_equal(out[t.name].data, t.data)
+               for t in a.tensors if t not in matrices)
+    check(same == len(matrices) and kept == len(a.tensors) - len(matrices),
+          f"q8_0 GGUF: {same} of {len(matrices)} matrices = gguf.quants.quantize, {kept} other tensors as stored")
+    x, y = os.path.join(tmp, "gguf-q.npy"), os.path.join(tmp, "gguf-f16.npy")
+    rx = run(["forward", "--model", q_gguf, "--precision", "q8_0", "--src-ids", "1,5,17,42", "--out", x])
+    ry = run(["forward", "--model", f16_gguf, "--precision", "q8_0", "--src-ids", "1,5,17,42", "--out", y])
+    check(rx.returncode == 0 and ry.returncode == 0 and np.array_equal(np.load(x), np.load(y)),
+          "forward on the q8_0 GGUF = on the F16 GGUF quantized at load, bit for bit")
+
 # Refusals: one line, exit 1 (2 for usage), nothing written.
 out = os.path.join(tmp, "refused")
 hf = os.environ.get("VKF_HF_MODELS") or os.path.join(root, "build", "hf-models")
@@ -173,7 +205,9 @@ for args, code, needle, what in (
         (["quantize", os.path.join(tmp, "gpt2"), out, "--type", "f16"], 2, "--type must be", "a float type"),
         (["quantize", os.path.join(hf, "gpt2_lm"), out, "--type", "q4_0"], 1, "blocks of 32 values",
          "rows of 45 values"),
-        (["quantize", os.path.join(tmp, "missing"), out, "--type", "q4_0"], 1, "missing", "a missing input")):
+        (["quantize", os.path.join(tmp, "missing"), out, "--type", "q4_0"], 1, "missing", "a missing input"),
+        (["quantize", os.path.join(root, "models", "llm", "SmolLM2-135M-Instruct.Q4_1.gguf"), out, "--type", "q4_0"], 1,
+         "is stored in Q4_1 already", "requantizing a Q4_1 GGUF")):
     r = run(args)
     lines = r.stderr.strip().splitlines()
     left = [n for n in os.listdir(tmp) if n.startswith("refused")]

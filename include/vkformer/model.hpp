@@ -132,7 +132,9 @@ struct QuantizeReport {
 /// files (config, tokenizer, sentence-transformers' modules) copied. A block tensor is
 /// stored as U8 rows of its bytes and named in `__metadata__` ("vkformer.format.NAME":
 /// "Q4_0"), so the file stays valid safetensors; Model::load uploads such tensors as
-/// stored, under any precision. OUT_DIR must not exist; it appears whole or not at all.
+/// stored, under any precision. IN_DIR may be a GGUF file: OUT_DIR is then a GGUF file
+/// with its metadata (general.file_type set) and tensors, the matrices in `format`.
+/// OUT_DIR must not exist; it appears whole or not at all.
 /// @throws vkf::Error naming the file and tensor (rows not whole blocks, a matrix already
 /// in another block format) or OUT_DIR.
 QuantizeReport quantize_model(const std::string& in_dir, const std::string& out_dir, Precision format);

@@ -198,6 +198,74 @@ std::string GgufValue::describe() const {
   return s + (is_signed(type_) ? std::to_string(*to_i64()) : num(bits_));
 }
 
+// ---- writing -------------------------------------------------------------
+
+namespace {
+
+template <class T>
+void append_le(std::string& out, T v) {  // little-endian, as every host vkformer runs on
+  out.append(reinterpret_cast<const char*>(&v), sizeof v);
+}
+
+void append_string(std::string& out, const std::string& s) {
+  append_le<uint64_t>(out, s.size());
+  out += s;
+}
+
+}  // namespace
+
+GgufValue GgufValue::uint32(uint32_t v) {
+  GgufValue g;
+  g.type_ = GgufType::UINT32;
+  g.bits_ = v;
+  return g;
+}
+
+void GgufValue::append_to(std::string& out) const {
+  if (type_ == GgufType::STRING) return append_string(out, string_);
+  if (type_ != GgufType::ARRAY) {
+    out.append(reinterpret_cast<const char*>(&bits_), size_t(scalar_bytes(uint32_t(type_))));
+    return;
+  }
+  append_le<uint32_t>(out, uint32_t(elem_type_));
+  append_le<uint64_t>(out, size());
+  if (elem_type_ == GgufType::STRING) {
+    for (const std::string& e : strings_) append_string(out, e);
+  } else if (elem_type_ == GgufType::ARRAY) {
+    for (const GgufValue& e : arrays_) e.append_to(out);
+  } else {
+    out.append(reinterpret_cast<const char*>(raw_.data()), raw_.size());
+  }
+}
+
+std::string GgufFile::head(const std::map<std::string, GgufValue>& set, const std::vector<GgufTensorOut>& tensors) const {
+  std::vector<std::string> keys = keys_;
+  for (const auto& [k, v] : set)
+    if (!metadata_.count(k)) keys.push_back(k);
+  std::string out = "GGUF";
+  append_le<uint32_t>(out, 3);
+  append_le<uint64_t>(out, tensors.size());
+  append_le<uint64_t>(out, keys.size());
+  for (const std::string& k : keys) {
+    const auto it = set.find(k);
+    const GgufValue& v = it != set.end() ? it->second : metadata_.at(k);
+    append_string(out, k);
+    append_le<uint32_t>(out, uint32_t(v.type()));
+    v.append_to(out);
+  }
+  uint64_t offset = 0;
+  for (const GgufTensorOut& t : tensors) {
+    append_string(out, t.name);
+    append_le<uint32_t>(out, uint32_t(t.shape.size()));
+    for (auto d = t.shape.rbegin(); d != t.shape.rend(); ++d) append_le<uint64_t>(out, uint64_t(*d));  // innermost first
+    append_le<uint32_t>(out, uint32_t(t.type));
+    append_le<uint64_t>(out, offset);
+    offset = (offset + t.bytes + alignment_ - 1) / alignment_ * alignment_;
+  }
+  out.append((alignment_ - out.size() % alignment_) % alignment_, '\0');
+  return out;
+}
+
 // ---- parsing -------------------------------------------------------------
 
 /// A cursor over the file's bytes; every read checks the bytes left first.

@@ -82,6 +82,11 @@ class GgufValue {
 
   /// "uint32 7", "string \"llama\"", "array of 49152 string", for messages.
   std::string describe() const;
+  /// Appends the value as the file holds it after its type: a scalar's bytes, a
+  /// string's length and bytes, an array's element type, count and elements.
+  void append_to(std::string& out) const;
+  /// A uint32 value (a written file's general.file_type).
+  static GgufValue uint32(uint32_t v);
 
  private:
   friend class GgufFile;
@@ -103,6 +108,14 @@ struct GgufTensor {
   uint64_t offset = 0;          ///< into the data section, as the file says
   uint64_t bytes = 0;           ///< elements / block_values × block_bytes
   const uint8_t* data = nullptr;  ///< its bytes in the file (valid while the GgufFile or a copy lives)
+};
+
+/// One tensor of a GGUF file to write (gguf_head): its bytes follow in order.
+struct GgufTensorOut {
+  std::string name;
+  GgmlType type;
+  std::vector<int64_t> shape;  ///< outermost first
+  uint64_t bytes;
 };
 
 /// A GGUF file, mapped read-only and checked at open: every count and length
@@ -149,6 +162,12 @@ class GgufFile {
   double get_float_or(const std::string& key, double fallback) const;
   bool get_bool_or(const std::string& key, bool fallback) const;
 
+  /// Everything before the data section of a GGUF v3 file holding this file's
+  /// metadata (keys in file order; `set` replaces or adds values) and `tensors`,
+  /// each at the next multiple of alignment() after the one before, padded to
+  /// where the first one starts. The caller writes each tensor's bytes, then
+  /// zeros up to the next multiple of alignment().
+  std::string head(const std::map<std::string, GgufValue>& set, const std::vector<GgufTensorOut>& tensors) const;
   /// Tensors in file order.
   const std::vector<GgufTensor>& tensors() const { return tensors_; }
   const GgufTensor* find(const std::string& name) const;

@@ -30,8 +30,9 @@ std::string known_architectures() {
   return s;
 }
 
-/// The transformers name of GGUF tensor `name`, or "" when the llama family has none.
-std::string hf_name(const std::string& name) {
+}  // namespace
+
+std::string gguf_hf_name(const std::string& name) {
   static const std::map<std::string, std::string> kTop = {{"token_embd.weight", "model.embed_tokens.weight"},
                                                           {"output_norm.weight", "model.norm.weight"},
                                                           {"output.weight", "lm_head.weight"}};
@@ -50,8 +51,6 @@ std::string hf_name(const std::string& name) {
   if (it == kBlock.end() || (kind != "weight" && kind != "bias")) return "";
   return "model.layers." + block + "." + it->second + "." + kind;
 }
-
-}  // namespace
 
 bool is_gguf_file(const std::string& path) {
   std::ifstream f(path, std::ios::binary);
@@ -149,7 +148,7 @@ SafeTensorsFile gguf_tensors(std::shared_ptr<const GgufFile> file) {
   const std::vector<GgufTensor>& all = file->tensors();
   const uint8_t* data = all.empty() ? nullptr : all[0].data - all[0].offset;
   for (const GgufTensor& t : all) {
-    const std::string name = hf_name(t.name);
+    const std::string name = gguf_hf_name(t.name);
     const std::string as = name.empty() ? t.name : name;  // unknown ones are warned about as unused
     SafeTensor s;
     s.dtype = ggml_type_name(t.type);

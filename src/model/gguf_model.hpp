@@ -31,6 +31,10 @@ ModelConfig gguf_model_config(const GgufFile& file);
 /// @throws vkf::Error naming a tensor the llama family has no name for.
 SafeTensorsFile gguf_tensors(std::shared_ptr<const GgufFile> file);
 
+/// The transformers name of GGUF tensor `name` (blk.0.attn_q.weight ->
+/// model.layers.0.self_attn.q_proj.weight), or "" when the llama family has none.
+std::string gguf_hf_name(const std::string& name);
+
 /// The file's tokenizer.ggml.* keys, for text::load_gguf_tokenizer.
 /// @throws vkf::Error naming the file and a key of the wrong type.
 text::GgufVocab gguf_vocab(const GgufFile& file);

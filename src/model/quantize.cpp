@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "model/family.hpp"
+#include "model/gguf_model.hpp"
 #include "model/json_text.hpp"
 #include "model/loader.hpp"
 #include "model/tensor_files.hpp"
@@ -110,6 +111,88 @@ void write_safetensors(const std::string& path, const TensorFiles& files, const 
   if (!f) throw Error(path + ": cannot write (disk full?)");
 }
 
+/// The linear layers' matrices among `files` (true: stored transposed), by the
+/// family's own weight map: a dry run of build_weights that records them.
+std::map<std::string, bool> linear_matrices(const ModelConfig& config, const TensorFiles& files, DType format) {
+  std::map<std::string, bool> matrices;
+  Loader L(nullptr, files, DType::F32, true, nullptr, format);
+  L.record_matrices(&matrices);
+  family_of(config).build_weights(L, config);
+  return matrices;
+}
+
+/// llama.cpp's general.file_type of a file whose matrices are in `format` (LLAMA_FTYPE_MOSTLY_*).
+uint32_t llama_file_type(DType format) {
+  return format == DType::Q8_0 ? 7 : format == DType::Q4_0 ? 2 : 3;
+}
+
+/// A GGUF file's tensors, the linear layers' float matrices quantized: a GGUF file.
+QuantizeReport write_gguf(const std::shared_ptr<const GgufFile>& in, const std::string& path, DType format) {
+  const SafeTensorsFile view = gguf_tensors(in);
+  const std::map<std::string, bool> matrices = linear_matrices(gguf_model_config(*in), view, format);
+  const GgmlType out_type = format == DType::Q8_0 ? GgmlType::Q8_0 : format == DType::Q4_0 ? GgmlType::Q4_0
+                                                                                            : GgmlType::Q4_1;
+  QuantizeReport r;
+  std::vector<GgufTensorOut> out;
+  std::vector<bool> quantize;
+  for (const GgufTensor& t : in->tensors()) {
+    const std::string hf = gguf_hf_name(t.name);
+    const bool matrix = matrices.count(hf.empty() ? t.name : hf) != 0;
+    const bool is_float = t.type == GgmlType::F32 || t.type == GgmlType::F16 || t.type == GgmlType::BF16;
+    const std::string where = in->path() + ": tensor \"" + printable(t.name) + "\" " + shape_string(t.shape);
+    if (matrix && !is_float && t.type != out_type)
+      throw Error(where + " is stored in " + ggml_type_name(t.type) + " already; quantize from an F32, F16 or BF16 file");
+    const bool q = matrix && is_float;
+    if (q && (t.shape.back() % 32))
+      throw Error(where + ": rows of " + std::to_string(t.shape.back()) + " values are not whole " +
+                  dtype_name(format) + " blocks of 32 (keep this model in f16 or f32)");
+    out.push_back({t.name, q ? out_type : t.type, t.shape, q ? dtype_bytes(format, t.elements) : t.bytes});
+    quantize.push_back(q);
+    r.quantized += q;
+    r.bytes_in += t.bytes;
+    r.bytes_out += out.back().bytes;
+  }
+  r.tensors = out.size();
+  const std::string head = in->head({{"general.file_type", GgufValue::uint32(llama_file_type(format))}}, out);
+  std::ofstream f(path, std::ios::binary);
+  f.write(head.data(), std::streamsize(head.size()));
+  const std::string pad(in->alignment(), '\0');
+  for (size_t i = 0; i < out.size() && f; ++i) {
+    const GgufTensor& t = in->tensors()[i];
+    if (quantize[i]) {
+      const std::vector<float> v = in->to_f32(t.name);
+      const std::vector<uint8_t> b = ref::quantize(weight_format_of(format), v.data(), v.size());
+      f.write(reinterpret_cast<const char*>(b.data()), std::streamsize(b.size()));
+    } else {
+      f.write(reinterpret_cast<const char*>(t.data), std::streamsize(t.bytes));
+    }
+    f.write(pad.data(), std::streamsize((in->alignment() - out[i].bytes % in->alignment()) % in->alignment()));
+  }
+  f.close();
+  if (!f) throw Error(path + ": cannot write (disk full?)");
+  return r;
+}
+
+/// A model directory's tensors, the linear layers' float matrices quantized: DIR/model.safetensors.
+QuantizeReport write_dir_weights(const TensorFiles& files, const ModelConfig& config, const std::string& path,
+                                 DType format) {
+  const std::map<std::string, bool> matrices = linear_matrices(config, files, format);
+  std::vector<OutTensor> out;
+  QuantizeReport r;
+  for (const SafeTensorsFile* f : files.files())
+    for (const auto& [name, t] : f->tensors()) {
+      const auto m = matrices.find(name);
+      out.push_back(plan(files, name, m == matrices.end() ? std::nullopt : std::optional<bool>(m->second), format));
+      r.bytes_in += t.bytes;
+      r.bytes_out += out.back().bytes;
+      r.quantized += out.back().quantize;
+    }
+  r.tensors = out.size();
+  std::sort(out.begin(), out.end(), [](const OutTensor& a, const OutTensor& b) { return a.name < b.name; });
+  write_safetensors(path, files, out, format);
+  return r;
+}
+
 }  // namespace
 
 QuantizeReport quantize_model(const std::string& in_dir, const std::string& out_dir, Precision format) {
@@ -117,36 +200,30 @@ QuantizeReport quantize_model(const std::string& in_dir, const std::string& out_
     throw Error(std::string("quantize: no quantizer for ") + weight_format_name(format) + " (q8_0, q4_0 or q4_1)");
   std::error_code ec;
   if (fs::exists(out_dir, ec) || fs::is_symlink(out_dir, ec))
-    throw Error(out_dir + ": already exists; quantize writes a new directory and never overwrites one");
-  const ModelConfig config = load_config((fs::path(in_dir) / "config.json").string());
-  const WeightFiles weights(weights_path(in_dir));
-  const TensorFiles files = weights.view();
+    throw Error(out_dir + ": already exists; quantize writes a new one and never overwrites");
+  const bool gguf = is_gguf_file(in_dir);
+  std::shared_ptr<const GgufFile> in_gguf;
+  std::optional<WeightFiles> weights;
+  ModelConfig config;
+  if (gguf) {
+    in_gguf = std::make_shared<const GgufFile>(in_dir);
+  } else {
+    config = load_config((fs::path(in_dir) / "config.json").string());
+    weights.emplace(weights_path(in_dir));
+  }
   const DType dt = weight_format_info(format).dtype;
-
-  // The family's weight map says which tensors are linear layers' matrices.
-  std::map<std::string, bool> matrices;
-  Loader L(nullptr, files, DType::F32, true, nullptr, dt);
-  L.record_matrices(&matrices);
-  family_of(config).build_weights(L, config);
-
-  std::vector<OutTensor> out;
   QuantizeReport r;
-  for (const SafeTensorsFile* f : files.files())
-    for (const auto& [name, t] : f->tensors()) {
-      const auto m = matrices.find(name);
-      out.push_back(plan(files, name, m == matrices.end() ? std::nullopt : std::optional<bool>(m->second), dt));
-      r.bytes_in += t.bytes;
-      r.bytes_out += out.back().bytes;
-      r.quantized += out.back().quantize;
-    }
-  r.tensors = out.size();
-  std::sort(out.begin(), out.end(), [](const OutTensor& a, const OutTensor& b) { return a.name < b.name; });
 
-  // Into a sibling directory, renamed at the end: OUT_DIR appears whole or not at all.
+  // Into a sibling path, renamed at the end: OUT appears whole or not at all.
   const fs::path target(out_dir);
   const fs::path tmp = target.parent_path() / (target.filename().string() + ".partial-" + std::to_string(::getpid()));
   fs::remove_all(tmp, ec);
   try {
+    if (gguf) {
+      r = write_gguf(in_gguf, tmp.string(), dt);
+      fs::rename(tmp, target);
+      return r;
+    }
     fs::create_directories(tmp);
     // Everything but the weights (config, tokenizer, sentence-transformers' modules) as it is.
     for (const fs::directory_entry& e : fs::directory_iterator(in_dir)) {
@@ -155,7 +232,7 @@ QuantizeReport quantize_model(const std::string& in_dir, const std::string& out_
                                                   n.find(".safetensors.index.json") != std::string::npos);
       if (!weights_file) fs::copy(e.path(), tmp / n, fs::copy_options::recursive);
     }
-    write_safetensors((tmp / "model.safetensors").string(), files, out, dt);
+    r = write_dir_weights(weights->view(), config, (tmp / "model.safetensors").string(), dt);
     fs::rename(tmp, target);
   } catch (const fs::filesystem_error& e) {
     fs::remove_all(tmp, ec);

@@ -339,12 +339,12 @@ std::vector<Command> command_table(Cli& c) {
          return t::run_forward(c.ctx, c.forward);
        }},
 
-      {"quantize", "write a copy of a model directory with its linear layers' matrices in q8_0, q4_0 or q4_1, "
-                   "loaded without re-quantizing",
+      {"quantize", "write a copy of a model directory or GGUF file with its linear layers' matrices in q8_0, q4_0 "
+                   "or q4_1, loaded without re-quantizing",
        [&](CLI::App& cmd) {
          t::QuantizeOptions& o = c.quantize;
-         cmd.add_option("IN", o.in, "model directory (config.json + model.safetensors or shards)")->required();
-         cmd.add_option("OUT", o.out, "new directory to write (must not exist)")->required();
+         cmd.add_option("IN", o.in, "model directory (config.json + model.safetensors or shards), or a GGUF file")->required();
+         cmd.add_option("OUT", o.out, "new directory (a GGUF file for a GGUF) to write; must not exist")->required();
          cmd.add_option("--type", o.type, "block format: q8_0, q4_0 or q4_1")->required();
        },
        [&] { return t::run_quantize(c.quantize); }},
