@@ -14,13 +14,10 @@ import subprocess
 import sys
 import tempfile
 
+from hf_venv import run_in_hf_venv  # noqa: E402
+
 vkf, src = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
-venv = os.path.join(src, "tools", "hf", ".venv")
-if os.path.realpath(sys.prefix) != os.path.realpath(venv):
-    if not os.path.exists(os.path.join(venv, "bin", "python")):
-        sys.exit("cli_generate_sampling: the HF reference venv is missing: run `bash tools/hf/setup-venv.sh`")
-    os.execv(os.path.join(venv, "bin", "python"), [os.path.join(venv, "bin", "python"), os.path.abspath(__file__)]
-             + sys.argv[1:])
+run_in_hf_venv(src, "cli_generate_sampling")  # tests/hf_venv.py
 
 import numpy as np  # noqa: E402
 

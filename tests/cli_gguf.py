@@ -19,13 +19,10 @@ import subprocess
 import sys
 import tempfile
 
+from hf_venv import run_in_hf_venv  # noqa: E402
+
 vkformer, src = sys.argv[1], sys.argv[2]
-venv = os.path.join(src, "tools", "hf", ".venv")
-if os.path.realpath(sys.prefix) != os.path.realpath(venv):
-    py = os.path.join(venv, "bin", "python")
-    if not os.path.exists(py):
-        sys.exit("cli_gguf: the HF reference venv is missing: run `bash tools/hf/setup-venv.sh`")
-    os.execv(py, [py, os.path.abspath(__file__)] + sys.argv[1:])
+run_in_hf_venv(src, "cli_gguf")  # tests/hf_venv.py
 
 import gguf  # noqa: E402
 import numpy as np  # noqa: E402

@@ -26,12 +26,10 @@ import tempfile
 import unicodedata
 import warnings
 
+from hf_venv import run_in_hf_venv  # noqa: E402
+
 test_bin, src = sys.argv[1], sys.argv[2]
-venv_python = os.path.join(src, "tools", "hf", ".venv", "bin", "python")
-if os.path.realpath(sys.prefix) != os.path.realpath(os.path.join(src, "tools", "hf", ".venv")):
-    if not os.path.exists(venv_python):
-        sys.exit("gguf_tokenizer: the HF reference venv is missing: run `bash tools/hf/setup-venv.sh`")
-    os.execv(venv_python, [venv_python, os.path.abspath(__file__)] + sys.argv[1:])
+run_in_hf_venv(src, "gguf_tokenizer")  # tests/hf_venv.py
 
 os.environ["TOKENIZERS_PARALLELISM"] = "false"
 import gguf  # noqa: E402

@@ -25,12 +25,10 @@ os.environ["HF_HUB_OFFLINE"] = "1"
 os.environ["TOKENIZERS_PARALLELISM"] = "false"
 import numpy as np  # noqa: E402
 
+from hf_venv import run_in_hf_venv  # noqa: E402
+
 vkformer, root = sys.argv[1], sys.argv[2]
-venv = os.path.join(root, "tools", "hf", ".venv")
-if os.path.realpath(sys.prefix) != os.path.realpath(venv):  # re-run under the HF reference venv
-    if not os.path.exists(os.path.join(venv, "bin", "python")):
-        sys.exit("FAIL: the HF reference venv is missing: run `bash tools/hf/setup-venv.sh`")
-    os.execv(os.path.join(venv, "bin", "python"), [os.path.join(venv, "bin", "python"), os.path.abspath(__file__)] + sys.argv[1:])
+run_in_hf_venv(root, "hf_encoders")  # tests/hf_venv.py
 hf = os.environ.get("VKF_HF_MODELS") or os.path.join(root, "build", "hf-models")
 minilm = os.path.join(root, "models", "hf", "all-MiniLM-L6-v2")
 for path, make in ((os.path.join(hf, "manifest.json"), "make hf-test-models"),

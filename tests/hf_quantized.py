@@ -25,13 +25,11 @@ import subprocess
 import sys
 import tempfile
 
+from hf_venv import run_in_hf_venv  # noqa: E402
+
 os.environ["HF_HUB_OFFLINE"] = "1"
 vkformer, root = sys.argv[1], sys.argv[2]
-venv = os.path.join(root, "tools", "hf", ".venv")
-if os.path.realpath(sys.prefix) != os.path.realpath(venv):  # re-run under the HF reference venv
-    if not os.path.exists(os.path.join(venv, "bin", "python")):
-        sys.exit("FAIL: the HF reference venv is missing: run `bash tools/hf/setup-venv.sh`")
-    os.execv(os.path.join(venv, "bin", "python"), [os.path.join(venv, "bin", "python"), os.path.abspath(__file__)] + sys.argv[1:])
+run_in_hf_venv(root, "hf_quantized")  # tests/hf_venv.py
 
 import gguf  # noqa: E402
 import numpy as np  # noqa: E402
