@@ -232,18 +232,21 @@ TEST(SafeTensors, BlockFormatMetadata) {
   EXPECT_EQ(f.get("w").dtype, "Q8_0");
   EXPECT_EQ(f.get("w").shape, (std::vector<int64_t>{2, 64}));
   EXPECT_EQ(f.get("w").bytes, 136u);
-  expect_header_error("blocks-no-tensor", R"({"__metadata__": {"vkformer.format.v": "Q8_0"},
-                      "w": {"dtype": "U8", "shape": [2, 68], "data_offsets": [0, 136]}})", 136,
-                      "__metadata__ \"vkformer.format.v\": there is no tensor \"v\"");
-  expect_header_error("blocks-format", R"({"__metadata__": {"vkformer.format.w": "Q5_0"},
-                      "w": {"dtype": "U8", "shape": [2, 68], "data_offsets": [0, 136]}})", 136,
-                      "\"Q5_0\" is not a block format (Q8_0, Q4_0, Q4_1, Q4_K, Q6_K)");
-  expect_header_error("blocks-dtype", R"({"__metadata__": {"vkformer.format.w": "Q8_0"},
-                      "w": {"dtype": "F32", "shape": [2, 17], "data_offsets": [0, 136]}})", 136,
-                      "tensor \"w\" must be U8 [..., whole Q8_0 blocks of 34 bytes], got F32 [2, 17]");
-  expect_header_error("blocks-row", R"({"__metadata__": {"vkformer.format.w": "Q4_0"},
-                      "w": {"dtype": "U8", "shape": [4, 34], "data_offsets": [0, 136]}})", 136,
-                      "must be U8 [..., whole Q4_0 blocks of 18 bytes], got U8 [4, 34]");
+  // One 136-byte tensor "w": the metadata key, its format, w's dtype and shape; the error.
+  const struct {
+    const char *key, *format, *dtype, *shape, *needle;
+  } bad[] = {
+      {"v", "Q8_0", "U8", "[2, 68]", "__metadata__ \"vkformer.format.v\": there is no tensor \"v\""},
+      {"w", "Q5_0", "U8", "[2, 68]", "\"Q5_0\" is not a block format (Q8_0, Q4_0, Q4_1, Q4_K, Q6_K)"},
+      {"w", "Q8_0", "F32", "[2, 17]", "tensor \"w\" must be U8 [..., whole Q8_0 blocks of 34 bytes], got F32 [2, 17]"},
+      {"w", "Q4_0", "U8", "[4, 34]", "must be U8 [..., whole Q4_0 blocks of 18 bytes], got U8 [4, 34]"},
+  };
+  for (const auto& b : bad)
+    expect_header_error(std::string("blocks-") + b.format + "-" + b.dtype,
+                        std::string(R"({"__metadata__": {"vkformer.format.)") + b.key + "\": \"" + b.format +
+                            R"("}, "w": {"dtype": ")" + b.dtype + "\", \"shape\": " + b.shape +
+                            R"(, "data_offsets": [0, 136]}})",
+                        136, b.needle);
 }
 
 TEST(SafeTensors, LayoutErrors) {
