@@ -165,8 +165,8 @@ int run_embed(const ContextOptions& ctx_opts, const EmbedOptions& o) {
     std::snprintf(buf, sizeof buf, " the first time, then %.1f ms (median of %zu)", rest[rest.size() / 2], rest.size());
     timing += buf;
   }
-  std::fprintf(stderr, "vkformer: %u embedding(s) of %u in %s (%s weights, batches of %u, %llu submission per batch)%s%s\n",
-               e.batch, e.dim, timing.c_str(), o.precision.c_str(), unsigned(batch),
+  std::fprintf(stderr, "vkformer: %u embedding(s) of %u in %s (%s weights: %s; batches of %u, %llu submission per batch)%s%s\n",
+               e.batch, e.dim, timing.c_str(), o.precision.c_str(), weight_memory_text(*model).c_str(), unsigned(batch),
                (unsigned long long)session.stats().submissions, o.out.empty() ? "" : ", wrote ", o.out.c_str());
   return 0;
 }
