@@ -199,6 +199,7 @@ QuantizeReport quantize_model(const std::string& in_dir, const std::string& out_
   if (format != Precision::Q8_0 && format != Precision::Q4_0 && format != Precision::Q4_1)
     throw Error(std::string("quantize: no quantizer for ") + weight_format_name(format) + " (q8_0, q4_0 or q4_1)");
   std::error_code ec;
+  if (out_dir.empty()) throw Error("quantize: the output path is empty");
   if (fs::exists(out_dir, ec) || fs::is_symlink(out_dir, ec))
     throw Error(out_dir + ": already exists; quantize writes a new one and never overwrites");
   const bool gguf = is_gguf_file(in_dir);
@@ -230,7 +231,8 @@ QuantizeReport quantize_model(const std::string& in_dir, const std::string& out_
       const std::string n = e.path().filename().string();
       const bool weights_file = n.size() > 12 && (n.rfind(".safetensors") == n.size() - 12 ||
                                                   n.find(".safetensors.index.json") != std::string::npos);
-      if (!weights_file) fs::copy(e.path(), tmp / n, fs::copy_options::recursive);
+      // OUT_DIR may be inside IN_DIR: never copy the output being written into itself.
+      if (!weights_file && !fs::equivalent(e.path(), tmp, ec)) fs::copy(e.path(), tmp / n, fs::copy_options::recursive);
     }
     r = write_dir_weights(weights->view(), config, (tmp / "model.safetensors").string(), dt);
     fs::rename(tmp, target);
