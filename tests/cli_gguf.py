@@ -45,8 +45,9 @@ def add_tokenizer(w):
     w.add_eos_token_id(2)
 
 
-def write(path, arch="llama", skip=(), shapes=None, meta=None, template=True):
-    """A tiny llama GGUF: Q8_0 embedding (tied head), Q4_1 matrices, F32 norms."""
+def write(path, arch="llama", skip=(), shapes=None, meta=None, template=True, kinds=None, dequantized=False):
+    """A tiny llama GGUF: Q8_0 embedding (tied head), Q4_1 matrices, F32 norms. `kinds`: other
+    types by tensor ("attn_v": "Q8_0"); `dequantized`: every block tensor's values as F32."""
     rng = np.random.default_rng(1)
     w = gguf.GGUFWriter(path, arch)
     meta = dict(meta or {})
@@ -76,8 +77,12 @@ def write(path, arch="llama", skip=(), shapes=None, meta=None, template=True):
         if name in skip:
             continue
         shape = (shapes or {}).get(name, shape)
+        kind = (kinds or {}).get(name.split(".")[-2], kind)
         x = rng.standard_normal(shape).astype(np.float32) * 0.1
-        if kind == "F32":
+        if kind != "F32" and dequantized:
+            t = getattr(gguf.GGMLQuantizationType, kind)
+            w.add_tensor(name, gguf.quants.dequantize(gguf.quants.quantize(x, t), t).reshape(shape))
+        elif kind == "F32":
             w.add_tensor(name, x)
         else:
             t = getattr(gguf.GGMLQuantizationType, kind)
@@ -247,6 +252,23 @@ with tempfile.TemporaryDirectory() as tmp:
     _, short = write_llama3_pair(tmp, drop_factors=1)
     refused("rope_freqs.weight of 7 factors for a head of 16", ["generate", "--model", short, "--src-ids", "3"],
             'tensor "rope_freqs.weight" has shape [7], expected [8] = [head_dim / 2]')
+    # Q4_K_M-like mixtures: a layer's V in another block format than Q and K. They stay apart,
+    # each as stored (not dequantized into an f32 stack), and give the logits of the same
+    # values stored as F32.
+    mixed, plain32 = os.path.join(tmp, "mixed.gguf"), os.path.join(tmp, "mixed-f32.gguf")
+    write(mixed, kinds={"attn_v": "Q8_0"})
+    write(plain32, kinds={"attn_v": "Q8_0"}, dequantized=True)
+    want, got = logits(plain32), logits(mixed)
+    ok = isinstance(want, np.ndarray) and isinstance(got, np.ndarray)
+    err = float(np.abs(got - want).max() / max(1.0, np.abs(want).max())) if ok else float("inf")
+    check(f"Q4_1 Q/K beside a Q8_0 V: the logits of the same values in F32 (max error {err:.1e} ≤ 1e-5)",
+          err <= 1e-5, f"{want}\n{got}")
+    bj = os.path.join(tmp, "mixed.json")
+    r = run("bench", "model", "--model", mixed, "--batch", "1", "--src-len", "4", "--tgt-len", "0", "--repeat", "1",
+            "--json", bj)
+    stored = json.load(open(bj)).get("weight_bytes", {}) if r.returncode == 0 else {}
+    check(f"... stored as blocks, not an f32 stack: {stored}", r.returncode == 0 and
+          stored.get("f32", 0) < D * D * 4 and "q8_0" in stored and "q4_1" in stored, r.stderr)
     cut = os.path.join(tmp, "cut.gguf")
     with open(good, "rb") as f, open(cut, "wb") as g:
         g.write(f.read()[: os.path.getsize(good) // 2])

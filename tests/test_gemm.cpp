@@ -352,6 +352,47 @@ TEST_F(DeviceTest, GemmFlattensLeadingDims) {
             kF32Bound);
 }
 
+// A stacked projection kept as parts in different formats (a GGUF's Q4_K_M Q, K and V):
+// each part's product goes to its window of Y's columns (GemmArgs::y_col), with the
+// stacked bias and residual read at the same columns. Together they equal the
+// product of the stacked matrix, on every variant that reads the formats.
+TEST_F(DeviceTest, GemmPartsWriteWindowsOfY) {
+  const int64_t K = 64, rows[] = {37, 5, 11};
+  const DType formats[] = {DType::Q4_0, DType::Q8_0, DType::F32};
+  const int64_t N = rows[0] + rows[1] + rows[2];
+  // The engine's pick (gemv at one row, the CPU devices' register blocks at 66) and the GPUs' tiles.
+  for (int64_t M : {1, 66})
+    for (const char* variant : {"", "tiled"}) {
+      if (*variant && !device_runs(ctx().caps(), variant, {})) continue;
+      const auto x = random_vector(size_t(M * K), 21), b = random_vector(size_t(N), 22), r = random_vector(size_t(M * N), 23);
+      Tensor tx = ctx().tensor({M, K}, x), tb = ctx().tensor({N}, b), tr = ctx().tensor({M, N}, r);
+      Tensor ty = ctx().tensor({M, N});
+      std::vector<float> stacked;  // the parts as stored, stacked by rows
+      std::vector<Tensor> parts;
+      Recorder rec(ctx());
+      int64_t col = 0;
+      for (int i = 0; i < 3; ++i) {
+        const auto w = random_vector(size_t(rows[i] * K), 30 + i);
+        parts.push_back(ctx().tensor({rows[i], K}, w, formats[i]));
+        const auto stored = ctx().read(parts.back());
+        stacked.insert(stacked.end(), stored.begin(), stored.end());
+        GemmArgs a{&tx, &parts.back(), &tb, &tr, &ty, Activation::GeluErf, variant};
+        a.y_col = uint32_t(col);
+        gemm(rec, a);
+        col += rows[i];
+      }
+      ctx().submit(rec);
+      const auto want = ref::gemm(x, stacked, &b, &r, M, N, K, Activation::GeluErf);
+      EXPECT_LE(ref::max_rel_error(ctx().read(ty), want), kF32Bound) << "M=" << M << " variant=" << variant;
+    }
+  // A window must fit Y.
+  Tensor x = ctx().tensor({2, 64}), w = ctx().tensor({8, 64}), y = ctx().tensor({2, 12});
+  Recorder rec(ctx());
+  GemmArgs a{&x, &w, nullptr, nullptr, &y};
+  a.y_col = 5;
+  expect_error([&] { gemm(rec, a); }, "or wider, holding columns y_col = 5 to y_col + N");
+}
+
 // More than 65535 workgroups: the grid folds into y.
 TEST_F(DeviceTest, GemmManyWorkgroups) {
   Case c{1, 300000, 4, DType::F32, Activation::None, true, false, "gemv"};

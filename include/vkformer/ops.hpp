@@ -47,6 +47,11 @@ struct GemmArgs {
   /// "gemv_shared", "tiled", "tiled_small" (shared-memory tiles) or "blocked"
   /// (register blocks read straight from the buffers, what CPU devices want).
   std::string variant;
+  /// The product goes to Y's columns [y_col, y_col + N) when Y (and the residual)
+  /// are wider than N, the rest of Y left as it is: one part of a stacked
+  /// projection whose parts are stored in different formats. The bias then has
+  /// Y's width and is read from y_col.
+  uint32_t y_col = 0;
 };
 /// @throws vkf::Error on a shape or dtype mismatch, naming the argument.
 OpInfo gemm(Recorder& rec, const GemmArgs& a);

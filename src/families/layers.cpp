@@ -12,7 +12,14 @@ OpInfo linear(Recorder& rec, const Tensor& x, const LinearWeights& w, Tensor& y,
   g.y = &y;
   g.act = act;
   g.variant = variant;
-  return gemm(rec, g);
+  if (w.parts.empty()) return gemm(rec, g);
+  OpInfo info;
+  for (const Tensor& part : w.parts) {  // each to its columns of y, with the stacked bias's
+    g.w = &part;
+    info = gemm(rec, g);
+    g.y_col += uint32_t(part.dim(0));
+  }
+  return info;
 }
 
 void layer_norm(Recorder& rec, const ModelConfig& cfg, const NormWeights& w, const Tensor& x, Tensor& y) {

@@ -156,18 +156,30 @@ Tensor Loader::load_transposed_matrix(const std::string& name, int64_t out, int6
   return upload_matrix({out, in}, t, name + " (transposed)");
 }
 
-Tensor Loader::stacked_matrix(const std::vector<MatrixPart>& parts, int64_t in, const std::string& why,
-                              const std::string& name) {
-  const std::optional<DType> blocks = parts.empty() ? std::nullopt : stored_blocks(parts[0].name);
-  bool as_stored = bool(blocks);
-  for (const MatrixPart& part : parts) as_stored = as_stored && stored_blocks(part.name) == blocks;
+LinearWeights Loader::stacked_matrix(const std::vector<MatrixPart>& parts, int64_t in, const std::string& why,
+                                     const std::string& name) {
+  std::set<std::optional<DType>> stored;
+  for (const MatrixPart& part : parts) {
+    note_matrix(part.name, false);
+    stored.insert(stored_blocks(part.name));
+  }
+  LinearWeights out;
+  if (stored.size() > 1) {  // formats differ: one matrix each, as stored where a block format
+    for (const MatrixPart& part : parts) {
+      const std::vector<int64_t> shape{part.rows, in};
+      const std::string dims = "[" + part.dims + "]";
+      out.parts.push_back(stored_blocks(part.name) ? load_stored(part.name, shape, dims, why)
+                                                   : upload_matrix(shape, fetch(part.name, shape, dims, why), part.name));
+    }
+    return out;
+  }
+  const std::optional<DType> blocks = stored.empty() ? std::nullopt : *stored.begin();
   int64_t rows = 0;
   std::vector<float> w;
   std::vector<uint8_t> wb;
   for (const MatrixPart& part : parts) {
-    note_matrix(part.name, false);
     const std::string dims = "[" + part.dims + "]";
-    if (as_stored) {
+    if (blocks) {
       const std::vector<uint8_t> b = fetch_blocks(part.name, {part.rows, in}, dims, why);
       wb.insert(wb.end(), b.begin(), b.end());
     } else {
@@ -176,9 +188,13 @@ Tensor Loader::stacked_matrix(const std::vector<MatrixPart>& parts, int64_t in, 
     }
     rows += part.rows;
   }
-  if (!as_stored) return upload_matrix({rows, in}, w, name);
-  const size_t n = dry_ ? size_t(dtype_bytes(*blocks, uint64_t(rows) * uint64_t(in))) : wb.size();
-  return upload_blocks({rows, in}, weight_format_of(*blocks), wb.data(), n, name);
+  if (!blocks) {
+    out.w = upload_matrix({rows, in}, w, name);
+  } else {
+    const size_t n = dry_ ? size_t(dtype_bytes(*blocks, uint64_t(rows) * uint64_t(in))) : wb.size();
+    out.w = upload_blocks({rows, in}, weight_format_of(*blocks), wb.data(), n, name);
+  }
+  return out;
 }
 
 LinearWeights Loader::linear(const std::string& prefix, int64_t out, int64_t in, const std::string& out_name,

@@ -82,10 +82,12 @@ class Loader {
     std::string dims;
   };
   /// The parts stacked by rows into one [Σ rows, in] linear layer's matrix (a fused
-  /// QKV), stored as upload_matrix stores it. Parts all stored in one block format
-  /// (a GGUF's) are stacked as stored, whole rows of blocks, never re-quantized.
-  Tensor stacked_matrix(const std::vector<MatrixPart>& parts, int64_t in, const std::string& why,
-                        const std::string& name);
+  /// QKV; the bias is the caller's), stored as upload_matrix stores it. Parts all
+  /// stored in one block format (a GGUF's) are stacked as stored, whole rows of
+  /// blocks, never re-quantized; parts stored in different formats (a Q4_K_M
+  /// file's) stay apart, each as stored (LinearWeights::parts).
+  LinearWeights stacked_matrix(const std::vector<MatrixPart>& parts, int64_t in, const std::string& why,
+                               const std::string& name);
   /// Uploads v[begin, end) as `shape`: one part of a packed tensor.
   Tensor upload_part(const std::vector<int64_t>& shape, const std::vector<float>& v, size_t begin, size_t end,
                      const std::string& name);

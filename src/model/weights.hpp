@@ -18,6 +18,10 @@ namespace vkf {
 struct LinearWeights {
   Tensor w;  ///< [out, in], stored in format()
   Tensor b;  ///< [out]
+  /// A stacked projection whose parts are stored in different block formats (a
+  /// GGUF's Q4_K_M Q, K and V): the parts [rows_i, in], each written to its
+  /// columns of the output (w is empty; b is the stacked bias).
+  std::vector<Tensor> parts;
   /// How w is stored: for the plain formats its dtype says it, whether the
   /// loader uploaded it or a family tied it to an embedding table.
   WeightFormat format() const { return weight_format_of(w.dtype()); }

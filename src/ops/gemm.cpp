@@ -88,19 +88,23 @@ Dims check(const GemmArgs& a, const Capabilities& c) {
               "x " + a.x->describe() + " must end in K = " + std::to_string(K) + " (w is " +
                   a.w->describe() + ")");
   std::vector<int64_t> ys = a.x->shape();
-  ys.back() = N;
-  VKF_REQUIRE(a.y->shape() == ys, kOp, "y " + a.y->describe() + " must be the shape of x with the last dim N = " +
-                                           std::to_string(N));
+  ys.back() = a.y->dim(-1);  // N, or wider: Y's columns [y_col, y_col + N)
+  VKF_REQUIRE(a.y->shape() == ys && uint64_t(a.y->dim(-1)) >= uint64_t(a.y_col) + uint64_t(N) &&
+                  (a.y_col == 0 || a.y->dim(-1) > N),
+              kOp, "y " + a.y->describe() + " must be the shape of x with the last dim N = " + std::to_string(N) +
+                       (a.y_col ? " or wider, holding columns y_col = " + std::to_string(a.y_col) + " to y_col + N"
+                                : std::string()));
+  const int64_t NB = a.y->dim(-1);  // the bias's length
   if (a.bias) {
     VKF_REQUIRE(!a.bias->empty(), kOp, "bias is empty");
     if (is_block_dtype(a.w->dtype()))  // read as words: f16 needs no 16-bit storage
-      VKF_REQUIRE(a.bias->shape() == std::vector<int64_t>{N} &&
+      VKF_REQUIRE(a.bias->shape() == std::vector<int64_t>{NB} &&
                       (a.bias->dtype() == DType::F32 || a.bias->dtype() == DType::F16),
-                  kOp, "bias " + a.bias->describe() + " must be [" + std::to_string(N) + "] f32 or f16 (w is " +
+                  kOp, "bias " + a.bias->describe() + " must be [" + std::to_string(NB) + "] f32 or f16 (w is " +
                            a.w->describe() + ")");
     else
-      VKF_REQUIRE(a.bias->shape() == std::vector<int64_t>{N} && a.bias->dtype() == a.w->dtype(), kOp,
-                  "bias " + a.bias->describe() + " must be [" + std::to_string(N) + "] " +
+      VKF_REQUIRE(a.bias->shape() == std::vector<int64_t>{NB} && a.bias->dtype() == a.w->dtype(), kOp,
+                  "bias " + a.bias->describe() + " must be [" + std::to_string(NB) + "] " +
                       dtype_name(a.w->dtype()) + " like w");
   }
   if (a.residual) {
@@ -139,7 +143,8 @@ std::vector<Piece> plan_pieces(const Dims& d, const GemmArgs& a, const Capabilit
               "a row of K = " + std::to_string(K) + " elements does not fit maxStorageBufferRange (" +
                   std::to_string(R) + " bytes, profile " + c.profile + ")");
   if (nc < N && nc >= 64) nc = nc / 64 * 64;  // whole tiles in every piece but the last
-  const uint64_t mc = std::min({M, room / (K * 4), (room - nc * 4) / (N * 4) + 1});
+  const uint64_t ldy = uint64_t(a.y->dim(-1));  // Y's (and R's) rows: N, or wider (GemmArgs::y_col)
+  const uint64_t mc = std::min({M, room / (K * 4), (room - nc * 4) / (ldy * 4) + 1});
   std::vector<Piece> pieces;
   for (uint64_t m0 = 0; m0 < M; m0 += mc)
     for (uint64_t n0 = 0; n0 < N; n0 += nc)
@@ -645,8 +650,9 @@ OpInfo gemm(Recorder& rec, const GemmArgs& a) {
   // column (bias index); *_off: where the piece starts in its binding.
   // Flag 4: an f16 bias beside block-format W (shaders/lib/gemm_epilogue.glsl).
   const bool bias_f16 = has_bias && is_block_format(format) && a.bias->dtype() == DType::F16;
+  const uint32_t ldy = uint32_t(a.y->dim(-1));  // d.N, or wider for a window of Y's columns (y_col)
   GemmPush push{d.M, d.N, d.K, 0, 0, uint32_t(has_bias) | uint32_t(has_res) << 1 | uint32_t(bias_f16) << 2,
-                d.N, 0, 0, 0, 0, 0, 1, d.K};
+                ldy, 0, 0, 0, 0, 0, 1, d.K};
   OpInfo info{kOp, v.name, {}, 2.0 * d.M * d.N * d.K, 0, cls, tc != nullptr};
   info.bytes = 4.0 * d.M * d.K + double(weight_bytes(format, uint64_t(d.N) * d.K)) +
                (has_bias ? double(a.bias->bytes()) : 0) + 4.0 * d.M * d.N * (has_res ? 2 : 1);
@@ -659,22 +665,22 @@ OpInfo gemm(Recorder& rec, const GemmArgs& a) {
   const uint64_t splits_fit = caps.max_storage_buffer_range / (uint64_t(d.M) * d.N * 4);
   const uint32_t ksplit = uint32_t(std::min<uint64_t>(plan.ksplit, splits_fit));
   const uint32_t chunk = ksplit > 1 ? ceil_div(ceil_div(d.K, ksplit), plan.k_step) * plan.k_step : d.K;
-  if (pieces.size() == 1 && ceil_div(d.K, chunk) > 1) {
+  if (pieces.size() == 1 && ceil_div(d.K, chunk) > 1 && ldy == d.N) {  // the partial sums are [M, N]: no window
     split_k_dispatch(r, a, p, plan, ceil_div(d.K, chunk), chunk, push, v.name);
     return info;
   }
   const Pipeline& pipe = r.pipeline(plan.shader + weight_suffix(a.w), plan.spec, plan.sgs);
   const uint32_t texel_width = p.vec4() ? 4 : 1;  // read by the texel variants only
   for (const Piece& pc : pieces) {
-    const uint64_t K = d.K, N = d.N;
+    const uint64_t K = d.K, N = ldy, n0 = a.y_col + pc.n0, n1 = a.y_col + pc.n1;  // Y's columns
     Slice xs = slice(a.x, false, pc.m0 * K, pc.m1 * K, caps);
     Slice wsl = slice(a.w, false, pc.n0 * K, pc.n1 * K, caps);
     xs.use.texel_width = wsl.use.texel_width = texel_width;
-    const Slice ys = slice(a.y, true, pc.m0 * N + pc.n0, (pc.m1 - 1) * N + pc.n1, caps);
-    const Slice rs = a.residual ? slice(a.residual, false, pc.m0 * N + pc.n0, (pc.m1 - 1) * N + pc.n1, caps) : xs;
+    const Slice ys = slice(a.y, true, pc.m0 * N + n0, (pc.m1 - 1) * N + n1, caps);
+    const Slice rs = a.residual ? slice(a.residual, false, pc.m0 * N + n0, (pc.m1 - 1) * N + n1, caps) : xs;
     push.M = pc.m1 - pc.m0;
     push.N = pc.n1 - pc.n0;
-    push.n0 = pc.n0;
+    push.n0 = uint32_t(n0);  // the bias's index
     push.x_off = xs.elem_off;
     push.w_off = wsl.elem_off;
     push.y_off = ys.elem_off;

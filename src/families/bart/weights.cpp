@@ -26,7 +26,9 @@ LinearWeights fused(Loader& L, const std::string& prefix, const std::vector<cons
   }
   const int64_t n = int64_t(parts.size());
   const std::string name = prefix + "{" + names + "}_proj";
-  return {L.stacked_matrix(matrices, d, why, name + ".weight"), L.upload({n * d}, b, name + ".bias")};
+  LinearWeights out = L.stacked_matrix(matrices, d, why, name + ".weight");
+  out.b = L.upload({n * d}, b, name + ".bias");
+  return out;
 }
 
 /// The first of `names` the files hold (else the first, so that the error names it).

@@ -19,7 +19,9 @@ LinearWeights packed_qkv(Loader& L, const std::string& p, const char* const name
     auto bi = L.fetch(p + names[i] + ".bias", {d}, "[hidden_size]", why);
     b.insert(b.end(), bi.begin(), bi.end());
   }
-  return {L.stacked_matrix(parts, d, why, p + names[0] + "/key/value"), L.upload({3 * d}, b, p + "qkv bias")};
+  LinearWeights out = L.stacked_matrix(parts, d, why, p + names[0] + "/key/value");
+  out.b = L.upload({3 * d}, b, p + "qkv bias");
+  return out;
 }
 
 /// The first of `names` the file holds (the others, when present too, are the same tied tensor).

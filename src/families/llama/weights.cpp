@@ -43,7 +43,7 @@ struct LayerLoader {
         b.insert(b.end(), bias.begin(), bias.end());
       }
     }
-    LinearWeights out{L.stacked_matrix(parts, d, why, p + ".{q,k,v}_proj.weight (stacked)"), {}};
+    LinearWeights out = L.stacked_matrix(parts, d, why, p + ".{q,k,v}_proj.weight (stacked)");
     if (qkv_bias) out.b = L.upload({q + 2 * kv}, b, p + ".{q,k,v}_proj.bias (stacked)");
     return out;
   }

@@ -29,7 +29,7 @@ struct BlockLoader {
   LinearWeights packed(const std::string& p, const std::vector<const char*>& names, const std::string& why) const {
     std::vector<Loader::MatrixPart> parts;
     for (const char* n : names) parts.push_back({p + "." + n + ".weight", c.q_width(), "d_kv·num_heads, d_model"});
-    return {L.stacked_matrix(parts, c.d_model, why, p + " (packed)"), {}};
+    return L.stacked_matrix(parts, c.d_model, why, p + " (packed)");
   }
   /// T5LayerNorm: γ only.
   NormWeights norm(const std::string& p, const std::string& why) const {
