@@ -18,6 +18,13 @@ std::string tensor_what(const std::string& name, const std::vector<int64_t>& sha
 
 }  // namespace
 
+std::vector<float> transposed(const std::vector<float>& v, int64_t rows, int64_t cols) {
+  std::vector<float> t(v.size());
+  for (int64_t i = 0; i < rows; ++i)
+    for (int64_t j = 0; j < cols; ++j) t[size_t(j * rows + i)] = v[size_t(i * cols + j)];
+  return t;
+}
+
 const SafeTensor& Loader::checked(const std::string& name, const std::vector<int64_t>& shape,
                                   const std::string& dims, const std::string& why) {
   used_.insert(name);
@@ -149,11 +156,7 @@ Tensor Loader::load_transposed_matrix(const std::string& name, int64_t out, int6
   note_matrix(name, true);
   if (stored_blocks(name)) return load_stored(name, {out, in}, "[" + out_dims + ", " + in_dims + "]", why);
   const std::vector<float> w = fetch(name, {in, out}, "[" + in_dims + ", " + out_dims + "]", why);
-  std::vector<float> t(w.size());
-  if (!w.empty())
-    for (int64_t i = 0; i < in; ++i)
-      for (int64_t o = 0; o < out; ++o) t[size_t(o * in + i)] = w[size_t(i * out + o)];
-  return upload_matrix({out, in}, t, name + " (transposed)");
+  return upload_matrix({out, in}, w.empty() ? w : transposed(w, in, out), name + " (transposed)");
 }
 
 LinearWeights Loader::stacked_matrix(const std::vector<MatrixPart>& parts, int64_t in, const std::string& why,
@@ -173,7 +176,9 @@ LinearWeights Loader::stacked_matrix(const std::vector<MatrixPart>& parts, int64
     }
     return out;
   }
-  const std::optional<DType> blocks = stored.empty() ? std::nullopt : *stored.begin();
+  // One storage for all: a block format (stacked as stored) or none (floats, stored as upload_matrix does).
+  const bool blocks = !stored.empty() && stored.begin()->has_value();
+  const DType dt = blocks ? **stored.begin() : DType::F32;
   int64_t rows = 0;
   std::vector<float> w;
   std::vector<uint8_t> wb;
@@ -191,8 +196,8 @@ LinearWeights Loader::stacked_matrix(const std::vector<MatrixPart>& parts, int64
   if (!blocks) {
     out.w = upload_matrix({rows, in}, w, name);
   } else {
-    const size_t n = dry_ ? size_t(dtype_bytes(*blocks, uint64_t(rows) * uint64_t(in))) : wb.size();
-    out.w = upload_blocks({rows, in}, weight_format_of(*blocks), wb.data(), n, name);
+    const size_t n = dry_ ? size_t(dtype_bytes(dt, uint64_t(rows) * uint64_t(in))) : wb.size();
+    out.w = upload_blocks({rows, in}, weight_format_of(dt), wb.data(), n, name);
   }
   return out;
 }

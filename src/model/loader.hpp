@@ -14,6 +14,9 @@
 
 namespace vkf {
 
+/// A row-major [rows, cols] matrix as [cols, rows] (GPT-2's Conv1D weights as nn.Linear's).
+std::vector<float> transposed(const std::vector<float>& v, int64_t rows, int64_t cols);
+
 /// Checks and uploads. A dry run checks names and shapes and adds up the device
 /// memory the uploads will take, without converting or uploading anything, so
 /// a bad file or a model too large for the device fails before any upload.

@@ -66,13 +66,7 @@ OutTensor plan(const TensorFiles& files, const std::string& name, const std::opt
 /// The blocks of float tensor o.name, transposed first when o says so.
 std::vector<uint8_t> quantized(const TensorFiles& files, const OutTensor& o) {
   std::vector<float> v = files.to_f32(o.name);
-  if (o.transposed) {
-    const std::vector<int64_t>& s = files.get(o.name).shape;  // [in, out]
-    std::vector<float> t(v.size());
-    for (int64_t i = 0; i < s[0]; ++i)
-      for (int64_t j = 0; j < s[1]; ++j) t[size_t(j * s[0] + i)] = v[size_t(i * s[1] + j)];
-    v.swap(t);
-  }
+  if (o.transposed) v = transposed(v, files.get(o.name).shape[0], files.get(o.name).shape[1]);  // [in, out]
   return ref::quantize(weight_format_of(*o.blocks), v.data(), v.size());
 }
 
@@ -85,11 +79,7 @@ void write_safetensors(const std::string& path, const TensorFiles& files, const 
   for (const OutTensor& o : out) {
     h[o.name] = {{"dtype", o.dtype}, {"shape", o.shape}, {"data_offsets", {offset, offset + o.bytes}}};
     offset += o.bytes;
-    if (o.blocks) {
-      std::string upper = dtype_name(*o.blocks);
-      for (char& ch : upper) ch = char(std::toupper(static_cast<unsigned char>(ch)));
-      h["__metadata__"][kBlockFormatKey + o.name] = upper;
-    }
+    if (o.blocks) h["__metadata__"][kBlockFormatKey + o.name] = block_dtype_spelled(*o.blocks);
   }
   std::string header = h.dump();
   header.append((8 - header.size() % 8) % 8, ' ');  // the data section 8-aligned, as safetensors writes it

@@ -212,12 +212,15 @@ const SafeTensor& SafeTensorsFile::get(const std::string& name) const {
   return it->second;
 }
 
+std::string block_dtype_spelled(DType t) {
+  std::string upper = dtype_name(t);
+  for (char& ch : upper) ch = char(std::toupper(static_cast<unsigned char>(ch)));
+  return upper;
+}
+
 std::optional<DType> block_dtype_named(const std::string& dtype) {
-  for (DType t : {DType::Q8_0, DType::Q4_0, DType::Q4_1, DType::Q4_K, DType::Q6_K}) {
-    std::string upper = dtype_name(t);
-    for (char& ch : upper) ch = char(std::toupper(static_cast<unsigned char>(ch)));
-    if (dtype == upper) return t;
-  }
+  for (DType t : {DType::Q8_0, DType::Q4_0, DType::Q4_1, DType::Q4_K, DType::Q6_K})
+    if (dtype == block_dtype_spelled(t)) return t;
   return std::nullopt;
 }
 

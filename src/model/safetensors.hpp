@@ -29,6 +29,8 @@ inline bool is_float_dtype(const std::string& dtype) {
 /// The block format a tensor's dtype names in GGUF's spelling ("Q4_1"), or nullopt
 /// ("F32", "U8", ...): a GGUF's tensors, and a `vkformer quantize` file's.
 std::optional<DType> block_dtype_named(const std::string& dtype);
+/// A block format's name in GGUF's spelling: "Q4_1" for DType::Q4_1.
+std::string block_dtype_spelled(DType t);
 /// `__metadata__` key prefix of a `vkformer quantize` file: "vkformer.format.NAME": "Q4_0"
 /// says that tensor NAME, stored as U8 [..., bytes of a row] (safetensors has no
 /// block dtypes), holds GGUF blocks of that type, [..., values of a row].
