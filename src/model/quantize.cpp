@@ -33,28 +33,34 @@ struct OutTensor {
   bool transposed = false;       ///< the file's [in, out] (GPT-2's Conv1D) quantized as [out, in]
 };
 
+/// Whether the tensor `where` names, of type `stored` ("F16", "Q4_1") and rows of `row`
+/// values, is quantized into `format`: a linear layer's float matrix is; one already in
+/// `format` is kept as it is. @throws vkf::Error for a matrix in another block format,
+/// one not of floats, and rows that are not whole blocks.
+bool quantizes(const std::string& where, bool matrix, const std::string& stored, int64_t row, DType format) {
+  if (!matrix) return false;
+  const std::optional<DType> blocks = block_dtype_named(stored);
+  if (blocks && *blocks != format)
+    throw Error(where + " is stored in " + stored + " already; quantize from an F32, F16 or BF16 checkpoint");
+  if (!blocks && !is_float_dtype(stored))
+    throw Error(where + " " + stored + ": a linear layer's matrix must be F32, F16 or BF16");
+  if (row <= 0 || row % dtype_block(format))
+    throw Error(where + ": rows of " + std::to_string(row) + " values are not whole " + dtype_name(format) +
+                " blocks of " + std::to_string(dtype_block(format)) + " (keep this model in f16 or f32)");
+  return !blocks;
+}
+
 /// The output entry of file tensor `name` (`matrix`: a linear layer's, with its transposition).
 OutTensor plan(const TensorFiles& files, const std::string& name, const std::optional<bool>& matrix, DType format) {
   const SafeTensor& t = files.get(name);
   const std::string where = files.path_of(name) + ": tensor \"" + printable(name) + "\" " + shape_string(t.shape);
-  OutTensor o{name, t.dtype, t.shape, t.bytes, block_dtype_named(t.dtype), false, false};
-  if (matrix && !o.blocks) {
-    if (!is_float_dtype(t.dtype) || t.shape.size() != 2)
-      throw Error(where + " " + t.dtype + ": a linear layer's matrix must be a 2-D F32, F16 or BF16 tensor");
-    o.quantize = true;
-    o.transposed = *matrix;
-    o.blocks = format;
-    if (o.transposed) o.shape = {t.shape[1], t.shape[0]};
-  } else if (matrix && o.blocks != format) {
-    throw Error(where + " is stored in " + t.dtype + " already; quantize from the float checkpoint");
-  }
+  OutTensor o{name, t.dtype, t.shape, t.bytes, block_dtype_named(t.dtype), false, matrix.value_or(false)};
+  if (o.transposed && t.shape.size() == 2 && !o.blocks) o.shape = {t.shape[1], t.shape[0]};
+  o.quantize = quantizes(where, matrix.has_value(), t.dtype, o.shape.empty() ? 0 : o.shape.back(), format);
+  if (o.quantize) o.blocks = format;
   if (!o.blocks) return o;
   // Blocks are written as U8 rows of their bytes: [rows, bytes of a row].
-  const uint32_t block = dtype_block(*o.blocks);
-  const int64_t row = o.shape.empty() ? 0 : o.shape.back();
-  if (row <= 0 || row % block)
-    throw Error(where + ": rows of " + std::to_string(row) + " values are not whole " + dtype_name(*o.blocks) +
-                " blocks of " + std::to_string(block) + " (keep this model in f16 or f32)");
+  const int64_t row = o.shape.back();
   uint64_t rows = 1;
   for (size_t i = 0; i + 1 < o.shape.size(); ++i) rows *= uint64_t(o.shape[i]);
   o.bytes = dtype_bytes(*o.blocks, rows * uint64_t(row));
@@ -127,15 +133,9 @@ QuantizeReport write_gguf(const std::shared_ptr<const GgufFile>& in, const std::
   std::vector<bool> quantize;
   for (const GgufTensor& t : in->tensors()) {
     const std::string hf = gguf_hf_name(t.name);
-    const bool matrix = matrices.count(hf.empty() ? t.name : hf) != 0;
-    const bool is_float = t.type == GgmlType::F32 || t.type == GgmlType::F16 || t.type == GgmlType::BF16;
     const std::string where = in->path() + ": tensor \"" + printable(t.name) + "\" " + shape_string(t.shape);
-    if (matrix && !is_float && t.type != out_type)
-      throw Error(where + " is stored in " + ggml_type_name(t.type) + " already; quantize from an F32, F16 or BF16 file");
-    const bool q = matrix && is_float;
-    if (q && (t.shape.back() % 32))
-      throw Error(where + ": rows of " + std::to_string(t.shape.back()) + " values are not whole " +
-                  dtype_name(format) + " blocks of 32 (keep this model in f16 or f32)");
+    const bool q = quantizes(where, matrices.count(hf.empty() ? t.name : hf) != 0, ggml_type_name(t.type),
+                             t.shape.back(), format);
     out.push_back({t.name, q ? out_type : t.type, t.shape, q ? dtype_bytes(format, t.elements) : t.bytes});
     quantize.push_back(q);
     r.quantized += q;
