@@ -8,30 +8,19 @@
 // through shared memory per step, as fp16 (the B operand, Wᵀ, is W's tile
 // read column-major).
 //
-// fp32 values stay that exact. Each is split into two fp16 parts,
-//   hi = fp16(v·2⁻⁸),  lo = fp16((v − hi·2⁸)·2³),
-// which carry v to within max(2⁻²²·|v|, 2⁻²⁷), about fp32's own rounding,
-// where one fp16 part would be 2⁻¹¹·|v|, a thousand times gemm's error
-// bound. (The powers of two are exact; |v| up to 65504·2⁸ ≈ 1.7e7, beyond
-// which hi is ±inf and so is Y: never a silently clipped number.) Products
-// of fp16 values are exact in the fp32 accumulators.
+// fp32 values go in as two fp16 parts (split(), lib/coopmat.glsl), which keep
+// them to about fp32's own rounding; products of fp16 values are exact in the
+// fp32 accumulators.
 //   fp16 W (exact as it is): acc1 += Xhi·W, acc2 += Xlo·W;
 //                            Y = acc1·2⁸ + acc2·2⁻³ (two products a step).
 //   fp32 or block W (split as X is):  acc1 += Xhi·Whi, acc2 += Xhi·Wlo + Xlo·Whi;
 //                            Y = acc1·2¹⁶ + acc2·2⁵ (three products a step;
 //   Xlo·Wlo, 2⁻²² of x·w, is left out).
+// EMULATE_COOPMAT (variant coopmat_emulated): the matrices' operations done by
+// the lanes (lib/coopmat.glsl), to check this kernel on any device.
 #extension GL_GOOGLE_include_directive : require
 #include "lib/types.glsl"
 #include "lib/grid.glsl"
-#extension GL_NV_cooperative_matrix : require
-#extension GL_KHR_memory_scope_semantics : require
-#extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
-#extension GL_KHR_shader_subgroup_basic : require
-#extension GL_EXT_spirv_intrinsics : require
-// fp16 denormals kept (DenormPreserve for 16-bit floats, SPV_KHR_float_controls):
-// the split's parts of values below 2⁻⁶ are fp16 denormals, which a flush to
-// zero would cost their precision. Required of the device with the variant.
-spirv_execution_mode(extensions = ["SPV_KHR_float_controls"], capabilities = [4464], 4459, 16);
 
 layout(local_size_x_id = 0) in;  // WM·WN subgroups of SG invocations
 layout(constant_id = 1) const uint BM = 64;
@@ -54,10 +43,9 @@ layout(std430, binding = 1) readonly buffer W { WTYPE w[]; };
 #include "lib/quant.glsl"
 #endif
 
-#define MAT16 fcoopmatNV<16, gl_ScopeSubgroup, 16, 16>
-#define MAT32 fcoopmatNV<32, gl_ScopeSubgroup, 16, 16>
-
 const uint WG = WM * WN * SG;
+#define CM_SUBGROUPS (WM * WN)
+#include "lib/coopmat.glsl"
 const uint CM = BM / (16 * WM);  // 16-row matrices per subgroup
 const uint CN = BN / (16 * WN);  // 16-column matrices per subgroup
 // Rows of the shared tiles padded by 8 halves (16 bytes): a matrix load's rows
@@ -72,18 +60,11 @@ shared float16_t Wlo[BN * LDS];
 // One 16×16 fp32 block per subgroup, for the epilogue.
 shared float Cs[WM * WN * 256];
 
-const float HI_SCALE = 1.0 / 256.0, LO_SCALE = 8.0;
 #if W_F16
 const float ACC1_SCALE = 256.0, ACC2_SCALE = 1.0 / 8.0;
 #else
 const float ACC1_SCALE = 65536.0, ACC2_SCALE = 32.0;
 #endif
-
-// v's two fp16 parts (see the top).
-f16vec2 split(float v) {
-  const float16_t hi = float16_t(v * HI_SCALE);
-  return f16vec2(hi, float16_t((v - float(hi) * 256.0) * LO_SCALE));
-}
 
 // This invocation's values of step k0's tiles (element e = r·WG + lid; zeros
 // past M, N and K): X's BM × BK, and W's BN × BK (block W: vec4s of it).
@@ -158,10 +139,10 @@ void main() {
   const uint sg = gl_SubgroupID, lane = gl_SubgroupInvocationID;
   const uint sm = (sg / WN) * CM * 16, sn = (sg % WN) * CN * 16;  // this subgroup's block in the tile
 
-  MAT32 acc1[CM * CN], acc2[CM * CN];
+  CM32 acc1[CM * CN], acc2[CM * CN];
   [[unroll]] for (uint i = 0; i < CM * CN; ++i) {
-    acc1[i] = MAT32(0.0);
-    acc2[i] = MAT32(0.0);
+    acc1[i] = cm_zero();
+    acc2[i] = cm_zero();
   }
 
   float rx[RX];
@@ -176,21 +157,21 @@ void main() {
     // The next step's reads are in flight while this one's products run.
     if (PREFETCH && k0 + BK < k_end) read_tiles(k0 + BK, m0, n0, rx, rw);
     [[unroll]] for (uint kk = 0; kk < BK; kk += 16) {
-      MAT16 b[CN];
-      [[unroll]] for (uint j = 0; j < CN; ++j) coopMatLoadNV(b[j], Ws, (sn + j * 16) * LDS + kk, LDS, true);
+      CM16 b[CN];
+      [[unroll]] for (uint j = 0; j < CN; ++j) CM_LOAD(b[j], Ws, (sn + j * 16) * LDS + kk, LDS, true);
 #if !W_F16
-      MAT16 blo[CN];
-      [[unroll]] for (uint j = 0; j < CN; ++j) coopMatLoadNV(blo[j], Wlo, (sn + j * 16) * LDS + kk, LDS, true);
+      CM16 blo[CN];
+      [[unroll]] for (uint j = 0; j < CN; ++j) CM_LOAD(blo[j], Wlo, (sn + j * 16) * LDS + kk, LDS, true);
 #endif
       [[unroll]] for (uint i = 0; i < CM; ++i) {
-        MAT16 ahi, alo;
-        coopMatLoadNV(ahi, Xhi, (sm + i * 16) * LDS + kk, LDS, false);
-        coopMatLoadNV(alo, Xlo, (sm + i * 16) * LDS + kk, LDS, false);
+        CM16 ahi, alo;
+        CM_LOAD(ahi, Xhi, (sm + i * 16) * LDS + kk, LDS, false);
+        CM_LOAD(alo, Xlo, (sm + i * 16) * LDS + kk, LDS, false);
         [[unroll]] for (uint j = 0; j < CN; ++j) {
-          acc1[i * CN + j] = coopMatMulAddNV(ahi, b[j], acc1[i * CN + j]);
-          acc2[i * CN + j] = coopMatMulAddNV(alo, b[j], acc2[i * CN + j]);
+          CM_MAD(acc1[i * CN + j], ahi, b[j]);
+          CM_MAD(acc2[i * CN + j], alo, b[j]);
 #if !W_F16
-          acc2[i * CN + j] = coopMatMulAddNV(ahi, blo[j], acc2[i * CN + j]);
+          CM_MAD(acc2[i * CN + j], ahi, blo[j]);
 #endif
         }
       }
@@ -202,8 +183,8 @@ void main() {
   // per element, in bounds only.
   [[unroll]] for (uint i = 0; i < CM; ++i)
     [[unroll]] for (uint j = 0; j < CN; ++j) {
-      const MAT32 c = acc1[i * CN + j] * ACC1_SCALE + acc2[i * CN + j] * ACC2_SCALE;
-      coopMatStoreNV(c, Cs, sg * 256, 16, false);
+      const CM32 c = cm_scaled_sum(acc1[i * CN + j], ACC1_SCALE, acc2[i * CN + j], ACC2_SCALE);
+      CM_STORE(c, Cs, sg * 256, 16);
       subgroupMemoryBarrierShared();
       subgroupBarrier();
       for (uint e = lane; e < 256; e += SG) {

@@ -199,6 +199,45 @@ TEST_F(DeviceTest, GemmCoopmatByCapability) {
     }
 }
 
+// The tensor-core kernel with its matrix operations done by the lanes
+// (coopmat_emulated, shaders/lib/coopmat.glsl) on any device with fp16
+// arithmetic: coopmat's tiles, fp16 parts, split-K, prefetching and epilogue
+// against the reference, within gemm's fp32 bound. Never the rule's pick.
+// lavapipe takes ~20 s to compile each pipeline, so the cases share a few:
+// fp32 W (split) and fp16 W (exact) with GELU, bias and residual, off the
+// tiles in M, N and K (BK 32); split-K; other tiles with prefetching. The
+// block formats are cli_kernel_gemm_coopmat_emulated_* (tests/CMakeLists.txt).
+TEST_F(DeviceTest, GemmCoopmatEmulatedKeepsTheBound) {
+  if (in_capability_leg()) GTEST_SKIP() << "lavapipe's default leg runs it (its pipelines are slow to compile)";
+  const Capabilities& c = ctx().caps();
+  Case k{70, 100, 72, DType::F32, Activation::GeluErf, true, true, "coopmat_emulated"};
+  if (!c.shader_float16 || 256 % c.subgroup_size != 0) {
+    expect_error([&] { run(ctx(), k); }, "variant coopmat_emulated needs shaderFloat16");
+    return;
+  }
+  for (DType dt : {DType::F32, DType::F16}) {
+    if (dt == DType::F16 && !has_f16()) continue;
+    for (Case e : {k, Case{33, 16, 16}, Case{130, 65, 200}}) {
+      e.dtype = dt, e.act = Activation::GeluErf, e.bias = e.residual = true, e.variant = "coopmat_emulated";
+      SCOPED_TRACE(describe(e));
+      const Result r = run(ctx(), e);
+      EXPECT_LE(r.err, kF32Bound);
+      EXPECT_EQ(r.info.variant, "coopmat_emulated");
+    }
+  }
+  // Split-K (its chunks' product has no epilogue), and 2×1 matrices a subgroup
+  // over three 16-wide K steps, prefetching.
+  for (TunedConfig cfg : {TunedConfig{"coopmat_emulated", {{"SPLITK", 3}}},
+                          TunedConfig{"coopmat_emulated", {{"BM", 64}, {"BN", 32}, {"BK", 48}, {"WM", 2}, {"WN", 2}, {"PF", 1}}}}) {
+    SCOPED_TRACE(cfg.text());
+    ForcedTuning force(ctx(), "gemm", cfg);
+    const Result r = run(ctx(), {33, 70, 300, DType::F32, Activation::GeluErf, true, true});
+    EXPECT_LE(r.err, kF32Bound);
+    EXPECT_EQ(r.info.variant, "coopmat_emulated");
+  }
+  EXPECT_NE(run(ctx(), {130, 64, 64}).info.variant, "coopmat_emulated");  // never the rule's
+}
+
 // The split coopmat makes of each fp32 value (shaders/gemm_coopmat.comp), done
 // here with the same roundings: hi = fp16(v·2⁻⁸), lo = fp16((v − hi·2⁸)·2³)
 // carry v to within max(2⁻²²·|v|, 2⁻²⁷) over |v| from 1e-9 to 1.6e7, and past

@@ -6,7 +6,7 @@
 # VARIANT_q8_0 ... (cmake/ops.cmake; the texel ones, PLAIN, only f32 and f16).
 # embedding's block tables (WQ=n, shaders/lib/quant.glsl) with f32 or f16 positions. Order: how
 # `vkformer bench ops` lists them.
-vkf_add_op(gemm WEIGHTS f32 f16 q8_0 q4_0 q4_1 q4_k q6_k SHADER gemm_tiled gemm_tiled.comp SHADER gemm_texel gemm_tiled.comp -DTEXEL=1 SHADER gemm_broadcast gemm_tiled.comp -DTEXEL=1 -DBCAST=1 PLAIN SHADER gemm_vec_subgroup gemm_vec.comp -DUSE_SUBGROUP=1 SHADER gemm_vec_shared gemm_vec.comp -DUSE_SUBGROUP=0 SHADER gemm_vec_subgroup_texel gemm_vec.comp -DUSE_SUBGROUP=1 -DTEXEL=1 SHADER gemm_vec_shared_texel gemm_vec.comp -DUSE_SUBGROUP=0 -DTEXEL=1 SHADER gemm_coopmat gemm_coopmat.comp SHADER gemm_splitk_reduce gemm_splitk_reduce.comp)
+vkf_add_op(gemm WEIGHTS f32 f16 q8_0 q4_0 q4_1 q4_k q6_k SHADER gemm_tiled gemm_tiled.comp SHADER gemm_texel gemm_tiled.comp -DTEXEL=1 SHADER gemm_broadcast gemm_tiled.comp -DTEXEL=1 -DBCAST=1 PLAIN SHADER gemm_vec_subgroup gemm_vec.comp -DUSE_SUBGROUP=1 SHADER gemm_vec_shared gemm_vec.comp -DUSE_SUBGROUP=0 SHADER gemm_vec_subgroup_texel gemm_vec.comp -DUSE_SUBGROUP=1 -DTEXEL=1 SHADER gemm_vec_shared_texel gemm_vec.comp -DUSE_SUBGROUP=0 -DTEXEL=1 SHADER gemm_coopmat gemm_coopmat.comp SHADER gemm_coopmat_emulated gemm_coopmat.comp -DEMULATE_COOPMAT=1 SHADER gemm_splitk_reduce gemm_splitk_reduce.comp)
 vkf_add_op(attention_scores WEIGHTS f32 f16 SHADER attention_scores attention_scores.comp)
 vkf_add_op(masked_softmax SHADER masked_softmax_subgroup masked_softmax.comp -DUSE_SUBGROUP=1 SHADER masked_softmax_shared masked_softmax.comp -DUSE_SUBGROUP=0)
 vkf_add_op(attention_values WEIGHTS f32 f16 SHADER attention_values attention_values.comp)

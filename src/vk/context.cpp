@@ -114,15 +114,18 @@ Context::Context(const ContextOptions& options) : impl_(std::make_unique<Impl>()
     fsc.subgroupSizeControl = s.caps.subgroup_size_control;
     fsc.computeFullSubgroups = s.caps.compute_full_subgroups;
     if (s.caps.subgroup_size_control) f11.pNext = &fsc;
-    // gemm's coopmat variant: the extension, fp16 arithmetic and the Vulkan memory model.
+    // fp16 arithmetic for the coopmat variants and their emulation; for
+    // coopmat, the extension and the Vulkan memory model too.
     VkPhysicalDeviceVulkan12Features f12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
     VkPhysicalDeviceCooperativeMatrixFeaturesNV fcm{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV};
+    f12.shaderFloat16 = s.caps.shader_float16;
+    f12.pNext = f11.pNext;
+    f11.pNext = &f12;
     if (s.caps.coopmat) {
-      f12.shaderFloat16 = f12.vulkanMemoryModel = VK_TRUE;
+      f12.vulkanMemoryModel = VK_TRUE;
       fcm.cooperativeMatrix = VK_TRUE;
+      fcm.pNext = f12.pNext;
       f12.pNext = &fcm;
-      fcm.pNext = f11.pNext;
-      f11.pNext = &f12;
     }
     VkPhysicalDeviceFeatures2 f2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
     f2.pNext = &f11;
@@ -201,6 +204,7 @@ Context::Context(const HostVulkan& host, const ContextOptions& options)
   s.caps.storage_16bit = s.caps.storage_16bit && host.storage_buffer_16bit_access;
   s.caps.subgroup_size_control = s.caps.compute_full_subgroups = false;
   s.caps.coopmat = false;  // query_capabilities() without the instance leaves it off too
+  s.caps.shader_float16 = false;  // nothing says whether the host enabled shaderFloat16
   apply_profile(profile, s.caps);
   s.caps.timestamps = s.caps.timestamps && q[s.queue_family].timestampValidBits > 0;
   s.memory_budget = std::find(host.device_extensions.begin(), host.device_extensions.end(),

@@ -167,7 +167,7 @@ void Pipelines::check_limits(const std::string& shader, const std::vector<uint32
   // Variants are named for what they use (see src/ops/ops.cmake).
   if (!caps_.subgroup_arithmetic && shader.find("subgroup") != std::string::npos)
     throw Error(where + "subgroup operations are not available");
-  if (!caps_.coopmat && shader.find("coopmat") != std::string::npos)
+  if (!caps_.coopmat && shader.find("coopmat") != std::string::npos && shader.find("_emulated") == std::string::npos)
     throw Error(where + "cooperative matrices are not available");
   const bool packed = shader.size() > 7 && shader.compare(shader.size() - 7, 7, "_packed") == 0;
   if (shader.find("f16") != std::string::npos && !(packed ? caps_.f16_packed : caps_.storage_16bit))
