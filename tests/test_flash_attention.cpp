@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "attention_util.hpp"
+#include "vk/tuning_hooks.hpp"
 
 namespace vkf::test {
 
@@ -266,6 +267,80 @@ TEST_F(DeviceTest, FlashAttentionRejectsBadArguments) {
   EXPECT_NO_THROW(flash_attention(rec, a));
   a.bias = &bad_bias;  // one key short
   EXPECT_THROW(flash_attention(rec, a), Error);
+}
+
+// The tensor-core kernel (shaders/flash_attention_coopmat.comp) with its
+// matrix operations done by the lanes (variant coopmat_emulated,
+// shaders/lib/coopmat.glsl), on any device with fp16 arithmetic: its two
+// passes, fp16 parts, masks, grouped K/V, sliding window, decode offsets,
+// bias and NaN rows against the reference, within the fp32 bound, and fully
+// masked rows zeros. lavapipe takes seconds to compile each pipeline (one per
+// padded head dim, K/V format and bias), so the cases share a few, and only
+// its default leg runs them.
+TEST_F(DeviceTest, FlashAttentionCoopmatEmulatedMatchesTheReference) {
+  if (in_capability_leg()) GTEST_SKIP() << "lavapipe's default leg runs it";
+  const Capabilities& caps = ctx().caps();
+  if (!caps.shader_float16 || 256 % caps.subgroup_size != 0) {
+    AttnInputs in(ctx(), {1, 1, 32, 2, 2, Layout::Separate, MaskKind::None}, 81);
+    expect_error([&] { run_flash(ctx(), in, "coopmat_emulated"); }, "variant coopmat_emulated needs shaderFloat16");
+    return;
+  }
+  std::vector<AttnCase> cases;
+  for (DType dt : weight_dtypes())
+    for (AttnCase c : {AttnCase{2, 3, 64, 17, 33, Layout::Separate, MaskKind::Padding},
+                       grouped({3, 4, 40, 33, 33, Layout::PackedQKV, MaskKind::Both}, 2),
+                       windowed({1, 2, 64, 70, 70, Layout::Separate, MaskKind::Causal}, 20),
+                       AttnCase{2, 1, 32, 4, 130, Layout::Cache, MaskKind::Causal, 126},
+                       AttnCase{2, 3, 30, 17, 1, Layout::Separate, MaskKind::Both}}) {
+      if (dt == DType::F16 && c.layout == Layout::PackedQKV) continue;  // Q is f32
+      c.kv = dt;
+      cases.push_back(c);
+    }
+  AttnCase biased{3, 2, 40, 33, 33, Layout::PackedKV, MaskKind::Both};
+  biased.bias = true;
+  cases.push_back(biased);
+  for (const AttnCase& c : cases) {
+    SCOPED_TRACE(case_name(c));
+    AttnInputs in(ctx(), c, 81);
+    const auto& s = in.shape;
+    Tensor out = ctx().tensor({s.batch, s.q_len, int64_t(s.heads) * s.head_dim});
+    Recorder rec(ctx());
+    FlashAttentionArgs a{in.hq, in.hk, in.hv, s, in.mask, c.bias ? 1.0f : in.scale, &out, "coopmat_emulated"};
+    if (c.bias) a.bias = &in.tbias;
+    EXPECT_EQ(flash_attention(rec, a).variant, "coopmat_emulated");
+    ctx().submit(rec);
+    const auto got = ctx().read(out);
+    EXPECT_LE(ref::max_rel_error(got, ref::attention(in.rq, in.rk, in.rv, s, in.hmask, a.scale, c.bias ? &in.bias : nullptr)),
+              kF32Bound);
+    expect_zero_rows(got, in);
+  }
+  // One NaN in a query: its row only is NaN.
+  AttnInputs in(ctx(), {2, 3, 64, 17, 33, Layout::Separate, MaskKind::Padding}, 82);
+  const auto clean = run_flash(ctx(), in, "coopmat_emulated");
+  const uint32_t d = in.shape.heads * in.shape.head_dim;
+  in.q[size_t(5) * d + 1 * in.shape.head_dim + 3] = std::nanf("");  // batch 0, row 5, head 1
+  Tensor tq = ctx().tensor({in.shape.batch, in.shape.q_len, d}, in.q);
+  Tensor out = ctx().tensor({in.shape.batch, in.shape.q_len, d});
+  Recorder rec(ctx());
+  flash_attention(rec, {HeadsView{&tq}, in.hk, in.hv, in.shape, in.mask, in.scale, &out, "coopmat_emulated"});
+  ctx().submit(rec);
+  const auto got = ctx().read(out);
+  for (size_t e = 0; e < got.size(); ++e) {
+    const bool nan_row = e / d == 5 && e % d / in.shape.head_dim == 1;
+    if (nan_row) ASSERT_TRUE(std::isnan(got[e])) << e;
+    else ASSERT_EQ(got[e], clean[e]) << e;
+  }
+  // A tuned tiling: one subgroup, 48 keys a tile (several tiles over 130 keys).
+  ForcedTuning force(ctx(), "flash_attention", {"coopmat_emulated", {{"NSG", 1}, {"BK", 48}}});
+  AttnInputs cached(ctx(), {2, 1, 32, 4, 130, Layout::Cache, MaskKind::Causal, 126}, 83);
+  Tensor o2 = ctx().tensor({2, 4, 32});
+  Recorder r2(ctx());
+  const OpInfo info = flash_attention(r2, {cached.hq, cached.hk, cached.hv, cached.shape, cached.mask, cached.scale, &o2});
+  ctx().submit(r2);
+  EXPECT_EQ(info.variant, "coopmat_emulated");
+  EXPECT_LE(ref::max_rel_error(ctx().read(o2), ref::attention(cached.rq, cached.rk, cached.rv, cached.shape, cached.hmask,
+                                                             cached.scale)),
+            kF32Bound);
 }
 
 // One NaN in a query makes that row's output NaN, as PyTorch's softmax does,

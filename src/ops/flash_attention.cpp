@@ -20,7 +20,42 @@ constexpr uint32_t kFlashMaxHeadDim = 256;
 /// kSplitKeys keys, at most kMaxSplits. Not measured on a GPU yet (issue 28).
 constexpr uint32_t kSplitMaxRows = 16, kSplitFewGroups = 128, kSplitKeys = 256, kMaxSplits = 64;
 
+/// The tensor-core variants (shaders/flash_attention_coopmat.comp): a prompt's
+/// rows (from kCoopMinRows, two 16-row subgroups' worth) by the rule where the
+/// device has cooperative matrices; head dims up to kCoopMaxHeadDim (O's
+/// accumulators, 2·head_dim/16 matrices a subgroup, stay in registers).
+constexpr uint32_t kCoopMinRows = 32, kCoopMaxHeadDim = 128;
+
 namespace {
+
+/// A coopmat tiling: NSG subgroups of 16 query rows, key tiles of BK, the head
+/// dim padded to DH (a multiple of 16); what its shared memory takes.
+struct CoopTiling {
+  uint32_t nsg, bk, dh;
+  bool kv_f16, emulated;
+  uint64_t shared_bytes() const {
+    const uint64_t bq = 16ull * nsg, ld = dh + 8, pld = bk + 8;
+    const uint64_t halves = 2 * bq * ld + (kv_f16 ? 2 : 4) * uint64_t(bk) * ld + 2 * nsg * 16 * pld + (emulated ? nsg * 512ull : 0);
+    return 2 * halves + 4 * (uint64_t(nsg) * 16 * bk + 3 * bq);
+  }
+  bool fits(const Capabilities& c, uint32_t sg) const {
+    return nsg >= 1 && bk >= 16 && bk % 16 == 0 && bk <= 64 && dh % 16 == 0 && dh <= kCoopMaxHeadDim &&
+           uint64_t(nsg) * sg <= std::min(c.max_workgroup_invocations, c.max_workgroup_size[0]) &&
+           shared_bytes() <= c.max_shared_memory;
+  }
+};
+
+/// The default coopmat tiling that fits: 2 subgroups and 32 keys a tile, fewer where
+/// shared memory is short (fp32 K/V stage two parts each).
+CoopTiling coop_default(const Capabilities& c, uint32_t head_dim, bool kv_f16, bool emulated) {
+  const uint32_t dh = ceil_div(head_dim, 16) * 16;
+  for (uint32_t nsg : {2u, 1u})
+    for (uint32_t bk : {32u, 16u}) {
+      const CoopTiling t{nsg, bk, dh, kv_f16, emulated};
+      if (t.fits(c, c.subgroup_size)) return t;
+    }
+  return {1, 16, dh, kv_f16, emulated};  // the plan says why it does not fit
+}
 
 /// The key ranges of the split variant: `splits` ranges of `len` keys (a
 /// multiple of the tile, `bk`), the last one shorter.
@@ -39,8 +74,8 @@ OpInfo flash_attention(Recorder& rec, const FlashAttentionArgs& a) {
   const AttentionShape& s = a.shape;
   check_shape(s, op);
   VKF_REQUIRE(a.variant.empty() || a.variant == "online" || a.variant == "texel" || a.variant == "split" ||
-                  a.variant == "untuned",
-              op, "unknown variant \"" + a.variant + "\" (online, texel, split, untuned)");
+                  a.variant == "coopmat" || a.variant == "coopmat_emulated" || a.variant == "untuned",
+              op, "unknown variant \"" + a.variant + "\" (online, texel, split, coopmat, coopmat_emulated, untuned)");
   VKF_REQUIRE(s.head_dim <= kFlashMaxHeadDim, op,
               "head_dim " + std::to_string(s.head_dim) + " is more than " + std::to_string(kFlashMaxHeadDim) +
                   " (use attention_scores, masked_softmax and attention_values)");
@@ -83,6 +118,7 @@ OpInfo flash_attention(Recorder& rec, const FlashAttentionArgs& a) {
     std::string variant;
     uint32_t wg, tpr, bk, sh;
     KeySplit split;  // {1, kv_len} but for the split variant
+    uint32_t nsg = 0, dh = 0, sg = 0, sgs = 0;  // the coopmat variants: CoopTiling, subgroups (coop_subgroups())
   };
   const Capabilities& dev = caps;
   const char* op_name = op;
@@ -91,8 +127,10 @@ OpInfo flash_attention(Recorder& rec, const FlashAttentionArgs& a) {
     const auto& caps = dev;
     const char* op = op_name;
     std::string variant = pick_variant(a.variant == "untuned" ? "" : a.variant, tc);
-    VKF_REQUIRE(variant.empty() || variant == "online" || variant == "texel" || variant == "split", op,
-                "unknown variant \"" + variant + "\" (online, texel, split)" + (tc ? " (tuned: " + tc->text() + ")" : ""));
+    VKF_REQUIRE(variant.empty() || variant == "online" || variant == "texel" || variant == "split" ||
+                    variant == "coopmat" || variant == "coopmat_emulated",
+                op, "unknown variant \"" + variant + "\" (online, texel, split, coopmat, coopmat_emulated)" +
+                        (tc ? " (tuned: " + tc->text() + ")" : ""));
     VKF_REQUIRE(a.variant != "texel" || texel_ok, op,
                 "variant texel needs K and V readable as texel buffers (formats, maxTexelBufferElements, a host "
                 "buffer's usage); use online");
@@ -100,6 +138,26 @@ OpInfo flash_attention(Recorder& rec, const FlashAttentionArgs& a) {
     // is a loop over the lanes. Both kernels sum in the same order, so a tuned
     // texel entry for tensors that cannot be texels runs staged, with its knobs.
     const bool by_rule = variant.empty() && !tc;  // a tuned entry keeps the variant it was measured with
+    // Tensor cores for a prompt where the device has them.
+    const bool kv_f16 = a.k.t->dtype() == DType::F16;
+    if (by_rule && caps.coopmat && s.q_len >= kCoopMinRows && s.head_dim <= kCoopMaxHeadDim &&
+        coop_default(caps, s.head_dim, kv_f16, false).fits(caps, caps.subgroup_size))
+      variant = "coopmat";
+    if (variant == "coopmat" || variant == "coopmat_emulated") {
+      const CoopTiling def = coop_default(caps, s.head_dim, kv_f16, variant != "coopmat");
+      const CoopTiling t{tc ? tc->knob("NSG", def.nsg) : def.nsg, tc ? tc->knob("BK", def.bk) : def.bk, def.dh, kv_f16,
+                         def.emulated};
+      const CoopSubgroups sgs = coop_subgroups(caps, op, variant, t.nsg, "online");
+      VKF_REQUIRE(t.fits(caps, sgs.sg), op,
+                  variant + " with NSG=" + std::to_string(t.nsg) + " BK=" + std::to_string(t.bk) + " at head_dim " +
+                      std::to_string(s.head_dim) + " does not fit (head_dim up to " + std::to_string(kCoopMaxHeadDim) +
+                      ", BK a multiple of 16 up to 64, NSG·" + std::to_string(sgs.sg) + " invocations, " +
+                      std::to_string(t.shared_bytes()) + " bytes of " + std::to_string(caps.max_shared_memory) +
+                      " shared)" + (tc ? " (tuned: " + tc->text() + ")" : "") + "; use online");
+      Tiling tl{variant, t.nsg * sgs.sg, 0, t.bk, uint32_t(t.shared_bytes()), {1, s.kv_len}};
+      tl.nsg = t.nsg, tl.dh = t.dh, tl.sg = sgs.sg, tl.sgs = sgs.required;
+      return tl;
+    }
     if (variant.empty() || (variant == "texel" && !texel_ok))
       variant = caps.device_type == "cpu" && texel_ok ? "texel" : "online";
     // A GPU with few workgroups to run (a decode step) and many keys splits them.
@@ -159,6 +217,33 @@ OpInfo flash_attention(Recorder& rec, const FlashAttentionArgs& a) {
   const bool texel = variant == "texel";
   const uint32_t wg = tiling.wg, tpr = tiling.tpr, bk = tiling.bk, sh = tiling.sh;
 
+  const double n_qk = double(s.batch) * s.heads * s.q_len * s.kv_len;
+  const double width = double(s.heads) * s.head_dim, kv_width = double(s.kv_head_count()) * s.head_dim;
+  const double flops = 4 * n_qk * s.head_dim;
+  const double bytes = double(s.batch) * (width * 8.0 * s.q_len + kv_width * 2.0 * dtype_size(a.k.t->dtype()) * s.kv_len) +
+                       (a.mask.key_padding ? 4.0 * s.batch * s.kv_len : 0.0) +
+                       (a.bias ? 4.0 * s.heads * s.q_len * s.kv_len : 0.0);
+  const uint32_t has_bias = a.bias ? 1 : 0;  // a constant: the path without bias does not read one
+  const Tensor* pad = a.mask.key_padding ? a.mask.key_padding : a.q.t;
+  const Tensor* bias = a.bias ? a.bias : a.q.t;
+
+  if (tiling.nsg) {  // the coopmat variants: 16·NSG query rows a workgroup
+    const uint32_t q_blocks = ceil_div(s.q_len, 16ull * tiling.nsg);
+    const uint64_t total = uint64_t(s.batch) * s.heads * q_blocks;
+    VKF_REQUIRE(total < (1ull << 32), op, "too many query blocks");
+    const FlashAttentionPush push{s.heads, s.head_dim, s.q_len, s.kv_len, q.off, q.row, q.batch, k.off, k.row,
+                                  k.batch, v.off, v.row, v.batch, pad_stride, a.mask.key_padding ? 1u : 0u,
+                                  a.mask.causal ? 1u : 0u, a.mask.causal_offset, a.scale, q_blocks, uint32_t(total),
+                                  a.bias ? uint32_t(a.bias->dim(-1)) : 0u, s.heads_per_kv(), a.mask.window, 1, s.kv_len};
+    const Pipeline& p = r.pipeline(std::string(op) + "_" + variant + weight_suffix(a.k.t),
+                                   {wg, tiling.dh, bk, tiling.nsg, tiling.sg, has_bias}, tiling.sgs);
+    r.dispatch(p, {{a.q.t, false}, {a.k.t, false}, {a.v.t, false}, {pad, false}, {a.out, true}, {bias, false}}, push,
+               r.fold(total), std::string(op) + "/" + variant + weight_suffix(a.k.t) + (a.bias ? "+bias" : ""));
+    std::vector<std::pair<std::string, uint32_t>> knobs = {{"WG", wg}, {"NSG", tiling.nsg}, {"BK", bk}, {"DH", tiling.dh}};
+    if (tiling.sgs) knobs.emplace_back("SGS", tiling.sgs);
+    return {op, variant, knobs, flops, bytes, cls, tc != nullptr};
+  }
+
   const KeySplit split = tiling.split;
   const uint32_t bq = wg / tpr, q_blocks = ceil_div(s.q_len, bq);
   const uint64_t total = uint64_t(s.batch) * s.heads * q_blocks * split.splits;
@@ -170,11 +255,8 @@ OpInfo flash_attention(Recorder& rec, const FlashAttentionArgs& a) {
                                 split.splits, split.len};
   const bool splits = variant == "split";
   const std::string shader = std::string(op) + (texel ? "_texel" : splits ? "_split" : "") + weight_suffix(a.k.t);
-  const uint32_t has_bias = a.bias ? 1 : 0;  // a constant: the path without bias does not read one
   const uint32_t vec4 = texel && kv_vec4;
   const Pipeline& p = r.pipeline(shader, {wg, d4, bk, tpr, sh, has_bias, vec4});
-  const Tensor* pad = a.mask.key_padding ? a.mask.key_padding : a.q.t;
-  const Tensor* bias = a.bias ? a.bias : a.q.t;
   // The split variant writes each (row, head, range)'s partial record, then merges them into out.
   const uint64_t rows_heads = uint64_t(s.batch) * s.q_len * s.heads;
   const Tensor* first_out = splits ? &r.scratch({int64_t(rows_heads * split.splits * (d4 * 4 + 4))}) : a.out;
@@ -191,18 +273,10 @@ OpInfo flash_attention(Recorder& rec, const FlashAttentionArgs& a) {
                r.fold(ceil_div(invocations, cwg)), std::string(op) + "/split merge");
   }
 
-  const double n_qk = double(s.batch) * s.heads * s.q_len * s.kv_len;
-  const double width = double(s.heads) * s.head_dim, kv_width = double(s.kv_head_count()) * s.head_dim;
   std::vector<std::pair<std::string, uint32_t>> knobs = {{"WG", wg},  {"D4", d4},          {"BK", bk},    {"TPR", tpr},
                                                          {"SH4", sh}, {"BIAS", has_bias}, {"VEC4", vec4}};
   if (splits) knobs.emplace_back("SPLITS", split.splits);
-  return {op, variant, knobs,
-          4 * n_qk * s.head_dim,
-          double(s.batch) * (width * 8.0 * s.q_len + kv_width * 2.0 * dtype_size(a.k.t->dtype()) * s.kv_len) +
-              (a.mask.key_padding ? 4.0 * s.batch * s.kv_len : 0.0) +
-              (a.bias ? 4.0 * s.heads * s.q_len * s.kv_len : 0.0),
-          cls,
-          tc != nullptr};
+  return {op, variant, knobs, flops, bytes, cls, tc != nullptr};
 }
 
 // ---- descriptor ----
@@ -239,6 +313,12 @@ std::vector<TunedConfig> flash_attention_candidates(const Capabilities& c, const
         }
       }
   }
+  // Tensor cores for a prompt's rows: subgroups × keys a tile.
+  if (c.coopmat && o.q_len >= kCoopMinRows)
+    for (uint32_t nsg : {1u, 2u, 4u})
+      for (uint32_t bk : {16u, 32u, 64u})
+        if (CoopTiling{nsg, bk, ceil_div(o.head_dim, 16) * 16, o.dtype == DType::F16, false}.fits(c, c.subgroup_size))
+          out.push_back({"coopmat", {{"NSG", nsg}, {"BK", bk}}});
   // Split: the decode rows' own tiling (all of a workgroup's lanes on its few
   // rows) over key ranges of 2 to 64.
   if (o.q_len <= kSplitMaxRows)
@@ -265,7 +345,9 @@ OpShape decode_bench_shape() {
 
 VKF_OP_DESCRIPTOR(flash_attention) {
   return {"flash_attention", "softmax(scale·QKᵀ + bias + mask)·V in one pass with an online softmax (dtype: K, V)",
-          {"online", "texel", "split"}, {"WG", "D4", "BK", "TPR", "SH4", "BIAS", "VEC4", "SPLITS"}, {"batch", "heads", "kv_heads", "head_dim", "q_len", "kv_len"},
+          // coopmat_emulated (coopmat's kernel on any device with fp16 arithmetic, slow to
+          // compile on lavapipe) runs only when asked for by name (tests/test_flash_attention.cpp).
+          {"online", "texel", "split", "coopmat"}, {"WG", "D4", "BK", "TPR", "SH4", "BIAS", "VEC4", "SPLITS", "NSG", "DH"}, {"batch", "heads", "kv_heads", "head_dim", "q_len", "kv_len"},
           {cases::attention_bench_shape(), cases::attention_bench_shape(DType::F16), decode_bench_shape()},
           flash_attention_case,
           cases::attention_label, false, flash_attention_candidates};

@@ -370,28 +370,11 @@ bool is_emulated(const char* variant) { return std::string(variant) == "coopmat_
 Plan coopmat_plan(const char* variant, const Problem& p, const TunedConfig* tc) {
   const Capabilities& c = p.caps;
   const bool emulated = is_emulated(variant);
-  if (emulated)
-    VKF_REQUIRE(c.shader_float16 && c.subgroup_size >= 4 && 256 % c.subgroup_size == 0, kOp,
-                std::string("variant ") + variant + " needs shaderFloat16 and a subgroup size dividing 256; the device \"" +
-                    c.device_name + "\" (profile " + c.profile + ") has " + (c.shader_float16 ? "" : "no fp16 arithmetic, ") +
-                    "subgroups of " + std::to_string(c.subgroup_size));
-  else
-    VKF_REQUIRE(c.coopmat, kOp,
-                std::string("variant ") + variant + " needs VK_NV_cooperative_matrix with a 16x16x16 f16*f16+f32 subgroup "
-                "shape, shaderFloat16, vulkanMemoryModel and shaderDenormPreserveFloat16; the device \"" + c.device_name + "\" (profile " + c.profile +
-                ") has " + (c.coopmat_shapes.empty() ? std::string("none") : "other shapes only") + "; use tiled");
   const CoopTiles t{knob(tc, "BM", 64), knob(tc, "BN", 64), knob(tc, "BK", 32),
                     knob(tc, "WM", 2),  knob(tc, "WN", 2),  p.a.w->dtype() != DType::F16, emulated};
-  // The shader numbers its subgroups WM·WN of SG lanes: the driver's one size,
-  // or the size required of it.
-  const uint32_t sg = c.subgroup_size;
+  const CoopSubgroups sgs = coop_subgroups(c, kOp, variant, uint64_t(t.wm) * t.wn, "tiled");
+  const uint32_t sg = sgs.sg;
   const uint64_t wg = uint64_t(t.wm) * t.wn * sg;
-  const bool one_size = c.min_subgroup_size == c.max_subgroup_size;
-  const bool sized = c.subgroup_size_control && wg <= UINT32_MAX && subgroup_size_problem(c, sg, uint32_t(wg)).empty();
-  VKF_REQUIRE(one_size || sized, kOp,
-              std::string("variant ") + variant + " needs subgroups of one known size; the device has " +
-                  std::to_string(c.min_subgroup_size) + ".." + std::to_string(c.max_subgroup_size) +
-                  " and cannot require one for " + std::to_string(wg) + " invocations" + tuned_note(tc));
   VKF_REQUIRE(t.fits(c, sg, std::min(c.max_workgroup_invocations, c.max_workgroup_size[0])), kOp, std::string(variant) + " tiles BM=" + std::to_string(t.bm) + " BN=" + std::to_string(t.bn) +
                        " BK=" + std::to_string(t.bk) + " WM=" + std::to_string(t.wm) + " WN=" + std::to_string(t.wn) +
                        " do not fit (BM a multiple of 16·WM, BN of 16·WN, BK of 16 up to " + std::to_string(kMaxBk) +
@@ -400,7 +383,7 @@ Plan coopmat_plan(const char* variant, const Problem& p, const TunedConfig* tc) 
                        std::to_string(c.max_shared_memory) + " shared)" + tuned_note(tc));
   Plan plan;
   plan.shader = emulated ? "gemm_coopmat_emulated" : "gemm_coopmat";
-  plan.sgs = sized && !one_size ? sg : 0;
+  plan.sgs = sgs.required;
   // Prefetching the next step's tiles (PF) is the tuner's to try: more
   // registers beside the accumulators, so no rule turns it on unmeasured.
   const uint32_t pf = knob(tc, "PF", 0);

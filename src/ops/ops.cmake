@@ -10,7 +10,7 @@ vkf_add_op(gemm WEIGHTS f32 f16 q8_0 q4_0 q4_1 q4_k q6_k SHADER gemm_tiled gemm_
 vkf_add_op(attention_scores WEIGHTS f32 f16 SHADER attention_scores attention_scores.comp)
 vkf_add_op(masked_softmax SHADER masked_softmax_subgroup masked_softmax.comp -DUSE_SUBGROUP=1 SHADER masked_softmax_shared masked_softmax.comp -DUSE_SUBGROUP=0)
 vkf_add_op(attention_values WEIGHTS f32 f16 SHADER attention_values attention_values.comp)
-vkf_add_op(flash_attention WEIGHTS f32 f16 SHADER flash_attention flash_attention.comp SHADER flash_attention_texel flash_attention.comp -DTEXEL=1 SHADER flash_attention_split flash_attention.comp -DSPLIT=1 SHADER flash_attention_combine flash_attention_combine.comp PLAIN)
+vkf_add_op(flash_attention WEIGHTS f32 f16 SHADER flash_attention flash_attention.comp SHADER flash_attention_coopmat flash_attention_coopmat.comp SHADER flash_attention_coopmat_emulated flash_attention_coopmat.comp -DEMULATE_COOPMAT=1 SHADER flash_attention_texel flash_attention.comp -DTEXEL=1 SHADER flash_attention_split flash_attention.comp -DSPLIT=1 SHADER flash_attention_combine flash_attention_combine.comp PLAIN)
 vkf_add_op(attention)
 vkf_add_op(layernorm WEIGHTS f32 f16 SHADER layernorm_shared layernorm.comp SHADER layernorm_subgroup layernorm.comp -DUSE_SUBGROUP=1)
 vkf_add_op(rmsnorm WEIGHTS f32 f16 SHADER rmsnorm_shared rmsnorm.comp SHADER rmsnorm_subgroup rmsnorm.comp -DUSE_SUBGROUP=1)

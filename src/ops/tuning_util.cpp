@@ -102,6 +102,30 @@ uint32_t tuned_subgroup_size(const Capabilities& caps, const TunedConfig* t, boo
   return sgs;
 }
 
+CoopSubgroups coop_subgroups(const Capabilities& c, const char* op, const std::string& variant, uint64_t subgroups,
+                             const std::string& instead) {
+  const std::string device = "the device \"" + c.device_name + "\" (profile " + c.profile + ")";
+  if (variant.size() > 9 && variant.compare(variant.size() - 9, 9, "_emulated") == 0)
+    VKF_REQUIRE(c.shader_float16 && c.subgroup_size >= 4 && 256 % c.subgroup_size == 0, op,
+                "variant " + variant + " needs shaderFloat16 and a subgroup size dividing 256; " + device + " has " +
+                    (c.shader_float16 ? "" : "no fp16 arithmetic, ") + "subgroups of " + std::to_string(c.subgroup_size));
+  else
+    VKF_REQUIRE(c.coopmat, op,
+                "variant " + variant + " needs VK_NV_cooperative_matrix with a 16x16x16 f16*f16+f32 subgroup shape, "
+                "shaderFloat16, vulkanMemoryModel and shaderDenormPreserveFloat16; " + device + " has " +
+                    (c.coopmat_shapes.empty() ? std::string("none") : "other shapes only") + "; use " + instead);
+  // The driver's one size, or the size required of it.
+  const uint32_t sg = c.subgroup_size;
+  const uint64_t wg = subgroups * sg;
+  const bool one_size = c.min_subgroup_size == c.max_subgroup_size;
+  const bool sized = c.subgroup_size_control && wg <= UINT32_MAX && subgroup_size_problem(c, sg, uint32_t(wg)).empty();
+  VKF_REQUIRE(one_size || sized, op,
+              "variant " + variant + " needs subgroups of one known size; the device has " +
+                  std::to_string(c.min_subgroup_size) + ".." + std::to_string(c.max_subgroup_size) +
+                  " and cannot require one for " + std::to_string(wg) + " invocations");
+  return {sg, one_size ? 0 : sg};
+}
+
 void add_subgroup_sizes(const Capabilities& caps, std::vector<TunedConfig>& cands) {
   if (!caps.subgroup_size_control || caps.max_subgroup_size <= caps.min_subgroup_size) return;
   const size_t n = cands.size();

@@ -99,6 +99,21 @@ inline std::string rows_class(uint64_t rows, uint64_t d, DType weights) {
 /// workgroup of `wg` (subgroup_size_problem()).
 uint32_t tuned_subgroup_size(const Capabilities& caps, const TunedConfig* t, bool subgroup_variant, uint32_t wg,
                              const char* op);
+/// The subgroups of a tensor-core kernel (gemm_coopmat.comp,
+/// flash_attention_coopmat.comp), which number theirs (gl_SubgroupID):
+/// `sg` lanes each, and `required`, the size its pipeline must require where
+/// the device has several (0: the driver's one size).
+struct CoopSubgroups {
+  uint32_t sg, required;
+};
+/// For `subgroups` subgroups a workgroup, after the variant's own requirement:
+/// VK_NV_cooperative_matrix's shape and features (Capabilities::coopmat), or
+/// for its emulation (a variant named *_emulated, shaders/lib/coopmat.glsl)
+/// shaderFloat16 and a subgroup size dividing 256.
+/// @throws vkf::Error naming op, variant and what the device lacks; `instead` names another variant.
+CoopSubgroups coop_subgroups(const Capabilities& c, const char* op, const std::string& variant, uint64_t subgroups,
+                             const std::string& instead);
+
 /// Appends to `cands`, after them, a copy of each configuration of a subgroup
 /// variant (its name says "subgroup") with each subgroup size worth requiring
 /// at its WG: powers of two in [min, max] up to WG (a larger subgroup leaves
