@@ -459,6 +459,13 @@ run() {
     ((rehearse)) || VKFORMER_VALIDATION=$validation step kernel-gemm.1024x3072x768-f16 "$t_kernel" "$V" -q kernel gemm \
       --variant all --dtype f16 --m 1024 --n 3072 --k 768 --warmup 1 --repeat 3
   fi
+  # flash attention's edges: 77 query rows and 200 keys off every tile, head dim 72 (padded
+  # to 80 on the tensor cores), padding and causal masks; coopmat where the device has it.
+  if [[ $ops = *flash_attention* ]] && [[ " $kernel_dtypes " = *" f16 "* ]]; then
+    VKFORMER_VALIDATION=$validation step kernel-flash_attention.edges-f16 "$t_kernel" "$V" -q kernel flash_attention \
+      --variant all --dtype f16 --batch 2 --heads 3 --head-dim 72 --q-len 77 --kv-len 200 --mask both \
+      --warmup 1 --repeat 3
+  fi
 
   # ---- 3. every kernel at its standard shapes (checked), against the roofline
   [[ $skip = *" bench-ops "* ]] || step bench-ops "$t_bench_ops" "$V" -q bench ops --json "$RAW/bench-ops.json"
