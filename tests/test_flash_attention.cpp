@@ -269,6 +269,39 @@ TEST_F(DeviceTest, FlashAttentionRejectsBadArguments) {
   EXPECT_THROW(flash_attention(rec, a), Error);
 }
 
+// Tensor cores (variant coopmat) run only where the device lists a 16×16×16
+// f16·f16+f32 cooperative-matrix shape; asking for them elsewhere names what
+// is missing. Where they run (the engine's pick from 32 query rows), they
+// keep the fp32 bound with f32 and f16 K/V, masks, grouped K/V and a bias.
+TEST_F(DeviceTest, FlashAttentionCoopmatByCapability) {
+  const Capabilities& caps = ctx().caps();
+  AttnInputs in(ctx(), grouped({2, 4, 40, 33, 70, Layout::Separate, MaskKind::Both}, 2), 84);
+  if (!caps.coopmat) {
+    expect_error([&] { run_flash(ctx(), in, "coopmat"); }, "variant coopmat needs VK_NV_cooperative_matrix");
+    return;
+  }
+  for (DType dt : weight_dtypes())
+    for (AttnCase c : {grouped({2, 4, 40, 33, 70, Layout::Separate, MaskKind::Both}, 2),
+                       windowed({1, 2, 128, 70, 70, Layout::Separate, MaskKind::Causal}, 20),
+                       AttnCase{3, 2, 64, 33, 33, Layout::PackedKV, MaskKind::Padding}}) {
+      c.kv = dt;
+      c.bias = c.layout == Layout::PackedKV;
+      SCOPED_TRACE(case_name(c));
+      AttnInputs ci(ctx(), c, 85);
+      const auto& s = ci.shape;
+      Tensor out = ctx().tensor({s.batch, s.q_len, int64_t(s.heads) * s.head_dim});
+      Recorder rec(ctx());
+      FlashAttentionArgs a{ci.hq, ci.hk, ci.hv, s, ci.mask, c.bias ? 1.0f : ci.scale, &out};
+      if (c.bias) a.bias = &ci.tbias;
+      EXPECT_EQ(flash_attention(rec, a).variant, "coopmat");  // the rule's pick
+      ctx().submit(rec);
+      const auto got = ctx().read(out);
+      EXPECT_LE(ref::max_rel_error(got, ref::attention(ci.rq, ci.rk, ci.rv, s, ci.hmask, a.scale, c.bias ? &ci.bias : nullptr)),
+                kF32Bound);
+      expect_zero_rows(got, ci);
+    }
+}
+
 // The tensor-core kernel (shaders/flash_attention_coopmat.comp) with its
 // matrix operations done by the lanes (variant coopmat_emulated,
 // shaders/lib/coopmat.glsl), on any device with fp16 arithmetic: its two
