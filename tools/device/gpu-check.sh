@@ -489,6 +489,23 @@ run() {
   step bench-gemm "$t_gemm" "$V" -q bench ops --op gemm "${shapes[@]}" --no-check --warmup 2 --repeat 5 \
     --json "$RAW/bench-gemm.json"
 
+  # ---- 5b. tensor cores against the kernel the engine runs without them (tuned, unchecked),
+  # where the goals compare them: gemm at 4096³ (coopmat against tiled), and flash
+  # attention's prefill, 12 heads × 64, 1024 causal rows, fp16 K/V (coopmat against online).
+  # One variant a step: the others (register blocks for CPUs, gemv) would take long at 4096³.
+  local vg=4096 vq=1024 variant
+  ((rehearse)) && { vg=256; vq=64; }
+  for variant in tiled coopmat; do
+    step "bench-variants-gemm-$variant" "$t_gemm" "$V" -q bench ops --op gemm --variant "$variant" --no-check \
+      --warmup 2 --repeat 5 --shape "m=$vg,n=$vg,k=$vg,dtype=f16" --shape "m=$vg,n=$vg,k=$vg,dtype=f32" \
+      --json "$RAW/bench-variants-gemm-$variant.json"
+  done
+  for variant in online coopmat; do
+    step "bench-variants-flash-$variant" "$t_gemm" "$V" -q bench ops --op flash_attention --variant "$variant" \
+      --no-check --warmup 2 --repeat 5 --shape "batch=1,heads=12,head_dim=64,q_len=$vq,kv_len=$vq,mask=causal,dtype=f16" \
+      --json "$RAW/bench-variants-flash-$variant.json"
+  done
+
   # ---- 6. models
   if [[ -n $make_pid ]]; then
     wait "$make_pid"

@@ -53,6 +53,8 @@ devices = load("devices-json.out") or {}
 torch = load("torch.json") or {}
 bench_ops = load("bench-ops.json") or {}
 bench_gemm = load("bench-gemm.json") or {}
+bench_variants = {"results": [r for f in sorted(glob.glob(os.path.join(raw, "bench-variants-*.json")))
+                                for r in (load(os.path.basename(f)) or {}).get("results", [])]}
 models = {}
 for path in sorted(glob.glob(os.path.join(raw, "model-*.json"))):
     try:
@@ -164,7 +166,7 @@ for name in ("gpt2-small", "smollm-135m"):
 
 # ---- write results.json: everything read, one file
 results = {"sizes": sizes, "steps": steps, "devices": devices, "kernels": list(kernels.values()),
-           "bench_ops": bench_ops, "bench_gemm": bench_gemm, "bench_model": models, "torch": torch,
+           "bench_ops": bench_ops, "bench_gemm": bench_gemm, "bench_variants": bench_variants, "bench_model": models, "torch": torch,
            "models": load("models.json"), "loader_mode": text("loader-mode.txt").strip(),
            "validation": text("validation.txt").strip() == "1"}
 with open(results_path, "w") as f:
@@ -326,6 +328,22 @@ if bench_ops.get("results"):
         chk = ("pass" if r.get("passed") else "**FAIL**") if r.get("checked") else "–"
         L.append(f"| {r['op']} | {r['shape']} | {r['variant']} | {r['median_ms']:.4f} | {fmt(r['gflops'])} | "
                  f"{fmt(r['gbps'])} | {fmt(r.get('roofline_pct'))} | {chk} |")
+    L.append("")
+
+if bench_variants.get("results"):
+    L.append("## Tensor cores against the kernel without them (tuned, unchecked)")
+    L.append("")
+    L.append("| op | shape | variant | median ms | GFLOP/s | × the other |")
+    L.append("|---|---|---|---:|---:|---:|")
+    rows = bench_variants["results"]
+    for r in rows:
+        others = [o["gflops"] for o in rows if o["op"] == r["op"] and o["shape"] == r["shape"] and
+                  o["variant"] != r["variant"] and o.get("gflops")]
+        ratio = f"{r['gflops'] / max(others):.2f}" if others and r.get("gflops") else "–"
+        pick = " *" if r.get("picked") else ""
+        L.append(f"| {r['op']} | {r['shape']} | {r['variant']}{pick} | {r['median_ms']:.4f} | {fmt(r['gflops'])} | {ratio} |")
+    L.append("")
+    L.append("\\* the engine's pick.")
     L.append("")
 
 L.append("## Steps")
