@@ -79,9 +79,9 @@ class Profiles : public ::testing::Test {
 };
 
 TEST_F(Profiles, NamesAndErrors) {
-  EXPECT_EQ(device_profiles(), (std::vector<std::string>{"full", "min", "no-fp16", "no-subgroup", "gpu"}));
+  EXPECT_EQ(device_profiles(), (std::vector<std::string>{"full", "min", "no-fp16", "no-subgroup", "gpu", "no-coopmat"}));
   expect_error([] { make("tiny"); },
-               "unknown device profile \"tiny\" in \"tiny\"; valid profiles are full, min, no-fp16, no-subgroup, gpu");
+               "unknown device profile \"tiny\" in \"tiny\"; valid profiles are full, min, no-fp16, no-subgroup, gpu, no-coopmat");
   expect_error([] { make("min,"); }, "unknown device profile \"\"");
   setenv("VKFORMER_DEVICE_PROFILE", "no_fp16", 1);
   expect_error([] { make(""); }, "VKFORMER_DEVICE_PROFILE: unknown device profile \"no_fp16\"");
@@ -139,6 +139,13 @@ TEST_F(Profiles, ClampedCapabilities) {
   EXPECT_FALSE(nosg->caps().coopmat);  // subgroup-scope matrices
   EXPECT_EQ(nosg->caps().max_subgroup_size, dev.max_subgroup_size);
 
+  // no-coopmat: tensor cores off, all else as reported (the emulated variants still run).
+  auto nocm = make("no-coopmat");
+  EXPECT_FALSE(nocm->caps().coopmat);
+  EXPECT_EQ(nocm->caps().shader_float16, dev.shader_float16);
+  EXPECT_EQ(nocm->caps().subgroup_arithmetic, dev.subgroup_arithmetic);
+  EXPECT_EQ(nocm->caps().max_shared_memory, dev.max_shared_memory);
+
   auto min = make("min");
   const Capabilities& m = min->caps();
   EXPECT_EQ(m.max_shared_memory, std::min(dev.max_shared_memory, 16384u));
@@ -154,7 +161,7 @@ TEST_F(Profiles, ClampedCapabilities) {
   EXPECT_FALSE(m.coopmat);
   EXPECT_EQ(f.coopmat, dev.coopmat);
   EXPECT_EQ(m.min_subgroup_size, dev.min_subgroup_size);
-  for (auto* c : {full.get(), no16.get(), nosg.get(), min.get()}) expect_clean(*c);
+  for (auto* c : {full.get(), no16.get(), nosg.get(), nocm.get(), min.get()}) expect_clean(*c);
 }
 
 // The pipeline-level guard every op goes through: limits read from the SPIR-V.

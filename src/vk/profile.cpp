@@ -12,7 +12,7 @@ namespace vkf {
 namespace {
 
 // Canonical order: a combined profile is always spelled the same way.
-const std::vector<std::string> kProfiles = {"full", "min", "no-fp16", "no-subgroup", "gpu"};
+const std::vector<std::string> kProfiles = {"full", "min", "no-fp16", "no-subgroup", "gpu", "no-coopmat"};
 
 std::string valid_list() {
   std::string s;
@@ -81,6 +81,11 @@ void apply_profile(const std::string& profile, Capabilities& c) {
       // stays as the device reports it.
       c.device_type = "discrete";
       c.max_shared_memory = std::min(c.max_shared_memory, 49152u);
+    } else if (p == "no-coopmat") {
+      // Tensor cores off, everything else as the device reports: the escape
+      // hatch where a driver's cooperative matrices misbehave, and the
+      // comparison of the coopmat kernels with the ones they replace.
+      c.coopmat = false;
     } else if (p == "min") {
       // Vulkan's required minimums for compute (and the alignment's maximum),
       // except maxStorageBufferRange (2^27 required) lowered to 64 MiB so that

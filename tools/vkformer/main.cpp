@@ -160,7 +160,7 @@ void add_device_options(CLI::App& app, Cli& c) {
   app.add_option("--device", c.ctx.device,
                  "device index or name substring (default: VKFORMER_DEVICE, else the best)");
   app.add_option("--device-profile", c.ctx.device_profile,
-                 "clamp what the engine may use: full, min, no-fp16, no-subgroup, gpu, or several joined by "
+                 "clamp what the engine may use: full, min, no-fp16, no-subgroup, gpu, no-coopmat, or several joined by "
                  "commas (default: VKFORMER_DEVICE_PROFILE, else full)");
   app.add_flag("--no-subgroups", c.ctx.disable_subgroups, "the same as adding no-subgroup to the profile");
   app.add_flag("--no-fp16", c.ctx.disable_fp16, "the same as adding no-fp16 to the profile");
