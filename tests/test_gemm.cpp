@@ -206,7 +206,7 @@ TEST_F(DeviceTest, GemmCoopmatByCapability) {
 // lavapipe takes ~20 s to compile each pipeline, so the cases share three:
 // fp32 W (split) and fp16 W (exact) with GELU, bias and residual, off the
 // tiles in M, N and K (BK 32); other tiles, prefetching and split-K. The
-// block formats are cli_kernel_gemm_coopmat_emulated_* (tests/CMakeLists.txt).
+// block formats are cli_kernel_gemm_splitk_coopmat_emulated_q4_k (tests/CMakeLists.txt).
 TEST_F(DeviceTest, GemmCoopmatEmulatedKeepsTheBound) {
   if (in_capability_leg()) GTEST_SKIP() << "lavapipe's default leg runs it (its pipelines are slow to compile)";
   const Capabilities& c = ctx().caps();
