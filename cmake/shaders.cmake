@@ -4,7 +4,8 @@
 # the op it belongs to (VKF_SHADER_OP, set by vkf_add_op in cmake/ops.cmake).
 set(VKF_SHADER_NAMES "" CACHE INTERNAL "")
 set(VKF_SHADER_SOURCES "" CACHE INTERNAL "")
-set(VKF_SHADER_ROWS "" CACHE INTERNAL "")
+# The registry's rows hold newlines, which a cache variable cannot keep: a global property.
+set_property(GLOBAL PROPERTY VKF_SHADER_ROWS "")
 # Every shader depends on the whole library and every push-constant header.
 file(GLOB VKF_SHADER_INCLUDES CONFIGURE_DEPENDS "${CMAKE_SOURCE_DIR}/shaders/lib/*.glsl"
      "${CMAKE_SOURCE_DIR}/shaders/push/*.h")
@@ -26,13 +27,14 @@ function(vkf_shader name source)
   set(VKF_SHADER_NAMES ${VKF_SHADER_NAMES} ${name} CACHE INTERNAL "")
   set(VKF_SHADER_SOURCES ${VKF_SHADER_SOURCES} ${cpp} CACHE INTERNAL "")
   string(JOIN " " defines ${ARGN})
-  set(VKF_SHADER_ROWS "${VKF_SHADER_ROWS}    {\"${name}\", vkf_spv_${name}, vkf_spv_${name}_words, \"${VKF_SHADER_OP}\", \"${source}\", \"${defines}\"},\n" CACHE INTERNAL "")
+  set_property(GLOBAL APPEND_STRING PROPERTY VKF_SHADER_ROWS
+    "    {\"${name}\", vkf_spv_${name}, vkf_spv_${name}_words, \"${VKF_SHADER_OP}\", \"${source}\", \"${defines}\"},\n")
 endfunction()
 
 # Writes the table that maps shader names to their embedded words.
 function(vkf_shader_registry out)
   set(decls "")
-  set(rows "${VKF_SHADER_ROWS}")
+  get_property(rows GLOBAL PROPERTY VKF_SHADER_ROWS)
   foreach(n ${VKF_SHADER_NAMES})
     string(APPEND decls "extern const uint32_t vkf_spv_${n}[];\nextern const size_t vkf_spv_${n}_words;\n")
   endforeach()
