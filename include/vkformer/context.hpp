@@ -71,7 +71,11 @@ struct Capabilities {
   /// (unpackHalf2x16): what a device without 16-bit storage does. Any Vulkan
   /// device can; off only under the no-fp16 profile.
   bool f16_packed = false;
-  bool shader_float16 = false;             ///< fp16 arithmetic (vkformer accumulates in fp32 anyway)
+  /// fp16 arithmetic (shaderFloat16), enabled on vkformer's own device: the
+  /// tensor-core kernels and their emulation (the coopmat_emulated variants)
+  /// use it, with fp32 accumulation. Off on a host application's device
+  /// (vkformer cannot know what it enabled).
+  bool shader_float16 = false;
   /// Tensor cores through VK_NV_cooperative_matrix: the driver lists a subgroup-scope
   /// 16×16×16 fp16·fp16 + fp32 shape; shaderFloat16, vulkanMemoryModel (both enabled
   /// with it) and shaderDenormPreserveFloat16 are there. gemm's coopmat variant.

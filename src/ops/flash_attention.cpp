@@ -144,7 +144,7 @@ OpInfo flash_attention(Recorder& rec, const FlashAttentionArgs& a) {
         coop_default(caps, s.head_dim, kv_f16, false).fits(caps, caps.subgroup_size))
       variant = "coopmat";
     if (variant == "coopmat" || variant == "coopmat_emulated") {
-      const CoopTiling def = coop_default(caps, s.head_dim, kv_f16, variant != "coopmat");
+      const CoopTiling def = coop_default(caps, s.head_dim, kv_f16, is_emulated(variant));
       const CoopTiling t{tc ? tc->knob("NSG", def.nsg) : def.nsg, tc ? tc->knob("BK", def.bk) : def.bk, def.dh, kv_f16,
                          def.emulated};
       const CoopSubgroups sgs = coop_subgroups(caps, op, variant, t.nsg, "online");

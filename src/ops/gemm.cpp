@@ -365,8 +365,6 @@ bool CoopTiles::fits(const Capabilities& c, uint32_t sg, uint64_t limit) const {
          uint64_t(wm) * wn * sg <= limit && shared_bytes() <= c.max_shared_memory;
 }
 
-bool is_emulated(const char* variant) { return std::string(variant) == "coopmat_emulated"; }
-
 Plan coopmat_plan(const char* variant, const Problem& p, const TunedConfig* tc) {
   const Capabilities& c = p.caps;
   const bool emulated = is_emulated(variant);

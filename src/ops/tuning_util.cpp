@@ -105,7 +105,7 @@ uint32_t tuned_subgroup_size(const Capabilities& caps, const TunedConfig* t, boo
 CoopSubgroups coop_subgroups(const Capabilities& c, const char* op, const std::string& variant, uint64_t subgroups,
                              const std::string& instead) {
   const std::string device = "the device \"" + c.device_name + "\" (profile " + c.profile + ")";
-  if (variant.size() > 9 && variant.compare(variant.size() - 9, 9, "_emulated") == 0)
+  if (is_emulated(variant))
     VKF_REQUIRE(c.shader_float16 && c.subgroup_size >= 4 && 256 % c.subgroup_size == 0, op,
                 "variant " + variant + " needs shaderFloat16 and a subgroup size dividing 256; " + device + " has " +
                     (c.shader_float16 ? "" : "no fp16 arithmetic, ") + "subgroups of " + std::to_string(c.subgroup_size));

@@ -99,6 +99,12 @@ inline std::string rows_class(uint64_t rows, uint64_t d, DType weights) {
 /// workgroup of `wg` (subgroup_size_problem()).
 uint32_t tuned_subgroup_size(const Capabilities& caps, const TunedConfig* t, bool subgroup_variant, uint32_t wg,
                              const char* op);
+/// Whether `variant` is a tensor-core kernel's emulation (named *_emulated:
+/// the matrix operations done by the lanes, shaders/lib/coopmat.glsl).
+inline bool is_emulated(const std::string& variant) {
+  return variant.size() > 9 && variant.compare(variant.size() - 9, 9, "_emulated") == 0;
+}
+
 /// The subgroups of a tensor-core kernel (gemm_coopmat.comp,
 /// flash_attention_coopmat.comp), which number theirs (gl_SubgroupID):
 /// `sg` lanes each, and `required`, the size its pipeline must require where
