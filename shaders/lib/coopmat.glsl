@@ -35,6 +35,9 @@
 
 #if EMULATE_COOPMAT
 // Lane l holds elements e = l + i·SG (row e / 16, column e % 16), i < 256 / SG.
+// No DenormPreserve here (lavapipe does not offer it): a device that flushed
+// fp16 denormals would lose split()'s precision below 2⁻⁶; on lavapipe the
+// emulated kernels keep the fp32 bound.
 const uint CM_LANE = 256 / SG;
 struct CM16 { float v[64]; };  // fp16 values; room for SG ≥ 4
 struct CM32 { float v[64]; };
