@@ -35,8 +35,8 @@ struct CoopTiling {
   bool kv_f16, emulated;
   uint64_t shared_bytes() const {
     const uint64_t bq = 16ull * nsg, ld = dh + 8, pld = bk + 8;
-    const uint64_t halves = 2 * bq * ld + (kv_f16 ? 2 : 4) * uint64_t(bk) * ld + 2 * nsg * 16 * pld + (emulated ? nsg * 512ull : 0);
-    return 2 * halves + 4 * (uint64_t(nsg) * 16 * bk + 3 * bq);
+    const uint64_t halves = 2 * bq * ld + (kv_f16 ? 2 : 4) * uint64_t(bk) * ld + 2 * nsg * 16 * pld;
+    return 2 * halves + 4 * (uint64_t(nsg) * 16 * bk + 3 * bq) + (emulated ? nsg * kCoopEmulationBytesPerSubgroup : 0);
   }
   bool fits(const Capabilities& c, uint32_t sg) const {
     return nsg >= 1 && bk >= 16 && bk % 16 == 0 && bk <= 64 && dh % 16 == 0 && dh <= kCoopMaxHeadDim &&

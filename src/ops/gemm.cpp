@@ -349,7 +349,7 @@ struct CoopTiles {
   uint64_t matrices() const { return uint64_t(bm / (16 * wm)) * (bn / (16 * wn)); }
   uint64_t shared_bytes() const {
     return (2 * uint64_t(bm) + (w_split ? 2 : 1) * uint64_t(bn)) * (bk + 8) * 2 + uint64_t(wm) * wn * 256 * 4 +
-           (emulated ? uint64_t(wm) * wn * 512 * 2 : 0);
+           (emulated ? uint64_t(wm) * wn * kCoopEmulationBytesPerSubgroup : 0);
   }
   /// Whole 16×16 matrices, at most kMaxCoopMatrices a subgroup, WM·WN subgroups
   /// of `sg` lanes within `limit` invocations, and the shared memory the device has.

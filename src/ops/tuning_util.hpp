@@ -105,6 +105,10 @@ inline bool is_emulated(const std::string& variant) {
   return variant.size() > 9 && variant.compare(variant.size() - 9, 9, "_emulated") == 0;
 }
 
+/// Shared memory an emulated tensor-core kernel adds per subgroup: the A and B
+/// operands of its products, 512 halves (cm_ab, shaders/lib/coopmat.glsl).
+constexpr uint64_t kCoopEmulationBytesPerSubgroup = 512 * 2;
+
 /// The subgroups of a tensor-core kernel (gemm_coopmat.comp,
 /// flash_attention_coopmat.comp), which number theirs (gl_SubgroupID):
 /// `sg` lanes each, and `required`, the size its pipeline must require where
